@@ -1,0 +1,28 @@
+#pragma once
+// NVIDIA's libraries behind the Runner interface.
+#include <string>
+#include <vector>
+
+#include "eval/runner.hpp"
+
+namespace cudal2 {
+
+// All baseline names, in report order: cublas-nn, cublas-tn, cublaslt-heuristic-{nn,tn},
+// cublaslt-autotune-{nn,tn}, torch-matmul.
+const std::vector<std::string>& baseline_names();
+bool is_baseline(const std::string& name);
+// Throws InputError for an unknown name.
+RunnerPtr make_baseline(const std::string& name, Accum accum);
+
+// How many algorithms cuBLASLt auto-tuning asks the heuristic for (the paper's 100).
+inline constexpr int kAutotuneRequest = 100;
+// Workspace handed to cuBLAS/cuBLASLt (NVIDIA recommends 32 MiB on Hopper).
+inline constexpr size_t kLibraryWorkspace = size_t{32} << 20;
+
+RunnerPtr make_cublas(Layout layout, Accum accum);
+RunnerPtr make_cublaslt(Layout layout, Accum accum, bool autotune);
+// torch.matmul through the optional plugin (libcudal2_torch.so); prepare() throws RunnerError
+// with the reason when the plugin or PyTorch is missing.
+RunnerPtr make_torch(Accum accum);
+
+}  // namespace cudal2

@@ -1,0 +1,34 @@
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+#include "baselines/baselines.hpp"
+
+namespace cudal2 {
+
+const std::vector<std::string>& baseline_names() {
+  static const std::vector<std::string> names{"cublas-nn",           "cublas-tn",
+                                              "cublaslt-heuristic-nn", "cublaslt-heuristic-tn",
+                                              "cublaslt-autotune-nn",  "cublaslt-autotune-tn",
+                                              "torch-matmul"};
+  return names;
+}
+
+bool is_baseline(const std::string& name) {
+  const auto& n = baseline_names();
+  return std::find(n.begin(), n.end(), name) != n.end();
+}
+
+RunnerPtr make_baseline(const std::string& name, Accum accum) {
+  if (name == "cublas-nn") return make_cublas(Layout::NN, accum);
+  if (name == "cublas-tn") return make_cublas(Layout::TN, accum);
+  if (name == "cublaslt-heuristic-nn") return make_cublaslt(Layout::NN, accum, false);
+  if (name == "cublaslt-heuristic-tn") return make_cublaslt(Layout::TN, accum, false);
+  if (name == "cublaslt-autotune-nn") return make_cublaslt(Layout::NN, accum, true);
+  if (name == "cublaslt-autotune-tn") return make_cublaslt(Layout::TN, accum, true);
+  if (name == "torch-matmul") return make_torch(accum);
+  throw InputError(fmt::format("unknown method '{}' (known: {})", name, fmt::join(baseline_names(), ", ")));
+}
+
+}  // namespace cudal2

@@ -1,0 +1,42 @@
+#include "core/roofline.hpp"
+
+#include <algorithm>
+
+namespace cudal2 {
+
+double flops(const Shape& s) {
+  return 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k);
+}
+
+double min_bytes(const Shape& s) {
+  const double m = static_cast<double>(s.m), n = static_cast<double>(s.n), k = static_cast<double>(s.k);
+  return 2.0 * (m * k + k * n + m * n);
+}
+
+double roofline_us(const Shape& s, const Ceilings& c) {
+  const double t_math = flops(s) / (c.tflops * 1e12);
+  const double t_mem = min_bytes(s) / (c.tbps * 1e12);
+  return std::max(t_math, t_mem) * 1e6;
+}
+
+double tflops_at(const Shape& s, double us) { return us > 0 ? flops(s) / (us * 1e-6) / 1e12 : 0.0; }
+
+ShapeClass classify(const Shape& s) {
+  const double f = flops(s);
+  if (f < 1e9) return ShapeClass::Small;
+  if (std::min(s.m, s.n) <= 256) return ShapeClass::Skinny;
+  if (f >= 1e11) return ShapeClass::Large;
+  return ShapeClass::Medium;
+}
+
+std::string_view to_string(ShapeClass c) {
+  switch (c) {
+    case ShapeClass::Small: return "small";
+    case ShapeClass::Skinny: return "skinny";
+    case ShapeClass::Medium: return "medium";
+    case ShapeClass::Large: return "large";
+  }
+  return "?";
+}
+
+}  // namespace cudal2

@@ -1,0 +1,26 @@
+#pragma once
+// Roofline and shape classes. Ceilings are the ones measured on the device machine's H100
+// (DESIGN.md): ~800 TFLOP/s dense fp16 tensor math, ~3.0 TB/s device memory.
+#include <string_view>
+
+#include "core/problem.hpp"
+
+namespace cudal2 {
+
+struct Ceilings {
+  double tflops = 800.0;  // TFLOP/s
+  double tbps = 3.0;      // TB/s
+};
+
+double flops(const Shape& s);                 // 2MNK
+double min_bytes(const Shape& s);             // 2(MK + KN + MN): fp16, each operand once
+double roofline_us(const Shape& s, const Ceilings& c = {});
+double tflops_at(const Shape& s, double us);  // achieved TFLOP/s for a time in microseconds
+
+// The classes used in reports: small (2MNK < 1e9) first, then skinny (min(M,N) <= 256),
+// then large (2MNK >= 1e11), else medium.
+enum class ShapeClass { Small, Skinny, Medium, Large };
+ShapeClass classify(const Shape& s);
+std::string_view to_string(ShapeClass c);
+
+}  // namespace cudal2

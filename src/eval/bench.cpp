@@ -1,0 +1,415 @@
+#include "eval/bench.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <random>
+#include <set>
+
+#include "baselines/baselines.hpp"
+#include "core/csv.hpp"
+#include "eval/device.hpp"
+
+namespace cudal2 {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct StreamHolder {
+  cudaStream_t s = nullptr;
+  StreamHolder() { CUDAL2_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
+  ~StreamHolder() { cudaStreamDestroy(s); }
+};
+
+// Operands of one shape: A, B in both layouts (same values), C and the library workspace, each
+// inside guard bands.
+struct ShapeBuffers {
+  Shape shape;
+  GuardedBuffer A, Bn, Bt, C, W;
+  explicit ShapeBuffers(const Shape& s)
+      : shape(s),
+        A(static_cast<size_t>(s.m * s.k) * 2),
+        Bn(static_cast<size_t>(s.k * s.n) * 2),
+        Bt(static_cast<size_t>(s.k * s.n) * 2),
+        C(static_cast<size_t>(s.m * s.n) * 2),
+        W(kLibraryWorkspace) {}
+  Operands operands(Layout l) const {
+    return {A.data(), l == Layout::NN ? Bn.data() : Bt.data(), C.data(), W.data(), W.bytes()};
+  }
+  // B is generated row-major and transposed, so NN and TN runners see identical values.
+  void fill(bool binary, uint64_t seed, cudaStream_t st) {
+    const int ones_every = std::max({shape.m, shape.n, shape.k}) > 8192 ? 3 : 2;
+    if (binary) {
+      fill_binary_f16(A.data(), A.bytes() / 2, seed, ones_every, st);
+      fill_binary_f16(Bn.data(), Bn.bytes() / 2, seed ^ 0x5bd1e995ull, ones_every, st);
+    } else {
+      fill_normal_f16(A.data(), A.bytes() / 2, seed, st);
+      fill_normal_f16(Bn.data(), Bn.bytes() / 2, seed ^ 0x5bd1e995ull, st);
+    }
+    transpose_f16(Bn.data(), Bt.data(), shape.k, shape.n, st);
+    CUDAL2_CUDA(cudaStreamSynchronize(st));
+  }
+  std::array<GuardedBuffer*, 5> all() { return {&A, &Bn, &Bt, &C, &W}; }
+};
+
+// Run the runner once on poisoned output and apply every check. Failures are recorded in v.
+void verify_once(Runner& r, ShapeBuffers& buf, const Reference& ref, bool exact, Accum accum, cudaStream_t st,
+                 Verdict& v) {
+  const Shape& s = buf.shape;
+  fill_u16(buf.C.data(), buf.C.bytes() / 2, kPoison, st);
+  for (auto* b : buf.all()) b->reset_guards(st);
+  CUDAL2_CUDA(cudaStreamSynchronize(st));
+  r.run(st);
+  CUDAL2_CUDA(cudaStreamSynchronize(st));
+  CUDAL2_CUDA(cudaGetLastError());
+  const char* names[] = {"A", "B(nn)", "B(tn)", "C", "workspace"};
+  int idx = 0;
+  for (auto* b : buf.all()) {
+    const auto d = b->guard_damage(st);
+    if (d.before || d.after)
+      v.fail("out-of-bounds write", fmt::format("{} guard bands changed: {} bytes before, {} after", names[idx],
+                                                d.before, d.after));
+    ++idx;
+  }
+  const auto C = to_host_u16(buf.C.data(), buf.C.bytes() / 2);
+  const auto scan = scan_output(C.data(), C.size());
+  if (scan.unwritten)
+    v.fail("unwritten output", fmt::format("{} of {} outputs never written (first at row {}, col {})", scan.unwritten,
+                                           C.size(), scan.first_unwritten / s.n, scan.first_unwritten % s.n));
+  if (scan.nonfinite)
+    v.fail("NaN/Inf", fmt::format("{} outputs are NaN or Inf (first at row {}, col {})", scan.nonfinite,
+                                  scan.first_nonfinite / s.n, scan.first_nonfinite % s.n));
+  v.sampled = !ref.sampling.full;
+  if (exact) {
+    const auto ex = compare_exact(s, C.data(), ref);
+    v.exact_checked = ex.checked;
+    v.exact_mismatches = ex.mismatches;
+    if (ex.mismatches)
+      v.fail("exact mismatch", fmt::format("{} of {} exact elements differ (first C[{},{}] = {} want {})",
+                                           ex.mismatches, ex.checked, ex.first_i, ex.first_j, ex.first_got,
+                                           ex.first_want));
+  } else {
+    v.rel_err = relative_frobenius(s, C.data(), ref);
+    v.tol = normal_tolerance(accum, s.k);
+    if (!(v.rel_err <= v.tol))
+      v.fail("normal error", fmt::format("relative Frobenius error {:.3g} > tolerance {:.3g}", v.rel_err, v.tol));
+  }
+}
+
+Reference host_reference(ShapeBuffers& buf, double budget) {
+  const auto A = to_host_u16(buf.A.data(), buf.A.bytes() / 2);
+  const auto B = to_host_u16(buf.Bn.data(), buf.Bn.bytes() / 2);
+  return compute_reference(buf.shape, A, B, plan_sampling(buf.shape, budget));
+}
+
+std::string fmt_num(double v, int prec = 4) { return fmt::format("{:.{}g}", v, prec); }
+
+
+std::vector<std::string> csv_rows_for(const ShapeResult& sr, const MethodResult& mr, Mode mode, TimerKind t,
+                                      const BenchOptions& opt) {
+  const Shape& s = sr.shape;
+  std::vector<std::string> f{std::to_string(s.m), std::to_string(s.n), std::to_string(s.k),
+                             std::string(to_string(classify(s))), std::string(to_string(opt.accum)), mr.method,
+                             std::string(to_string(mr.layout)), std::string(to_string(mode)),
+                             std::string(to_string(t))};
+  const auto& sum = mr.timing.count(mode) ? mr.timing.at(mode)[static_cast<int>(t)] : std::nullopt;
+  std::string status = mr.status, reason = mr.reason;
+  if (mr.status == "ok" && !sum) {
+    status = "not-capturable";
+    reason = mr.graph_error.count(mode) ? mr.graph_error.at(mode) : "";
+  }
+  if (sum) {
+    const auto best = sr.best_baseline(mode, t);
+    f.insert(f.end(), {fmt_num(sum->median, 6), fmt_num(sum->p10, 6), fmt_num(sum->p90, 6), fmt_num(sum->min, 6),
+                       std::to_string(sum->n), std::to_string(mr.inner.count(mode) ? mr.inner.at(mode) : 1),
+                       fmt_num(tflops_at(s, sum->median)), fmt_num(100.0 * roofline_us(s, opt.ceilings) / sum->median),
+                       best ? fmt_num(*best / sum->median) : ""});
+  } else {
+    f.insert(f.end(), 9, "");
+  }
+  const Verdict& bad = !mr.exact.ok ? mr.exact : mr.normal;
+  f.insert(f.end(), {status, bad.failure, reason.empty() ? bad.detail : reason,
+                     mr.normal.rel_err >= 0 ? fmt_num(mr.normal.rel_err, 3) : "", fmt_num(mr.normal.tol, 3),
+                     std::to_string(mr.exact.exact_checked), std::to_string(mr.exact.exact_mismatches),
+                     mr.exact.sampled ? "1" : "0", std::to_string(sr.sm_mhz_min), std::to_string(sr.sm_mhz_max),
+                     std::to_string(sr.seed), mr.details.dump()});
+  return f;
+}
+
+}  // namespace
+
+const std::vector<std::string>& csv_columns() {
+  static const std::vector<std::string> c{
+      "m",      "n",           "k",       "class",   "accum",        "method",         "layout",
+      "mode",   "timer",       "median_us", "p10_us", "p90_us",      "min_us",         "n_samples",
+      "inner",  "tflops",      "roofline_pct", "ratio_to_best_baseline", "status", "failure", "reason",
+      "rel_err", "tol",        "exact_checked", "exact_mismatches", "sampled", "sm_mhz_min", "sm_mhz_max",
+      "seed",   "details"};
+  return c;
+}
+
+std::optional<double> ShapeResult::best_baseline(Mode m, TimerKind t) const {
+  std::optional<double> best;
+  for (const auto& mr : methods) {
+    if (!mr.baseline || mr.status != "ok" || !mr.timing.count(m)) continue;
+    const auto& s = mr.timing.at(m)[static_cast<int>(t)];
+    if (s && (!best || s->median < *best)) best = s->median;
+  }
+  return best;
+}
+
+size_t bench_bytes(const Shape& s) {
+  const size_t g = 2 * GuardedBuffer::kDefaultGuard + 512;
+  return static_cast<size_t>(s.m * s.k + 2 * s.k * s.n + s.m * s.n) * 2 + 5 * g + kLibraryWorkspace;
+}
+
+BenchReport run_bench(const BenchOptions& opt) {
+  require_gpu();
+  CUDAL2_CUDA(cudaSetDevice(0));
+  const GpuInfo gpu = query_gpu(0);
+  size_t free_b = 0, total_b = 0;
+  CUDAL2_CUDA(cudaMemGetInfo(&free_b, &total_b));
+  const size_t flush_bytes = 2 * gpu.l2_bytes;
+  for (const auto& s : opt.shapes) {
+    const size_t need = bench_bytes(s) + flush_bytes;
+    if (need > free_b)
+      throw InputError(fmt::format("problem {} is too big for GPU memory: needs {:.2f} GiB, {:.2f} GiB free on {}",
+                                   s.str(), need / 1073741824.0, free_b / 1073741824.0, gpu.name));
+  }
+
+  BenchReport report;
+  std::vector<Shape> todo = opt.shapes;
+  std::unique_ptr<CsvWriter> csv;
+  if (!opt.csv_path.empty()) {
+    if (opt.resume) {
+      std::set<std::string> have;
+      try {
+        for (const auto& row : read_csv(opt.csv_path))
+          have.insert(fmt::format("{}x{}x{}|{}|{}", row.at("m"), row.at("n"), row.at("k"), row.at("method"),
+                                  row.at("mode")));
+      } catch (const InputError&) {
+        // no file yet: start fresh
+      } catch (const std::out_of_range&) {
+        throw InputError(fmt::format("'{}' is not a cudal2 bench CSV (missing columns); cannot resume", opt.csv_path));
+      }
+      std::erase_if(todo, [&](const Shape& s) {
+        for (const auto& m : opt.methods)
+          for (auto mode : opt.modes)
+            if (!have.count(fmt::format("{}|{}|{}", s.str(), m.name, to_string(mode)))) return false;
+        return true;
+      });
+      report.skipped_resumed = static_cast<int>(opt.shapes.size() - todo.size());
+    }
+    std::vector<std::string> comments{
+        fmt::format("cudal2 bench {}", opt.command_line),
+        fmt::format("gpu={} sms={} l2_mb={:.0f} cc={}.{} max_sm_mhz={}", gpu.name, gpu.sm_count, gpu.l2_bytes / 1e6,
+                    gpu.cc_major, gpu.cc_minor, gpu.max_sm_clock_mhz),
+        fmt::format("driver={} driver_api={} cuda_runtime={} cublas={} cublaslt={}", gpu.driver, gpu.driver_api,
+                    gpu.runtime_api, gpu.cublas_version, gpu.cublaslt_version),
+        fmt::format("accum={} reps={} qps={} verify_budget_macs={:.3g} roofline={}TFLOP/s,{}TB/s",
+                    to_string(opt.accum), opt.reps, opt.qps, opt.verify_budget, opt.ceilings.tflops,
+                    opt.ceilings.tbps)};
+    csv = std::make_unique<CsvWriter>(opt.csv_path, csv_columns(), opt.resume, comments);
+  }
+  if (opt.progress) {
+    std::fprintf(stderr, "cudal2 bench: %s, %d SMs, driver %s, cuBLAS %d; %zu shape(s), %zu method(s)%s\n",
+                 gpu.name.c_str(), gpu.sm_count, gpu.driver.c_str(), gpu.cublas_version, todo.size(),
+                 opt.methods.size(),
+                 report.skipped_resumed ? fmt::format(", {} already in the CSV", report.skipped_resumed).c_str() : "");
+  }
+
+  StreamHolder stream;
+  const cudaStream_t st = stream.s;
+  std::unique_ptr<L2Flusher> flusher;
+  if (std::find(opt.modes.begin(), opt.modes.end(), Mode::Server) != opt.modes.end())
+    flusher = std::make_unique<L2Flusher>(gpu.l2_bytes);
+  ClockReader clocks;
+
+  std::vector<RunnerPtr> runners;
+  for (const auto& f : opt.methods) runners.push_back(f.make());
+
+  std::random_device rd;
+  std::mt19937_64 rng(opt.seed ? opt.seed : (static_cast<uint64_t>(rd()) << 32) ^ rd());
+  const auto t_start = Clock::now();
+  // ETA weights each shape by a fixed cost plus its arithmetic.
+  auto cost = [](const Shape& s) { return 2e9 + flops(s); };
+  double total_cost = 0, done_cost = 0;
+  for (const auto& s : todo) total_cost += cost(s);
+
+  for (size_t si = 0; si < todo.size(); ++si) {
+    const Shape s = todo[si];
+    ShapeResult sr;
+    sr.shape = s;
+    sr.seed = rng();
+    ShapeBuffers buf(s);
+    std::vector<size_t> live;  // indices of runners that passed so far
+    for (size_t i = 0; i < runners.size(); ++i) {
+      MethodResult mr;
+      mr.method = opt.methods[i].name;
+      mr.baseline = opt.methods[i].baseline;
+      mr.layout = runners[i]->layout();
+      sr.methods.push_back(std::move(mr));
+    }
+    // Prepare on random-normal data (auto-tuning times candidates on it), then verify.
+    buf.fill(false, sr.seed, st);
+    for (size_t i = 0; i < runners.size(); ++i) {
+      auto& mr = sr.methods[i];
+      try {
+        runners[i]->prepare(s, buf.operands(runners[i]->layout()), st);
+        CUDAL2_CUDA(cudaStreamSynchronize(st));
+        mr.details = runners[i]->details();
+        live.push_back(i);
+      } catch (const RunnerError& e) {
+        mr.status = "unsupported";
+        mr.reason = e.what();
+        cudaGetLastError();
+      }
+    }
+    if (opt.verify) {
+      for (bool exact : {false, true}) {
+        if (exact) buf.fill(true, sr.seed ^ 0xE7AC7ull, st);
+        const Reference ref = host_reference(buf, opt.verify_budget);
+        for (size_t i : live) {
+          auto& mr = sr.methods[i];
+          Verdict& v = exact ? mr.exact : mr.normal;
+          try {
+            verify_once(*runners[i], buf, ref, exact, opt.accum, st, v);
+          } catch (const std::exception& e) {
+            v.fail("error", e.what());
+            cudaGetLastError();
+          }
+        }
+      }
+      std::erase_if(live, [&](size_t i) {
+        auto& mr = sr.methods[i];
+        if (mr.exact.ok && mr.normal.ok) return false;
+        mr.status = (mr.exact.failure == "error" || mr.normal.failure == "error") ? "error" : "failed";
+        return true;
+      });
+    }
+    // Time on fresh random-normal inputs.
+    buf.fill(false, sr.seed ^ 0x71A1ull, st);
+    for (auto mode : opt.modes) {
+      TimingConfig cfg;
+      cfg.mode = mode;
+      cfg.qps = opt.qps;
+      std::vector<std::unique_ptr<MethodTimer>> timers(runners.size());
+      for (size_t i : live) {
+        timers[i] = std::make_unique<MethodTimer>(*runners[i], st, cfg, flusher.get());
+        try {
+          timers[i]->setup();
+        } catch (const std::exception& e) {
+          sr.methods[i].status = "error";
+          sr.methods[i].reason = e.what();
+          timers[i].reset();
+          cudaGetLastError();
+        }
+      }
+      std::vector<size_t> order;
+      for (size_t i : live)
+        if (timers[i]) order.push_back(i);
+      for (int rep = 0; rep < opt.reps; ++rep) {
+        std::shuffle(order.begin(), order.end(), rng);
+        for (size_t i : order) timers[i]->sample(rng);
+        const int mhz = clocks.sm_mhz();
+        if (mhz > 0) {
+          sr.sm_mhz_min = sr.sm_mhz_min < 0 ? mhz : std::min(sr.sm_mhz_min, mhz);
+          sr.sm_mhz_max = std::max(sr.sm_mhz_max, mhz);
+        }
+      }
+      for (size_t i : order) {
+        auto& mr = sr.methods[i];
+        for (auto t : kTimers)
+          if (!timers[i]->samples(t).empty()) mr.timing[mode][static_cast<int>(t)] = summarize(timers[i]->samples(t));
+        mr.graph_error[mode] = timers[i]->graph_error();
+        mr.inner[mode] = timers[i]->inner();
+      }
+    }
+    if (csv)
+      for (const auto& mr : sr.methods)
+        for (auto mode : opt.modes)
+          for (auto t : kTimers) csv->row(csv_rows_for(sr, mr, mode, t, opt));
+    done_cost += cost(s);
+    if (opt.progress) {
+      const double el = std::chrono::duration<double>(Clock::now() - t_start).count();
+      const double eta = done_cost > 0 ? el * (total_cost - done_cost) / done_cost : 0;
+      std::string best;
+      if (const auto b = sr.best_baseline(opt.modes.front(), TimerKind::Graph)) best = fmt::format(", best baseline {:.2f} us", *b);
+      int bad = 0;
+      for (const auto& mr : sr.methods) bad += mr.status != "ok";
+      std::fprintf(stderr, "[%zu/%zu] %-18s done%s%s | elapsed %.0fs, ETA %.0fs\n", si + 1, todo.size(),
+                   s.str().c_str(), best.c_str(), bad ? fmt::format(", {} method(s) not ok", bad).c_str() : "", el,
+                   eta);
+    }
+    report.shapes.push_back(std::move(sr));
+  }
+  return report;
+}
+
+void print_table(const BenchReport& r, const BenchOptions& opt) {
+  for (auto mode : opt.modes) {
+    std::printf("\n== %s mode (accum %s): median us per call; TFLOP/s and %%roofline from graph; ratio = best baseline / this (graph) ==\n",
+                std::string(to_string(mode)).c_str(), std::string(to_string(opt.accum)).c_str());
+    std::printf("%-18s %-22s %10s %10s %10s %8s %7s %6s  %s\n", "shape", "method", "graph", "eager", "host", "TFLOP/s",
+                "%roof", "ratio", "status");
+    for (const auto& sr : r.shapes) {
+      const auto best = sr.best_baseline(mode, TimerKind::Graph);
+      for (const auto& mr : sr.methods) {
+        auto cell = [&](TimerKind t) -> std::string {
+          if (!mr.timing.count(mode)) return "-";
+          const auto& s = mr.timing.at(mode)[static_cast<int>(t)];
+          return s ? fmt::format("{:.2f}", s->median) : (t == TimerKind::Graph ? "no-graph" : "-");
+        };
+        std::string tf = "-", roof = "-", ratio = "-";
+        if (mr.timing.count(mode)) {
+          const auto& g = mr.timing.at(mode)[0];
+          if (g) {
+            tf = fmt::format("{:.1f}", tflops_at(sr.shape, g->median));
+            roof = fmt::format("{:.1f}", 100.0 * roofline_us(sr.shape, opt.ceilings) / g->median);
+            if (best) ratio = fmt::format("{:.3f}", *best / g->median);
+          }
+        }
+        std::string status = mr.status;
+        if (mr.status != "ok") {
+          const Verdict& v = !mr.exact.ok ? mr.exact : mr.normal;
+          status += ": " + (mr.reason.empty() ? v.failure + " (" + v.detail + ")" : mr.reason);
+          if (status.size() > 90) status = status.substr(0, 87) + "...";
+        } else if (mr.exact.sampled) {
+          status += " (verified on sampled rows/cols)";
+        }
+        std::printf("%-18s %-22s %10s %10s %10s %8s %7s %6s  %s\n", sr.shape.str().c_str(), mr.method.c_str(),
+                    cell(TimerKind::Graph).c_str(), cell(TimerKind::Eager).c_str(), cell(TimerKind::Host).c_str(),
+                    tf.c_str(), roof.c_str(), ratio.c_str(), status.c_str());
+      }
+    }
+  }
+}
+
+void print_class_summary(const BenchReport& r, const BenchOptions& opt) {
+  for (auto mode : opt.modes) {
+    std::printf("\n== %s mode: by shape class, geometric mean over shapes of (best baseline / method), graph timer ==\n",
+                std::string(to_string(mode)).c_str());
+    std::printf("%-22s %8s %8s %8s %8s %8s\n", "method", "small", "skinny", "medium", "large", "all");
+    for (const auto& f : opt.methods) {
+      std::map<std::string, std::vector<double>> by;
+      for (const auto& sr : r.shapes) {
+        const auto best = sr.best_baseline(mode, TimerKind::Graph);
+        for (const auto& mr : sr.methods) {
+          if (mr.method != f.name || !best || !mr.timing.count(mode) || !mr.timing.at(mode)[0]) continue;
+          const double ratio = *best / mr.timing.at(mode)[0]->median;
+          by[std::string(to_string(classify(sr.shape)))].push_back(ratio);
+          by["all"].push_back(ratio);
+        }
+      }
+      auto g = [&](const char* c) { return by.count(c) ? fmt::format("{:.3f}", geometric_mean(by[c])) : "-"; };
+      std::printf("%-22s %8s %8s %8s %8s %8s\n", f.name.c_str(), g("small").c_str(), g("skinny").c_str(),
+                  g("medium").c_str(), g("large").c_str(), g("all").c_str());
+    }
+  }
+}
+
+}  // namespace cudal2

@@ -1,0 +1,82 @@
+#pragma once
+// The benchmark harness: for each shape, verify every method on fresh inputs, then time them
+// interleaved in shuffled order, in the requested modes, and write rows as they are measured.
+#include <array>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/roofline.hpp"
+#include "core/stats.hpp"
+#include "eval/runner.hpp"
+#include "eval/timing.hpp"
+#include "eval/verify.hpp"
+
+namespace cudal2 {
+
+struct MethodFactory {
+  std::string name;
+  bool baseline = true;  // counts toward "best baseline"
+  std::function<RunnerPtr()> make;
+};
+
+struct BenchOptions {
+  std::vector<Shape> shapes;
+  std::vector<MethodFactory> methods;
+  Accum accum = Accum::F32;
+  std::vector<Mode> modes{Mode::Offline};
+  int reps = 30;                        // samples per timer, method and mode
+  double qps = 200;                     // server mode
+  double verify_budget = double(1 << 30);  // multiply-adds per reference before sampling
+  bool verify = true;
+  uint64_t seed = 0;                    // 0: a fresh seed from std::random_device
+  std::string csv_path;                 // "" = no CSV
+  bool resume = false;                  // keep csv_path's rows, skip shapes already complete there
+  std::string command_line;
+  Ceilings ceilings;
+  bool progress = true;                 // progress lines on stderr
+};
+
+struct MethodResult {
+  std::string method;
+  Layout layout = Layout::NN;
+  bool baseline = true;
+  std::string status = "ok";  // ok | unsupported | failed | error
+  std::string reason;
+  Verdict exact, normal;
+  nlohmann::json details;
+  std::map<Mode, std::array<std::optional<Summary>, 3>> timing;
+  std::map<Mode, std::string> graph_error;
+  std::map<Mode, int> inner;
+};
+
+struct ShapeResult {
+  Shape shape;
+  std::vector<MethodResult> methods;
+  int sm_mhz_min = -1, sm_mhz_max = -1;
+  uint64_t seed = 0;
+  // best baseline's median for (mode, timer); nullopt when no baseline has one
+  std::optional<double> best_baseline(Mode m, TimerKind t) const;
+};
+
+struct BenchReport {
+  std::vector<ShapeResult> shapes;
+  int skipped_resumed = 0;
+};
+
+// Throws InputError for problems that cannot fit in GPU memory, NoGpuError without a GPU.
+BenchReport run_bench(const BenchOptions& opt);
+
+// Device bytes one shape needs (operands, both B layouts, guards, workspace).
+size_t bench_bytes(const Shape& s);
+
+// Console output.
+void print_table(const BenchReport& r, const BenchOptions& opt);
+void print_class_summary(const BenchReport& r, const BenchOptions& opt);
+
+// The CSV columns, one row per shape x method x mode x timer.
+const std::vector<std::string>& csv_columns();
+
+}  // namespace cudal2

@@ -1,0 +1,47 @@
+#pragma once
+// The one interface every method is timed and verified through: cuBLAS and cuBLASLt baselines,
+// torch.matmul, and (later) generated kernels.
+#include <cuda_runtime.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+
+#include "core/problem.hpp"
+
+namespace cudal2 {
+
+// Device pointers a runner computes with. B is stored in the runner's layout.
+struct Operands {
+  const void* A = nullptr;  // row-major M x K fp16
+  const void* B = nullptr;  // K x N fp16, row-major (NN) or column-major (TN)
+  void* C = nullptr;        // row-major M x N fp16
+  void* workspace = nullptr;
+  size_t workspace_bytes = 0;
+};
+
+// A runner cannot handle this problem (unsupported shape, library refused, plugin missing).
+struct RunnerError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class Runner {
+ public:
+  virtual ~Runner() = default;
+  virtual std::string name() const = 0;
+  virtual Layout layout() const = 0;
+  virtual Accum accum() const = 0;
+  // Bind to one problem and its operands; may choose an algorithm by timing (auto-tuning), in
+  // which case it runs on s. Throws RunnerError when the problem is not supported.
+  virtual void prepare(const Shape& shape, const Operands& ops, cudaStream_t s) = 0;
+  // Enqueue one C = A*B on s with the bound operands. No allocation, free or synchronization:
+  // it must be capturable in a CUDA graph.
+  virtual void run(cudaStream_t s) = 0;
+  // What was chosen and why (algorithm ids, how many candidates were seen, ...), for the CSV.
+  virtual nlohmann::json details() const { return nlohmann::json::object(); }
+};
+
+using RunnerPtr = std::unique_ptr<Runner>;
+
+}  // namespace cudal2

@@ -1,0 +1,99 @@
+#pragma once
+// Timers and modes (DESIGN.md, "Measuring").
+//   graph: `inner` back-to-back calls captured in one CUDA graph, replayed, timed with events;
+//          per-call device time as an inference server sees it. The primary number.
+//   eager: `inner` back-to-back stream launches timed with events (includes launch gaps).
+//   host:  the paper's protocol: wall clock around one call plus cudaStreamSynchronize.
+// Modes: offline = back-to-back with warm L2; server = each timed call comes after an idle gap
+// drawn from an exponential distribution (mean 1/qps) with the L2 flushed, one call per sample.
+#include <cuda_runtime.h>
+
+#include <array>
+#include <functional>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "eval/device.hpp"
+#include "eval/runner.hpp"
+
+namespace cudal2 {
+
+enum class Mode { Offline, Server };
+enum class TimerKind { Graph = 0, Eager = 1, Host = 2 };
+inline constexpr std::array<TimerKind, 3> kTimers{TimerKind::Graph, TimerKind::Eager, TimerKind::Host};
+std::string_view to_string(Mode m);
+std::string_view to_string(TimerKind t);
+Mode parse_mode(std::string_view s);
+
+using LaunchFn = std::function<void(cudaStream_t)>;
+
+// Events created once, reused.
+class EventPair {
+ public:
+  EventPair();
+  ~EventPair();
+  EventPair(const EventPair&) = delete;
+  EventPair& operator=(const EventPair&) = delete;
+  void start(cudaStream_t s);
+  float stop_ms(cudaStream_t s);  // records the end event, synchronizes, returns elapsed ms
+
+ private:
+  cudaEvent_t a_ = nullptr, b_ = nullptr;
+};
+
+// A CUDA graph holding `calls` back-to-back launches of fn. Capture failures are kept, not thrown.
+class CallGraph {
+ public:
+  CallGraph(const LaunchFn& fn, cudaStream_t s, int calls);
+  ~CallGraph();
+  CallGraph(const CallGraph&) = delete;
+  CallGraph& operator=(const CallGraph&) = delete;
+  bool ok() const { return exec_ != nullptr; }
+  const std::string& error() const { return error_; }
+  void launch(cudaStream_t s);
+
+ private:
+  cudaGraphExec_t exec_ = nullptr;
+  std::string error_;
+};
+
+// Quick per-call device time for fn (median of `reps` event-timed batches of `inner` eager
+// calls). Used to size batches and by auto-tuning to rank candidates.
+double quick_time_us(const LaunchFn& fn, cudaStream_t s, int inner, int reps);
+
+struct TimingConfig {
+  Mode mode = Mode::Offline;
+  double target_batch_us = 200;  // offline batches aim for at least this much device time
+  int max_inner = 1000;
+  double qps = 200;              // server mode: mean idle gap 1/qps seconds
+};
+
+// Times one runner on one shape. setup() warms up and captures; each sample() adds one sample
+// to each timer. The bench interleaves sample() calls of all runners in shuffled order.
+class MethodTimer {
+ public:
+  MethodTimer(Runner& runner, cudaStream_t s, const TimingConfig& cfg, L2Flusher* flusher);
+  void setup();
+  void sample(std::mt19937_64& rng);
+  const std::vector<double>& samples(TimerKind t) const { return samples_[static_cast<int>(t)]; }
+  // Empty when the graph timer works; otherwise why it could not be captured.
+  const std::string& graph_error() const { return graph_error_; }
+  int inner() const { return inner_; }
+
+ private:
+  void gap_and_flush(std::mt19937_64& rng);
+  Runner& runner_;
+  cudaStream_t stream_;
+  TimingConfig cfg_;
+  L2Flusher* flusher_;
+  LaunchFn fn_;
+  int inner_ = 1;
+  std::unique_ptr<CallGraph> graph_;
+  std::string graph_error_;
+  EventPair events_;
+  std::array<std::vector<double>, 3> samples_;
+};
+
+}  // namespace cudal2

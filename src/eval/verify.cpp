@@ -1,0 +1,189 @@
+#include "eval/verify.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <fmt/format.h>
+#include <thread>
+
+#include "eval/half.hpp"
+
+namespace cudal2 {
+
+namespace {
+
+const std::array<float, 65536>& half_table() {
+  static const auto table = [] {
+    std::array<float, 65536> t{};
+    for (uint32_t i = 0; i < 65536; ++i) t[i] = half_to_float(static_cast<uint16_t>(i));
+    return t;
+  }();
+  return table;
+}
+
+// count indices spread over [0, n): first and last always, the rest evenly spaced.
+std::vector<int64_t> spread(int64_t n, int64_t count) {
+  count = std::clamp<int64_t>(count, 1, n);
+  std::vector<int64_t> out;
+  if (count == 1) return {0};
+  for (int64_t i = 0; i < count; ++i) out.push_back(i * (n - 1) / (count - 1));
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+template <class F>
+void parallel_for(int64_t n, int threads, F&& f) {
+  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  threads = static_cast<int>(std::min<int64_t>(threads, std::max<int64_t>(n, 1)));
+  if (threads <= 1) {
+    for (int64_t i = 0; i < n; ++i) f(i);
+    return;
+  }
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      for (int64_t i = t; i < n; i += threads) f(i);
+    });
+  for (auto& th : pool) th.join();
+}
+
+bool in_sorted(const std::vector<int64_t>& v, int64_t x) { return std::binary_search(v.begin(), v.end(), x); }
+
+// Visit every sampled element once: (i, j, reference value).
+template <class F>
+void for_each_checked(const Shape& s, const Reference& ref, F&& f) {
+  const auto& sp = ref.sampling;
+  for (size_t r = 0; r < sp.rows.size(); ++r)
+    for (int64_t j = 0; j < s.n; ++j) f(sp.rows[r], j, ref.row_vals[r * s.n + j]);
+  for (size_t c = 0; c < sp.cols.size(); ++c)
+    for (int64_t i = 0; i < s.m; ++i)
+      if (!in_sorted(sp.rows, i)) f(i, sp.cols[c], ref.col_vals[c * s.m + i]);
+}
+
+}  // namespace
+
+int64_t Sampling::elements(const Shape& s) const {
+  if (full) return s.m * s.n;
+  return static_cast<int64_t>(rows.size()) * s.n + static_cast<int64_t>(cols.size()) * s.m -
+         static_cast<int64_t>(rows.size() * cols.size());
+}
+
+Sampling plan_sampling(const Shape& s, double mac_budget) {
+  Sampling sp;
+  const double macs = static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k);
+  if (macs <= mac_budget) {
+    sp.full = true;
+    for (int64_t i = 0; i < s.m; ++i) sp.rows.push_back(i);
+    return sp;
+  }
+  sp.full = false;
+  // r rows cost r*N*K, c columns c*M*K; take as many of each as the budget allows, at least
+  // the first and last.
+  const double per = static_cast<double>(s.m + s.n) * static_cast<double>(s.k);
+  const auto count = std::max<int64_t>(2, static_cast<int64_t>(mac_budget / per));
+  sp.rows = spread(s.m, count);
+  sp.cols = spread(s.n, count);
+  return sp;
+}
+
+Reference compute_reference(const Shape& s, const std::vector<uint16_t>& A, const std::vector<uint16_t>& B,
+                            const Sampling& sampling, int threads) {
+  if (A.size() != static_cast<size_t>(s.m * s.k) || B.size() != static_cast<size_t>(s.k * s.n))
+    throw std::invalid_argument("compute_reference: buffer sizes do not match the shape");
+  const auto& lut = half_table();
+  Reference ref;
+  ref.sampling = sampling;
+  const auto n_rows = static_cast<int64_t>(sampling.rows.size());
+  ref.row_vals.assign(static_cast<size_t>(n_rows * s.n), 0.0);
+  // Row i of C = sum_k A[i,k] * B[k,:]: streams B row by row, no transpose needed.
+  parallel_for(n_rows, threads, [&](int64_t r) {
+    const int64_t i = sampling.rows[r];
+    double* acc = &ref.row_vals[r * s.n];
+    const uint16_t* a = &A[i * s.k];
+    for (int64_t k = 0; k < s.k; ++k) {
+      const double av = lut[a[k]];
+      if (av == 0.0) continue;
+      const uint16_t* b = &B[k * s.n];
+      for (int64_t j = 0; j < s.n; ++j) acc[j] += av * static_cast<double>(lut[b[j]]);
+    }
+  });
+  const auto n_cols = static_cast<int64_t>(sampling.cols.size());
+  ref.col_vals.assign(static_cast<size_t>(n_cols * s.m), 0.0);
+  parallel_for(n_cols, threads, [&](int64_t c) {
+    const int64_t j = sampling.cols[c];
+    std::vector<double> bcol(static_cast<size_t>(s.k));
+    for (int64_t k = 0; k < s.k; ++k) bcol[k] = lut[B[k * s.n + j]];
+    for (int64_t i = 0; i < s.m; ++i) {
+      const uint16_t* a = &A[i * s.k];
+      double acc = 0;
+      for (int64_t k = 0; k < s.k; ++k) acc += static_cast<double>(lut[a[k]]) * bcol[k];
+      ref.col_vals[c * s.m + i] = acc;
+    }
+  });
+  return ref;
+}
+
+OutputScan scan_output(const uint16_t* C, size_t n) {
+  OutputScan r;
+  for (size_t i = 0; i < n; ++i) {
+    if (C[i] == kPoison) {
+      if (r.unwritten++ == 0) r.first_unwritten = static_cast<int64_t>(i);
+    } else if (!half_is_finite(C[i])) {
+      if (r.nonfinite++ == 0) r.first_nonfinite = static_cast<int64_t>(i);
+    }
+  }
+  return r;
+}
+
+int64_t count_guard_damage(const uint8_t* guard, size_t n) {
+  int64_t bad = 0;
+  for (size_t i = 0; i < n; ++i) bad += guard[i] != kGuardByte;
+  return bad;
+}
+
+ExactCompare compare_exact(const Shape& s, const uint16_t* C, const Reference& ref) {
+  ExactCompare r;
+  for_each_checked(s, ref, [&](int64_t i, int64_t j, double want) {
+    if (std::fabs(want) > kExactLimit) {
+      ++r.masked;
+      return;
+    }
+    ++r.checked;
+    const double got = half_to_float(C[i * s.n + j]);
+    if (got != want && r.mismatches++ == 0) {
+      r.first_i = i;
+      r.first_j = j;
+      r.first_got = got;
+      r.first_want = want;
+    }
+  });
+  return r;
+}
+
+double relative_frobenius(const Shape& s, const uint16_t* C, const Reference& ref) {
+  double num = 0, den = 0;
+  for_each_checked(s, ref, [&](int64_t i, int64_t j, double want) {
+    const double d = static_cast<double>(half_to_float(C[i * s.n + j])) - want;
+    num += d * d;
+    den += want * want;
+  });
+  if (den == 0) return num == 0 ? 0.0 : INFINITY;
+  return std::sqrt(num / den);
+}
+
+double normal_tolerance(Accum accum, int64_t k) {
+  if (accum == Accum::F32) return 6e-4;
+  return 5e-4 * (1.0 + std::sqrt(static_cast<double>(k)) / 8.0);
+}
+
+void Verdict::fail(std::string kind, std::string why) {
+  if (ok) {
+    ok = false;
+    failure = std::move(kind);
+    detail = std::move(why);
+  } else {
+    detail += "; " + why;
+  }
+}
+
+}  // namespace cudal2

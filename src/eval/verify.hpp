@@ -1,0 +1,82 @@
+#pragma once
+// Host-side verification: references and the checks a runner's output must pass.
+// Everything here works on host buffers (fp16 as uint16_t bits) so it is unit-tested on the CPU;
+// eval/bench copies device buffers back and calls these.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/problem.hpp"
+
+namespace cudal2 {
+
+// Output poison: a NaN with a payload no arithmetic produces (hardware NaNs are 0x7FFF/0x7E00),
+// so "still poison" means "never written" and any other NaN means "computed a NaN".
+inline constexpr uint16_t kPoison = 0x7DA5;
+// Guard band fill byte, before and after every buffer a kernel gets.
+inline constexpr uint8_t kGuardByte = 0xA5;
+// fp16 represents every integer up to 2048 exactly: the paper's exact check compares there.
+inline constexpr double kExactLimit = 2047;
+
+// Which elements of C are compared against the CPU reference. Full when M*N*K fits the
+// multiply-add budget; otherwise whole rows and whole columns, the first and last of each always
+// included (tile edges are where indexing bugs live), the rest spread evenly.
+struct Sampling {
+  bool full = true;
+  std::vector<int64_t> rows;  // checked completely (all N columns)
+  std::vector<int64_t> cols;  // checked completely (all M rows)
+  int64_t elements(const Shape& s) const;
+};
+Sampling plan_sampling(const Shape& s, double mac_budget);
+
+// fp64 reference C = A*B for the sampled elements. A: row-major MxK fp16 bits; B: row-major KxN.
+// Exact for the {0,1} inputs (integer sums < 2^53).
+struct Reference {
+  Sampling sampling;
+  std::vector<double> row_vals;  // rows.size() x N
+  std::vector<double> col_vals;  // cols.size() x M (col-major per sampled column)
+};
+Reference compute_reference(const Shape& s, const std::vector<uint16_t>& A, const std::vector<uint16_t>& B_rowmajor,
+                            const Sampling& sampling, int threads = 0);
+
+struct OutputScan {
+  int64_t unwritten = 0;  // still kPoison
+  int64_t nonfinite = 0;  // NaN or Inf that is not the poison
+  int64_t first_unwritten = -1, first_nonfinite = -1;
+};
+OutputScan scan_output(const uint16_t* C, size_t n);
+
+// Bytes in a guard band that no longer hold kGuardByte.
+int64_t count_guard_damage(const uint8_t* guard, size_t n);
+
+struct ExactCompare {
+  int64_t checked = 0, masked = 0, mismatches = 0;
+  int64_t first_i = -1, first_j = -1;
+  double first_got = 0, first_want = 0;
+};
+ExactCompare compare_exact(const Shape& s, const uint16_t* C, const Reference& ref);
+
+// ||C - ref||_F / ||ref||_F over the sampled elements (row elements, then column elements not
+// already in a sampled row).
+double relative_frobenius(const Shape& s, const uint16_t* C, const Reference& ref);
+
+// Tolerance of the random-normal check. fp32 accumulation: the only sizable error is rounding
+// the output to fp16, at most u = 2^-11 (4.9e-4) relative per element and so in Frobenius norm
+// (typically ~2e-4); 6e-4 leaves room for fp32 summation error and nothing else. fp16
+// accumulation rounds every partial sum, an error that grows like sqrt(K): several times larger
+// at large K (docs/verification.md has the measured values).
+double normal_tolerance(Accum accum, int64_t k);
+
+// Outcome of verifying one runner on one shape.
+struct Verdict {
+  bool ok = true;
+  std::string failure;  // "" or the first failed check: "out-of-bounds write", "unwritten output",
+                        // "NaN/Inf", "exact mismatch", "normal error", "error"
+  std::string detail;   // one line for humans
+  bool sampled = false;
+  int64_t exact_checked = 0, exact_mismatches = 0;
+  double rel_err = -1, tol = 0;
+  void fail(std::string kind, std::string why);
+};
+
+}  // namespace cudal2

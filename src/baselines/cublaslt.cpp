@@ -69,8 +69,8 @@ class CublasLtRunner final : public Runner {
 
     chosen_ = results.front().algo;
     if (autotune_ && results.size() > 1) {
-      // Rank by device time per call: a short warm-up, then the median of a few batches
-      // sized to ~200 us. A candidate that fails to launch is skipped, not fatal.
+      // Rank by graph-replay device time per call (eager launches of a few-microsecond kernel
+      // measure the host's launch rate, not the algorithm). A candidate that fails is skipped.
       std::vector<double> times;
       double best = 1e300;
       size_t best_i = 0;
@@ -78,12 +78,7 @@ class CublasLtRunner final : public Runner {
         chosen_ = results[i].algo;
         double t = -1;
         try {
-          const LaunchFn fn = [this](cudaStream_t st) { run(st); };
-          fn(s);
-          fn(s);
-          const double est = quick_time_us(fn, s, 1, 1);
-          const int inner = std::clamp(static_cast<int>(200.0 / std::max(est, 0.1)), 1, 200);
-          t = quick_time_us(fn, s, inner, 3);
+          t = rank_time_us([this](cudaStream_t st) { run(st); }, s);
         } catch (const std::exception&) {
           cudaGetLastError();
         }

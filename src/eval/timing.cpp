@@ -88,6 +88,25 @@ double quick_time_us(const LaunchFn& fn, cudaStream_t s, int inner, int reps) {
   return percentile(v, 50);
 }
 
+double rank_time_us(const LaunchFn& fn, cudaStream_t s) {
+  fn(s);
+  fn(s);
+  CUDAL2_CUDA(cudaStreamSynchronize(s));
+  const double est = quick_time_us(fn, s, 1, 1);
+  const int inner = std::clamp(static_cast<int>(200.0 / std::max(est, 0.1)), 1, 200);
+  CallGraph graph(fn, s, inner);
+  if (!graph.ok()) return quick_time_us(fn, s, inner, 5);
+  EventPair ev;
+  std::vector<double> v;
+  graph.launch(s);
+  for (int r = 0; r < 5; ++r) {
+    ev.start(s);
+    graph.launch(s);
+    v.push_back(ev.stop_ms(s) * 1000.0 / inner);
+  }
+  return percentile(v, 50);
+}
+
 MethodTimer::MethodTimer(Runner& runner, cudaStream_t s, const TimingConfig& cfg, L2Flusher* flusher)
     : runner_(runner), stream_(s), cfg_(cfg), flusher_(flusher), fn_([&r = runner](cudaStream_t st) { r.run(st); }) {}
 

@@ -63,6 +63,10 @@ class CallGraph {
 // calls). Used to size batches and by auto-tuning to rank candidates.
 double quick_time_us(const LaunchFn& fn, cudaStream_t s, int inner, int reps);
 
+// Per-call device time for ranking candidates: batches of back-to-back calls sized to ~200 us,
+// replayed from a CUDA graph (eager launches if capture fails); median of 5 batches.
+double rank_time_us(const LaunchFn& fn, cudaStream_t s);
+
 struct TimingConfig {
   Mode mode = Mode::Offline;
   double target_batch_us = 200;  // offline batches aim for at least this much device time

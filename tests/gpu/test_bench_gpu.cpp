@@ -1,0 +1,153 @@
+// Every baseline passes verification; every deliberately broken kernel is caught by the check
+// meant for it; a method that cannot be captured in a graph is reported, not dropped.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "baselines/baselines.hpp"
+#include "core/csv.hpp"
+#include "eval/bench.hpp"
+#include "test_kernels.hpp"
+
+namespace cudal2 {
+namespace {
+
+using testing::Defect;
+
+BenchOptions quick(std::vector<Shape> shapes) {
+  BenchOptions o;
+  o.shapes = std::move(shapes);
+  o.reps = 3;
+  o.progress = false;
+  return o;
+}
+
+const MethodResult& find(const ShapeResult& sr, const std::string& name) {
+  for (const auto& m : sr.methods)
+    if (m.method == name) return m;
+  throw std::runtime_error("no method " + name);
+}
+
+TEST(Baselines, AllPassVerificationOnSeveralShapes) {
+  auto o = quick({{64, 64, 64}, {100, 36, 250}, {256, 128, 1024}, {1000, 520, 72}, {64, 16384, 128}});
+  for (const auto& n : baseline_names()) o.methods.push_back({n, true, [n] { return make_baseline(n, Accum::F32); }});
+  const auto r = run_bench(o);
+  ASSERT_EQ(r.shapes.size(), o.shapes.size());
+  for (const auto& sr : r.shapes)
+    for (const auto& mr : sr.methods) {
+      if (mr.method == "torch-matmul" && mr.status == "unsupported") {
+        std::printf("note: torch-matmul unavailable here: %s\n", mr.reason.c_str());
+        continue;
+      }
+      EXPECT_EQ(mr.status, "ok") << sr.shape.str() << " " << mr.method << ": " << mr.reason << mr.exact.detail
+                                 << mr.normal.detail;
+      EXPECT_GT(mr.exact.exact_checked, 0) << sr.shape.str() << " " << mr.method;
+      EXPECT_EQ(mr.exact.exact_mismatches, 0);
+      EXPECT_LE(mr.normal.rel_err, normal_tolerance(Accum::F32, sr.shape.k));
+      EXPECT_GE(mr.normal.rel_err, 0.0);
+      // every timer produced samples
+      for (auto t : kTimers) EXPECT_TRUE(mr.timing.at(Mode::Offline)[static_cast<int>(t)].has_value()) << mr.method;
+    }
+}
+
+TEST(Baselines, Fp16AccumulatePassesItsOwnTolerance) {
+  auto o = quick({{128, 128, 4096}, {96, 200, 64}});
+  o.accum = Accum::F16;
+  for (const std::string n : {"cublas-nn", "cublaslt-heuristic-tn"})
+    o.methods.push_back({n, true, [n] { return make_baseline(n, Accum::F16); }});
+  const auto r = run_bench(o);
+  for (const auto& sr : r.shapes)
+    for (const auto& mr : sr.methods) {
+      EXPECT_EQ(mr.status, "ok") << sr.shape.str() << " " << mr.method << ": " << mr.normal.detail;
+      std::printf("fp16-accumulate %s %s: rel err %.3g (tol %.3g)\n", sr.shape.str().c_str(), mr.method.c_str(),
+                  mr.normal.rel_err, mr.normal.tol);
+    }
+}
+
+TEST(Verification, SamplesRowsAndColumnsForLargeShapes) {
+  auto o = quick({{2048, 2048, 4096}});
+  o.verify_budget = 1e8;
+  o.methods.push_back({"cublas-nn", true, [] { return make_baseline("cublas-nn", Accum::F32); }});
+  const auto r = run_bench(o);
+  const auto& mr = r.shapes[0].methods[0];
+  EXPECT_EQ(mr.status, "ok");
+  EXPECT_TRUE(mr.exact.sampled);
+  EXPECT_LT(mr.exact.exact_checked, 2048 * 2048);
+}
+
+struct Case {
+  Defect defect;
+  const char* failure;
+};
+
+class BrokenKernel : public ::testing::TestWithParam<Case> {};
+
+TEST_P(BrokenKernel, IsCaughtByItsCheck) {
+  const auto c = GetParam();
+  auto o = quick({{96, 80, 40}, {257, 129, 33}});
+  o.methods.push_back({"naive-ok", false, [] { return testing::make_naive(Layout::NN, Defect::None); }});
+  o.methods.push_back({"naive-broken", false, [c] { return testing::make_naive(Layout::TN, c.defect); }});
+  const auto r = run_bench(o);
+  for (const auto& sr : r.shapes) {
+    const auto& good = find(sr, "naive-ok");
+    EXPECT_EQ(good.status, "ok") << good.exact.detail << good.normal.detail;
+    const auto& bad = find(sr, "naive-broken");
+    EXPECT_EQ(bad.status, "failed") << sr.shape.str();
+    const Verdict& v = !bad.exact.ok ? bad.exact : bad.normal;
+    EXPECT_EQ(v.failure, c.failure) << v.detail;
+    EXPECT_TRUE(bad.timing.empty()) << "a failed method must not be timed";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllChecks, BrokenKernel,
+                         ::testing::Values(Case{Defect::OutOfBounds, "out-of-bounds write"},
+                                           Case{Defect::WrongValue, "exact mismatch"},
+                                           Case{Defect::SkipTile, "unwritten output"},
+                                           Case{Defect::ProducesNaN, "NaN/Inf"}),
+                         [](const auto& info) { return std::string(testing::defect_name(info.param.defect)); });
+
+TEST(Timing, UncapturableMethodIsReportedNotDropped) {
+  auto o = quick({{128, 128, 128}});
+  o.methods.push_back({"naive-syncs", false, [] { return testing::make_naive(Layout::NN, Defect::Syncs); }});
+  const auto dir = std::filesystem::temp_directory_path() / "cudal2_gpu_test_csv";
+  std::filesystem::create_directories(dir);
+  o.csv_path = (dir / "out.csv").string();
+  const auto r = run_bench(o);
+  const auto& mr = r.shapes[0].methods[0];
+  EXPECT_EQ(mr.status, "ok");
+  EXPECT_FALSE(mr.timing.at(Mode::Offline)[0].has_value());
+  EXPECT_FALSE(mr.graph_error.at(Mode::Offline).empty());
+  EXPECT_TRUE(mr.timing.at(Mode::Offline)[1].has_value());
+  const auto rows = read_csv(o.csv_path);
+  ASSERT_EQ(rows.size(), 3u);
+  int not_capturable = 0;
+  for (const auto& row : rows) not_capturable += row.at("status") == "not-capturable";
+  EXPECT_EQ(not_capturable, 1);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Timing, ServerModeAndResume) {
+  const auto dir = std::filesystem::temp_directory_path() / "cudal2_gpu_test_resume";
+  std::filesystem::create_directories(dir);
+  auto o = quick({{64, 64, 64}, {128, 256, 512}});
+  o.modes = {Mode::Offline, Mode::Server};
+  o.qps = 2000;
+  o.csv_path = (dir / "r.csv").string();
+  o.methods.push_back({"cublas-nn", true, [] { return make_baseline("cublas-nn", Accum::F32); }});
+  // first run does only the first shape
+  auto first = o;
+  first.shapes.resize(1);
+  run_bench(first);
+  EXPECT_EQ(read_csv(o.csv_path).size(), 6u);  // 1 shape x 1 method x 2 modes x 3 timers
+  o.resume = true;
+  const auto r = run_bench(o);
+  EXPECT_EQ(r.skipped_resumed, 1);
+  EXPECT_EQ(r.shapes.size(), 1u);
+  EXPECT_EQ(read_csv(o.csv_path).size(), 12u);
+  const auto& mr = r.shapes[0].methods[0];
+  for (auto t : kTimers) EXPECT_TRUE(mr.timing.at(Mode::Server)[static_cast<int>(t)].has_value());
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace cudal2

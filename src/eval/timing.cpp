@@ -43,7 +43,7 @@ float EventPair::stop_ms(cudaStream_t s) {
   return ms;
 }
 
-CallGraph::CallGraph(const LaunchFn& fn, cudaStream_t s, int calls) {
+CallGraph::CallGraph(const LaunchFn& fn, cudaStream_t s, int calls) : calls_(calls) {
   cudaGraph_t graph = nullptr;
   cudaError_t e = cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
   if (e != cudaSuccess) {
@@ -53,7 +53,10 @@ CallGraph::CallGraph(const LaunchFn& fn, cudaStream_t s, int calls) {
   }
   std::string during;
   try {
+    // External event records become event-record nodes of the graph.
+    CUDAL2_CUDA(cudaEventRecordWithFlags(events_.first(), s, cudaEventRecordExternal));
     for (int i = 0; i < calls; ++i) fn(s);
+    CUDAL2_CUDA(cudaEventRecordWithFlags(events_.second(), s, cudaEventRecordExternal));
   } catch (const std::exception& ex) {
     during = ex.what();
   }
@@ -76,6 +79,13 @@ CallGraph::~CallGraph() {
   if (exec_) cudaGraphExecDestroy(exec_);
 }
 void CallGraph::launch(cudaStream_t s) { CUDAL2_CUDA(cudaGraphLaunch(exec_, s)); }
+double CallGraph::replay_us(cudaStream_t s) {
+  launch(s);
+  CUDAL2_CUDA(cudaEventSynchronize(events_.second()));
+  float ms = 0;
+  CUDAL2_CUDA(cudaEventElapsedTime(&ms, events_.first(), events_.second()));
+  return ms * 1000.0 / calls_;
+}
 
 double quick_time_us(const LaunchFn& fn, cudaStream_t s, int inner, int reps) {
   EventPair ev;
@@ -88,22 +98,37 @@ double quick_time_us(const LaunchFn& fn, cudaStream_t s, int inner, int reps) {
   return percentile(v, 50);
 }
 
+namespace {
+// A graph of enough calls for ~target_us of device time: sized from an eager estimate, then
+// re-sized once from the graph's own (smaller, launch-gap-free) per-call time.
+std::unique_ptr<CallGraph> sized_graph(const LaunchFn& fn, cudaStream_t s, double target_us, int max_calls) {
+  const double est = quick_time_us(fn, s, 1, 1);
+  auto calls_for = [&](double per_call) {
+    return static_cast<int>(std::clamp(std::ceil(target_us / std::max(per_call, 0.05)), 1.0, double(max_calls)));
+  };
+  auto g = std::make_unique<CallGraph>(fn, s, calls_for(est));
+  if (!g->ok()) return g;
+  g->replay_us(s);  // first replay uploads the graph
+  const int better = calls_for(g->replay_us(s));
+  if (better > g->calls() * 5 / 4) {
+    auto g2 = std::make_unique<CallGraph>(fn, s, better);
+    if (g2->ok()) {
+      g2->replay_us(s);
+      return g2;
+    }
+  }
+  return g;
+}
+}  // namespace
+
 double rank_time_us(const LaunchFn& fn, cudaStream_t s) {
   fn(s);
   fn(s);
   CUDAL2_CUDA(cudaStreamSynchronize(s));
-  const double est = quick_time_us(fn, s, 1, 1);
-  const int inner = std::clamp(static_cast<int>(200.0 / std::max(est, 0.1)), 1, 200);
-  CallGraph graph(fn, s, inner);
-  if (!graph.ok()) return quick_time_us(fn, s, inner, 5);
-  EventPair ev;
+  auto graph = sized_graph(fn, s, 200.0, 500);
+  if (!graph->ok()) return quick_time_us(fn, s, graph->calls(), 5);
   std::vector<double> v;
-  graph.launch(s);
-  for (int r = 0; r < 5; ++r) {
-    ev.start(s);
-    graph.launch(s);
-    v.push_back(ev.stop_ms(s) * 1000.0 / inner);
-  }
+  for (int r = 0; r < 5; ++r) v.push_back(graph->replay_us(s));
   return percentile(v, 50);
 }
 
@@ -114,18 +139,17 @@ void MethodTimer::setup() {
   for (int i = 0; i < 2; ++i) fn_(stream_);
   CUDAL2_CUDA(cudaStreamSynchronize(stream_));
   CUDAL2_CUDA(cudaGetLastError());
-  const double est = quick_time_us(fn_, stream_, 3, 1);
-  inner_ = cfg_.mode == Mode::Offline
-               ? static_cast<int>(std::clamp(std::ceil(cfg_.target_batch_us / std::max(est, 0.1)), 1.0,
-                                             static_cast<double>(cfg_.max_inner)))
-               : 1;
-  graph_ = std::make_unique<CallGraph>(fn_, stream_, inner_);
+  if (cfg_.mode == Mode::Offline) {
+    graph_ = sized_graph(fn_, stream_, cfg_.target_batch_us, cfg_.max_inner);
+  } else {
+    graph_ = std::make_unique<CallGraph>(fn_, stream_, 1);
+    if (graph_->ok()) graph_->replay_us(stream_);
+  }
+  // Eager batches use the same count (a failed capture still carries the count it was sized to).
+  inner_ = graph_->calls();
   if (!graph_->ok()) {
     graph_error_ = graph_->error();
     graph_.reset();
-  } else {
-    graph_->launch(stream_);  // first replay uploads the graph
-    CUDAL2_CUDA(cudaStreamSynchronize(stream_));
   }
 }
 
@@ -144,9 +168,7 @@ void MethodTimer::sample(std::mt19937_64& rng) {
   auto& h = samples_[static_cast<int>(TimerKind::Host)];
   if (graph_) {
     if (server) gap_and_flush(rng);
-    events_.start(stream_);
-    graph_->launch(stream_);
-    g.push_back(events_.stop_ms(stream_) * 1000.0 / inner_);
+    g.push_back(graph_->replay_us(stream_));
   }
   if (server) gap_and_flush(rng);
   events_.start(stream_);

@@ -38,12 +38,17 @@ class EventPair {
   EventPair& operator=(const EventPair&) = delete;
   void start(cudaStream_t s);
   float stop_ms(cudaStream_t s);  // records the end event, synchronizes, returns elapsed ms
+  cudaEvent_t first() const { return a_; }
+  cudaEvent_t second() const { return b_; }
 
  private:
   cudaEvent_t a_ = nullptr, b_ = nullptr;
 };
 
-// A CUDA graph holding `calls` back-to-back launches of fn. Capture failures are kept, not thrown.
+// A CUDA graph holding `calls` back-to-back launches of fn between two event-record nodes, so
+// a replay is timed from the device's own start to its own end: the host's time to submit the
+// graph, which events recorded outside it would include, stays out. Capture failures are kept,
+// not thrown.
 class CallGraph {
  public:
   CallGraph(const LaunchFn& fn, cudaStream_t s, int calls);
@@ -52,10 +57,15 @@ class CallGraph {
   CallGraph& operator=(const CallGraph&) = delete;
   bool ok() const { return exec_ != nullptr; }
   const std::string& error() const { return error_; }
+  int calls() const { return calls_; }
   void launch(cudaStream_t s);
+  // Launch, wait, and return the device time per call in microseconds.
+  double replay_us(cudaStream_t s);
 
  private:
   cudaGraphExec_t exec_ = nullptr;
+  EventPair events_;
+  int calls_ = 0;
   std::string error_;
 };
 
@@ -63,8 +73,8 @@ class CallGraph {
 // calls). Used to size batches and by auto-tuning to rank candidates.
 double quick_time_us(const LaunchFn& fn, cudaStream_t s, int inner, int reps);
 
-// Per-call device time for ranking candidates: batches of back-to-back calls sized to ~200 us,
-// replayed from a CUDA graph (eager launches if capture fails); median of 5 batches.
+// Per-call device time for ranking candidates: a graph of back-to-back calls sized to ~200 us of
+// device time (eager launches if capture fails); median of 5 replays.
 double rank_time_us(const LaunchFn& fn, cudaStream_t s);
 
 struct TimingConfig {

@@ -151,3 +151,25 @@ TEST(Timing, ServerModeAndResume) {
 
 }  // namespace
 }  // namespace cudal2
+
+namespace cudal2 {
+namespace {
+
+// The point of the graph timer: for a tiny problem, eager launches measure the host's launch
+// rate, graph replay measures the kernel.
+TEST(Timing, GraphBeatsEagerOnTinyProblems) {
+  auto o = quick({{64, 64, 64}});
+  o.reps = 10;
+  o.methods.push_back({"cublaslt-heuristic-nn", true, [] { return make_baseline("cublaslt-heuristic-nn", Accum::F32); }});
+  const auto r = run_bench(o);
+  const auto& t = r.shapes[0].methods[0].timing.at(Mode::Offline);
+  ASSERT_TRUE(t[0] && t[1] && t[2]);
+  EXPECT_LT(t[0]->median, t[1]->median);
+  EXPECT_LT(t[0]->median, t[2]->median);
+  EXPECT_GT(r.shapes[0].methods[0].inner.at(Mode::Offline), 20);  // batch sized from device time
+  std::printf("64x64x64 cublaslt-heuristic-nn: graph %.2f us, eager %.2f us, host %.2f us\n", t[0]->median,
+              t[1]->median, t[2]->median);
+}
+
+}  // namespace
+}  // namespace cudal2

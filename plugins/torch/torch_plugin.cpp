@@ -5,8 +5,8 @@
 #include <c10/cuda/CUDAStream.h>
 #include <torch/version.h>
 
-#include <cstdio>
 #include <cuda_runtime.h>
+#include <cstdio>
 #include <exception>
 
 #include "cudal2_torch_abi.h"
@@ -47,8 +47,8 @@ extern "C" int cudal2_torch_bind(const void* A, const void* B, void* C, int64_t 
 extern "C" int cudal2_torch_run(void* handle, void* stream, char* err, size_t errlen) {
   try {
     auto* h = static_cast<Binding*>(handle);
-    auto ext = c10::cuda::getStreamFromExternal(static_cast<cudaStream_t>(stream),
-                                                static_cast<c10::DeviceIndex>(h->device));
+    auto ext =
+        c10::cuda::getStreamFromExternal(static_cast<cudaStream_t>(stream), static_cast<c10::DeviceIndex>(h->device));
     c10::cuda::CUDAStreamGuard guard(ext);
     at::mm_out(h->c, h->a, h->b);
     return 0;

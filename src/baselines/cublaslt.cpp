@@ -39,13 +39,15 @@ class CublasLtRunner final : public Runner {
     release();
     ops_ = ops;
     const bool f32 = accum_ == Accum::F32;
-    lt_check(cublasLtMatmulDescCreate(&op_, f32 ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_16F, f32 ? CUDA_R_32F : CUDA_R_16F),
-             "cublasLtMatmulDescCreate");
+    lt_check(
+        cublasLtMatmulDescCreate(&op_, f32 ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_16F, f32 ? CUDA_R_32F : CUDA_R_16F),
+        "cublasLtMatmulDescCreate");
     const cublasOperation_t opA = layout_ == Layout::NN ? CUBLAS_OP_N : CUBLAS_OP_T;  // Lt's A is our B
     const cublasOperation_t opB = CUBLAS_OP_N;
     lt_check(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof opA), "set TRANSA");
     lt_check(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof opB), "set TRANSB");
-    const auto m = static_cast<uint64_t>(shape.m), n = static_cast<uint64_t>(shape.n), k = static_cast<uint64_t>(shape.k);
+    const auto m = static_cast<uint64_t>(shape.m), n = static_cast<uint64_t>(shape.n),
+               k = static_cast<uint64_t>(shape.k);
     if (layout_ == Layout::NN)
       lt_check(cublasLtMatrixLayoutCreate(&a_, CUDA_R_16F, n, k, static_cast<int64_t>(n)), "layout A");
     else

@@ -8,9 +8,12 @@
 namespace cudal2 {
 
 const std::vector<std::string>& baseline_names() {
-  static const std::vector<std::string> names{"cublas-nn",           "cublas-tn",
-                                              "cublaslt-heuristic-nn", "cublaslt-heuristic-tn",
-                                              "cublaslt-autotune-nn",  "cublaslt-autotune-tn",
+  static const std::vector<std::string> names{"cublas-nn",
+                                              "cublas-tn",
+                                              "cublaslt-heuristic-nn",
+                                              "cublaslt-heuristic-tn",
+                                              "cublaslt-autotune-nn",
+                                              "cublaslt-autotune-tn",
                                               "torch-matmul"};
   return names;
 }

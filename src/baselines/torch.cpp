@@ -33,8 +33,9 @@ struct TorchPlugin {
     if (const char* env = std::getenv("CUDAL2_TORCH_PLUGIN")) candidates.emplace_back(env);
     std::array<char, 4096> exe{};
     const ssize_t len = readlink("/proc/self/exe", exe.data(), exe.size() - 1);
-    if (len > 0) candidates.push_back((std::filesystem::path(std::string(exe.data(), len)).parent_path() /
-                                       "libcudal2_torch.so").string());
+    if (len > 0)
+      candidates.push_back(
+          (std::filesystem::path(std::string(exe.data(), len)).parent_path() / "libcudal2_torch.so").string());
     candidates.emplace_back("libcudal2_torch.so");
     std::string tried;
     for (const auto& c : candidates) {

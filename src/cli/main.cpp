@@ -1,8 +1,9 @@
 // The cudal2 command line. Parsing and output only: the work is in the library.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -106,12 +107,20 @@ int main(int argc, char** argv) {
   bench->add_option("--shard", b.shard, "Run shard I/N of the shape list (shape index % N == I)");
   bench->add_flag("--fp16-accum", b.fp16_accum, "fp16 accumulation (CUBLAS_COMPUTE_16F) instead of fp32");
   bench->add_flag("--no-verify", b.no_verify, "Skip verification (timings are then unchecked)");
-  bench->add_option("--verify-budget", b.verify_budget,
-                    "CPU multiply-adds per reference before checking sampled rows/columns instead")
+  bench
+      ->add_option("--verify-budget", b.verify_budget,
+                   "CPU multiply-adds per reference before checking sampled rows/columns instead")
       ->capture_default_str();
   bench->add_option("--seed", b.seed, "Random seed (default: fresh each run)");
   bench->add_flag("--quiet", b.quiet, "No progress lines");
 
+  const auto subs = app.get_subcommands([](const CLI::App*) { return true; });
+  const bool known =
+      argc > 1 && std::any_of(subs.begin(), subs.end(), [&](const CLI::App* a) { return a->get_name() == argv[1]; });
+  if (argc > 1 && argv[1][0] != '-' && !known) {
+    std::fprintf(stderr, "cudal2: error: unknown command '%s' (commands: bench; see cudal2 --help)\n", argv[1]);
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,7 +1,7 @@
 #include "core/csv.hpp"
 
-#include <filesystem>
 #include <fmt/format.h>
+#include <filesystem>
 #include <sstream>
 
 #include "core/problem.hpp"

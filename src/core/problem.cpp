@@ -1,8 +1,8 @@
 #include "core/problem.hpp"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <charconv>
-#include <fmt/format.h>
 #include <fstream>
 #include <sstream>
 
@@ -58,8 +58,10 @@ int64_t parse_dim(std::string_view field, char name, std::string_view whole) {
 Shape parse_shape(std::string_view text) {
   const auto whole = trim(text);
   std::string norm(whole);
-  std::replace(norm.begin(), norm.end(), 'x', ',');
-  std::replace(norm.begin(), norm.end(), 'X', ',');
+  if (norm.find(',') == std::string::npos) {  // "MxNxK" form
+    std::replace(norm.begin(), norm.end(), 'x', ',');
+    std::replace(norm.begin(), norm.end(), 'X', ',');
+  }
   std::vector<std::string_view> parts;
   std::string_view rest = norm;
   while (true) {
@@ -122,10 +124,10 @@ std::vector<Shape> grid(std::string_view name) {
     // tiny (launch-bound), small with deep K (split-K land), skinny both ways,
     // mid squares, and the large/huge compute-bound end.
     return {
-        {64, 64, 64},        {128, 128, 128},    {256, 256, 256},     {512, 512, 512},
-        {1024, 1024, 1024},  {64, 64, 16384},    {256, 256, 8192},    {64, 4096, 4096},
-        {4096, 64, 4096},    {128, 16384, 1024}, {16384, 256, 12288}, {2048, 2048, 2048},
-        {4096, 4096, 4096},  {16384, 4096, 512}, {8192, 8192, 8192},  {16384, 16384, 16384},
+        {64, 64, 64},       {128, 128, 128},    {256, 256, 256},     {512, 512, 512},
+        {1024, 1024, 1024}, {64, 64, 16384},    {256, 256, 8192},    {64, 4096, 4096},
+        {4096, 64, 4096},   {128, 16384, 1024}, {16384, 256, 12288}, {2048, 2048, 2048},
+        {4096, 4096, 4096}, {16384, 4096, 512}, {8192, 8192, 8192},  {16384, 16384, 16384},
     };
   }
   throw InputError(fmt::format("unknown grid '{}' (expected paper or sample)", name));

@@ -31,10 +31,14 @@ ShapeClass classify(const Shape& s) {
 
 std::string_view to_string(ShapeClass c) {
   switch (c) {
-    case ShapeClass::Small: return "small";
-    case ShapeClass::Skinny: return "skinny";
-    case ShapeClass::Medium: return "medium";
-    case ShapeClass::Large: return "large";
+    case ShapeClass::Small:
+      return "small";
+    case ShapeClass::Skinny:
+      return "skinny";
+    case ShapeClass::Medium:
+      return "medium";
+    case ShapeClass::Large:
+      return "large";
   }
   return "?";
 }

@@ -12,8 +12,8 @@ struct Ceilings {
   double tbps = 3.0;      // TB/s
 };
 
-double flops(const Shape& s);                 // 2MNK
-double min_bytes(const Shape& s);             // 2(MK + KN + MN): fp16, each operand once
+double flops(const Shape& s);      // 2MNK
+double min_bytes(const Shape& s);  // 2(MK + KN + MN): fp16, each operand once
 double roofline_us(const Shape& s, const Ceilings& c = {});
 double tflops_at(const Shape& s, double us);  // achieved TFLOP/s for a time in microseconds
 

@@ -11,8 +11,8 @@ struct Summary {
   double median = 0, p10 = 0, p90 = 0, min = 0, max = 0, mean = 0;
 };
 
-double percentile(std::vector<double> values, double q);  // q in [0, 100]; throws on empty
-Summary summarize(const std::vector<double>& values);       // throws on empty
-double geometric_mean(const std::vector<double>& values);   // throws on empty or non-positive
+double percentile(std::vector<double> values, double q);   // q in [0, 100]; throws on empty
+Summary summarize(const std::vector<double>& values);      // throws on empty
+double geometric_mean(const std::vector<double>& values);  // throws on empty or non-positive
 
 }  // namespace cudal2

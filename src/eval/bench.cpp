@@ -1,11 +1,11 @@
 #include "eval/bench.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <fmt/format.h>
-#include <fmt/ranges.h>
 #include <random>
 #include <set>
 
@@ -71,8 +71,8 @@ void verify_once(Runner& r, ShapeBuffers& buf, const Reference& ref, bool exact,
   for (auto* b : buf.all()) {
     const auto d = b->guard_damage(st);
     if (d.before || d.after)
-      v.fail("out-of-bounds write", fmt::format("{} guard bands changed: {} bytes before, {} after", names[idx],
-                                                d.before, d.after));
+      v.fail("out-of-bounds write",
+             fmt::format("{} guard bands changed: {} bytes before, {} after", names[idx], d.before, d.after));
     ++idx;
   }
   const auto C = to_host_u16(buf.C.data(), buf.C.bytes() / 2);
@@ -89,9 +89,9 @@ void verify_once(Runner& r, ShapeBuffers& buf, const Reference& ref, bool exact,
     v.exact_checked = ex.checked;
     v.exact_mismatches = ex.mismatches;
     if (ex.mismatches)
-      v.fail("exact mismatch", fmt::format("{} of {} exact elements differ (first C[{},{}] = {} want {})",
-                                           ex.mismatches, ex.checked, ex.first_i, ex.first_j, ex.first_got,
-                                           ex.first_want));
+      v.fail("exact mismatch",
+             fmt::format("{} of {} exact elements differ (first C[{},{}] = {} want {})", ex.mismatches, ex.checked,
+                         ex.first_i, ex.first_j, ex.first_got, ex.first_want));
   } else {
     v.rel_err = relative_frobenius(s, C.data(), ref);
     v.tol = normal_tolerance(accum, s.k);
@@ -108,13 +108,17 @@ Reference host_reference(ShapeBuffers& buf, double budget) {
 
 std::string fmt_num(double v, int prec = 4) { return fmt::format("{:.{}g}", v, prec); }
 
-
 std::vector<std::string> csv_rows_for(const ShapeResult& sr, const MethodResult& mr, Mode mode, TimerKind t,
                                       const BenchOptions& opt) {
   const Shape& s = sr.shape;
-  std::vector<std::string> f{std::to_string(s.m), std::to_string(s.n), std::to_string(s.k),
-                             std::string(to_string(classify(s))), std::string(to_string(opt.accum)), mr.method,
-                             std::string(to_string(mr.layout)), std::string(to_string(mode)),
+  std::vector<std::string> f{std::to_string(s.m),
+                             std::to_string(s.n),
+                             std::to_string(s.k),
+                             std::string(to_string(classify(s))),
+                             std::string(to_string(opt.accum)),
+                             mr.method,
+                             std::string(to_string(mr.layout)),
+                             std::string(to_string(mode)),
                              std::string(to_string(t))};
   const auto& sum = mr.timing.count(mode) ? mr.timing.at(mode)[static_cast<int>(t)] : std::nullopt;
   std::string status = mr.status, reason = mr.reason;
@@ -143,12 +147,36 @@ std::vector<std::string> csv_rows_for(const ShapeResult& sr, const MethodResult&
 }  // namespace
 
 const std::vector<std::string>& csv_columns() {
-  static const std::vector<std::string> c{
-      "m",      "n",           "k",       "class",   "accum",        "method",         "layout",
-      "mode",   "timer",       "median_us", "p10_us", "p90_us",      "min_us",         "n_samples",
-      "inner",  "tflops",      "roofline_pct", "ratio_to_best_baseline", "status", "failure", "reason",
-      "rel_err", "tol",        "exact_checked", "exact_mismatches", "sampled", "sm_mhz_min", "sm_mhz_max",
-      "seed",   "details"};
+  static const std::vector<std::string> c{"m",
+                                          "n",
+                                          "k",
+                                          "class",
+                                          "accum",
+                                          "method",
+                                          "layout",
+                                          "mode",
+                                          "timer",
+                                          "median_us",
+                                          "p10_us",
+                                          "p90_us",
+                                          "min_us",
+                                          "n_samples",
+                                          "inner",
+                                          "tflops",
+                                          "roofline_pct",
+                                          "ratio_to_best_baseline",
+                                          "status",
+                                          "failure",
+                                          "reason",
+                                          "rel_err",
+                                          "tol",
+                                          "exact_checked",
+                                          "exact_mismatches",
+                                          "sampled",
+                                          "sm_mhz_min",
+                                          "sm_mhz_max",
+                                          "seed",
+                                          "details"};
   return c;
 }
 
@@ -189,8 +217,8 @@ BenchReport run_bench(const BenchOptions& opt) {
       std::set<std::string> have;
       try {
         for (const auto& row : read_csv(opt.csv_path))
-          have.insert(fmt::format("{}x{}x{}|{}|{}", row.at("m"), row.at("n"), row.at("k"), row.at("method"),
-                                  row.at("mode")));
+          have.insert(
+              fmt::format("{}x{}x{}|{}|{}", row.at("m"), row.at("n"), row.at("k"), row.at("method"), row.at("mode")));
       } catch (const InputError&) {
         // no file yet: start fresh
       } catch (const std::out_of_range&) {
@@ -210,9 +238,8 @@ BenchReport run_bench(const BenchOptions& opt) {
                     gpu.cc_major, gpu.cc_minor, gpu.max_sm_clock_mhz),
         fmt::format("driver={} driver_api={} cuda_runtime={} cublas={} cublaslt={}", gpu.driver, gpu.driver_api,
                     gpu.runtime_api, gpu.cublas_version, gpu.cublaslt_version),
-        fmt::format("accum={} reps={} qps={} verify_budget_macs={:.3g} roofline={}TFLOP/s,{}TB/s",
-                    to_string(opt.accum), opt.reps, opt.qps, opt.verify_budget, opt.ceilings.tflops,
-                    opt.ceilings.tbps)};
+        fmt::format("accum={} reps={} qps={} verify_budget_macs={:.3g} roofline={}TFLOP/s,{}TB/s", to_string(opt.accum),
+                    opt.reps, opt.qps, opt.verify_budget, opt.ceilings.tflops, opt.ceilings.tbps)};
     csv = std::make_unique<CsvWriter>(opt.csv_path, csv_columns(), opt.resume, comments);
   }
   if (opt.progress) {
@@ -338,7 +365,8 @@ BenchReport run_bench(const BenchOptions& opt) {
       const double el = std::chrono::duration<double>(Clock::now() - t_start).count();
       const double eta = done_cost > 0 ? el * (total_cost - done_cost) / done_cost : 0;
       std::string best;
-      if (const auto b = sr.best_baseline(opt.modes.front(), TimerKind::Graph)) best = fmt::format(", best baseline {:.2f} us", *b);
+      if (const auto b = sr.best_baseline(opt.modes.front(), TimerKind::Graph))
+        best = fmt::format(", best baseline {:.2f} us", *b);
       int bad = 0;
       for (const auto& mr : sr.methods) bad += mr.status != "ok";
       std::fprintf(stderr, "[%zu/%zu] %-18s done%s%s | elapsed %.0fs, ETA %.0fs\n", si + 1, todo.size(),
@@ -352,8 +380,10 @@ BenchReport run_bench(const BenchOptions& opt) {
 
 void print_table(const BenchReport& r, const BenchOptions& opt) {
   for (auto mode : opt.modes) {
-    std::printf("\n== %s mode (accum %s): median us per call; TFLOP/s and %%roofline from graph; ratio = best baseline / this (graph) ==\n",
-                std::string(to_string(mode)).c_str(), std::string(to_string(opt.accum)).c_str());
+    std::printf(
+        "\n== %s mode (accum %s): median us per call; TFLOP/s and %%roofline from graph; ratio = best baseline / this "
+        "(graph) ==\n",
+        std::string(to_string(mode)).c_str(), std::string(to_string(opt.accum)).c_str());
     std::printf("%-18s %-22s %10s %10s %10s %8s %7s %6s  %s\n", "shape", "method", "graph", "eager", "host", "TFLOP/s",
                 "%roof", "ratio", "status");
     for (const auto& sr : r.shapes) {
@@ -391,8 +421,9 @@ void print_table(const BenchReport& r, const BenchOptions& opt) {
 
 void print_class_summary(const BenchReport& r, const BenchOptions& opt) {
   for (auto mode : opt.modes) {
-    std::printf("\n== %s mode: by shape class, geometric mean over shapes of (best baseline / method), graph timer ==\n",
-                std::string(to_string(mode)).c_str());
+    std::printf(
+        "\n== %s mode: by shape class, geometric mean over shapes of (best baseline / method), graph timer ==\n",
+        std::string(to_string(mode)).c_str());
     std::printf("%-22s %8s %8s %8s %8s %8s\n", "method", "small", "skinny", "medium", "large", "all");
     for (const auto& f : opt.methods) {
       std::map<std::string, std::vector<double>> by;

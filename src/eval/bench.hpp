@@ -27,16 +27,16 @@ struct BenchOptions {
   std::vector<MethodFactory> methods;
   Accum accum = Accum::F32;
   std::vector<Mode> modes{Mode::Offline};
-  int reps = 30;                        // samples per timer, method and mode
-  double qps = 200;                     // server mode
+  int reps = 30;                           // samples per timer, method and mode
+  double qps = 200;                        // server mode
   double verify_budget = double(1 << 30);  // multiply-adds per reference before sampling
   bool verify = true;
-  uint64_t seed = 0;                    // 0: a fresh seed from std::random_device
-  std::string csv_path;                 // "" = no CSV
-  bool resume = false;                  // keep csv_path's rows, skip shapes already complete there
+  uint64_t seed = 0;     // 0: a fresh seed from std::random_device
+  std::string csv_path;  // "" = no CSV
+  bool resume = false;   // keep csv_path's rows, skip shapes already complete there
   std::string command_line;
   Ceilings ceilings;
-  bool progress = true;                 // progress lines on stderr
+  bool progress = true;  // progress lines on stderr
 };
 
 struct MethodResult {

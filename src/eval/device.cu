@@ -11,7 +11,8 @@
 namespace cudal2 {
 
 void cuda_check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw CudaError(fmt::format("{} failed: {} ({})", what, cudaGetErrorString(e), cudaGetErrorName(e)));
+  if (e != cudaSuccess)
+    throw CudaError(fmt::format("{} failed: {} ({})", what, cudaGetErrorString(e), cudaGetErrorName(e)));
 }
 
 bool gpu_available(std::string* why) {

@@ -1,9 +1,9 @@
 #include "eval/timing.hpp"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <fmt/format.h>
 #include <thread>
 
 #include "core/problem.hpp"
@@ -14,9 +14,12 @@ namespace cudal2 {
 std::string_view to_string(Mode m) { return m == Mode::Offline ? "offline" : "server"; }
 std::string_view to_string(TimerKind t) {
   switch (t) {
-    case TimerKind::Graph: return "graph";
-    case TimerKind::Eager: return "eager";
-    case TimerKind::Host: return "host";
+    case TimerKind::Graph:
+      return "graph";
+    case TimerKind::Eager:
+      return "eager";
+    case TimerKind::Host:
+      return "host";
   }
   return "?";
 }

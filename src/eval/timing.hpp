@@ -81,7 +81,7 @@ struct TimingConfig {
   Mode mode = Mode::Offline;
   double target_batch_us = 200;  // offline batches aim for at least this much device time
   int max_inner = 1000;
-  double qps = 200;              // server mode: mean idle gap 1/qps seconds
+  double qps = 200;  // server mode: mean idle gap 1/qps seconds
 };
 
 // Times one runner on one shape. setup() warms up and captures; each sample() adds one sample

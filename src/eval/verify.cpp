@@ -1,9 +1,9 @@
 #include "eval/verify.hpp"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <fmt/format.h>
 #include <thread>
 
 #include "eval/half.hpp"

@@ -160,7 +160,8 @@ namespace {
 TEST(Timing, GraphBeatsEagerOnTinyProblems) {
   auto o = quick({{64, 64, 64}});
   o.reps = 10;
-  o.methods.push_back({"cublaslt-heuristic-nn", true, [] { return make_baseline("cublaslt-heuristic-nn", Accum::F32); }});
+  o.methods.push_back(
+      {"cublaslt-heuristic-nn", true, [] { return make_baseline("cublaslt-heuristic-nn", Accum::F32); }});
   const auto r = run_bench(o);
   const auto& t = r.shapes[0].methods[0].timing.at(Mode::Offline);
   ASSERT_TRUE(t[0] && t[1] && t[2]);

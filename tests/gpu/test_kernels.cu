@@ -39,8 +39,8 @@ class NaiveRunner final : public Runner {
     const dim3 block(32, 8);
     const dim3 grid(static_cast<unsigned>((shape_.n + 31) / 32), static_cast<unsigned>((shape_.m + 7) / 8));
     naive_gemm<<<grid, block, 0, s>>>(static_cast<const __half*>(ops_.A), static_cast<const __half*>(ops_.B),
-                                      static_cast<__half*>(ops_.C), shape_.m, shape_.n, shape_.k,
-                                      layout_ == Layout::TN, static_cast<int>(defect_));
+                                      static_cast<__half*>(ops_.C), shape_.m, shape_.n, shape_.k, layout_ == Layout::TN,
+                                      static_cast<int>(defect_));
     CUDAL2_CUDA(cudaGetLastError());
     if (defect_ == Defect::Syncs) CUDAL2_CUDA(cudaStreamSynchronize(s));
   }
@@ -56,12 +56,18 @@ class NaiveRunner final : public Runner {
 
 const char* defect_name(Defect d) {
   switch (d) {
-    case Defect::None: return "ok";
-    case Defect::OutOfBounds: return "oob";
-    case Defect::WrongValue: return "wrong";
-    case Defect::SkipTile: return "skiptile";
-    case Defect::ProducesNaN: return "nan";
-    case Defect::Syncs: return "syncs";
+    case Defect::None:
+      return "ok";
+    case Defect::OutOfBounds:
+      return "oob";
+    case Defect::WrongValue:
+      return "wrong";
+    case Defect::SkipTile:
+      return "skiptile";
+    case Defect::ProducesNaN:
+      return "nan";
+    case Defect::Syncs:
+      return "syncs";
   }
   return "?";
 }

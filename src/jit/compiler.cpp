@@ -1,0 +1,186 @@
+#include "jit/compiler.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "codegen/spec.hpp"
+
+namespace fs = std::filesystem;
+
+namespace cudal2 {
+
+namespace {
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write_file(const fs::path& p, const std::string& text) {
+  std::ofstream out(p, std::ios::trunc);
+  out << text;
+  if (!out) throw std::runtime_error(fmt::format("cannot write {}", p.string()));
+}
+
+std::string run_capture(const std::string& cmd) {
+  std::string out;
+  if (FILE* f = popen(cmd.c_str(), "r")) {
+    char buf[512];
+    while (fgets(buf, sizeof buf, f)) out += buf;
+    pclose(f);
+  }
+  return out;
+}
+
+// Runs argv with stdout+stderr to log_path; kills the whole process group after timeout.
+// Returns the exit status, or -1 on timeout.
+int run_with_timeout(const std::vector<std::string>& argv, const fs::path& log_path, std::chrono::seconds timeout) {
+  const int fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw std::runtime_error(fmt::format("cannot write {}", log_path.string()));
+  const pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execvp(args[0], args.data());
+    std::fprintf(stderr, "cannot run %s\n", args[0]);
+    _exit(127);
+  }
+  ::close(fd);
+  if (pid < 0) throw std::runtime_error("fork failed");
+  setpgid(pid, pid);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  int status = 0;
+  while (true) {
+    const pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(-pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+}  // namespace
+
+Compiler::Compiler(CompileOptions opt) : opt_(std::move(opt)) {
+  if (opt_.cache_dir.empty()) {
+    if (const char* c = std::getenv("CUDAL2_CACHE"))
+      opt_.cache_dir = c;
+    else
+      opt_.cache_dir = fmt::format("{}/.cache/cudal2/jit", std::getenv("HOME") ? std::getenv("HOME") : "/tmp");
+  }
+  if (opt_.nvcc.empty()) opt_.nvcc = run_capture("command -v nvcc").empty() ? "/usr/local/cuda/bin/nvcc" : "nvcc";
+  if (opt_.include_dirs.empty()) {
+    opt_.include_dirs.push_back(CUDAL2_KERNELS_DIR);
+    std::string cutlass = CUDAL2_CUTLASS_INCLUDES;
+    if (const char* d = std::getenv("CUTLASS_DIR")) cutlass = fmt::format("{}/include|{}/tools/util/include", d, d);
+    std::stringstream ss(cutlass);
+    std::string dir;
+    while (std::getline(ss, dir, '|'))
+      if (!dir.empty()) opt_.include_dirs.push_back(dir);
+  }
+  if (opt_.jobs <= 0) opt_.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  version_ = run_capture(opt_.nvcc + " --version 2>&1");
+}
+
+std::vector<std::string> Compiler::flags() const {
+  std::vector<std::string> f{
+      "-std=c++17", "-O3",   "-DNDEBUG", "-gencode=arch=compute_90a,code=sm_90a", "--expt-relaxed-constexpr",
+      "-Xcompiler", "-fPIC", "-shared"};
+  for (const auto& d : opt_.include_dirs) f.push_back("-I" + d);
+  f.insert(f.end(), opt_.extra_flags.begin(), opt_.extra_flags.end());
+  return f;
+}
+
+std::string Compiler::key(const std::string& source) const {
+  std::string all = source + "\n--\n" + version_;
+  for (const auto& f : flags()) all += "\n" + f;
+  // Headers we own are part of what the artifact is built from.
+  all += read_file(fs::path(CUDAL2_KERNELS_DIR) / "sm90_cutlass_gemm.cuh");
+  all += read_file(fs::path(CUDAL2_KERNELS_DIR) / "cudal2_kernel_abi.h");
+  return fmt::format("{:016x}", fnv1a64(all));
+}
+
+CompileResult Compiler::compile(const std::string& source) const {
+  CompileResult r;
+  r.key = key(source);
+  const fs::path dir = fs::path(opt_.cache_dir) / r.key;
+  const fs::path so = dir / "kernel.so", log = dir / "build.log", status = dir / "status";
+  std::error_code ec;
+  if (fs::exists(status, ec)) {
+    r.status = read_file(status);
+    if (r.status == "ok" && fs::exists(so)) {
+      r.cached = true;
+      r.artifact = so.string();
+      r.log = read_file(log);
+      return r;
+    }
+    if (r.status == "compile-error") {  // deterministic: no point compiling again
+      r.cached = true;
+      r.log = read_file(log);
+      return r;
+    }
+  }
+  fs::create_directories(dir);
+  write_file(dir / "kernel.cu", source);
+  // Build under a per-process name and rename: concurrent compilers of the same key never see a
+  // half-written artifact.
+  const fs::path tmp = dir / fmt::format("kernel.so.tmp{}", getpid());
+  std::vector<std::string> argv{opt_.nvcc};
+  for (const auto& f : flags()) argv.push_back(f);
+  argv.insert(argv.end(), {(dir / "kernel.cu").string(), "-o", tmp.string()});
+  const fs::path tmp_log = dir / fmt::format("build.log.tmp{}", getpid());
+  const auto t0 = std::chrono::steady_clock::now();
+  const int rc = run_with_timeout(argv, tmp_log, opt_.timeout);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.log = read_file(tmp_log);
+  if (rc == -1) {
+    r.status = "timeout";
+    r.log += fmt::format("\ncudal2: compile killed after {} s\n", opt_.timeout.count());
+    fs::remove(tmp, ec);
+  } else if (rc != 0 || !fs::exists(tmp)) {
+    r.status = "compile-error";
+  } else {
+    r.status = "ok";
+    fs::rename(tmp, so);
+    r.artifact = so.string();
+  }
+  fs::rename(tmp_log, log, ec);
+  if (r.status != "timeout") write_file(status, r.status);  // a timeout may pass with more time
+  return r;
+}
+
+std::vector<CompileResult> Compiler::compile_all(const std::vector<std::string>& sources) const {
+  std::vector<CompileResult> out(sources.size());
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> pool;
+  const int n = std::min<int>(opt_.jobs, static_cast<int>(sources.size()));
+  for (int t = 0; t < n; ++t)
+    pool.emplace_back([&] {
+      for (size_t i; (i = next++) < sources.size();) out[i] = compile(sources[i]);
+    });
+  for (auto& th : pool) th.join();
+  return out;
+}
+
+}  // namespace cudal2

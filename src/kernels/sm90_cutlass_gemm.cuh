@@ -1,0 +1,179 @@
+// Family sm90_cutlass: one CUTLASS 3.x SM90 GEMM (TMA loads, WGMMA, warp-specialized
+// mainloop, persistent or stream-K tile scheduler) behind the cudal2 kernel C ABI.
+// A generated .cu defines CUDAL2_* macros for one configuration and includes this file.
+#pragma once
+#include <cstdio>
+#include <cstring>
+
+#include "cudal2_kernel_abi.h"
+#include "cute/tensor.hpp"
+#include "cutlass/cutlass.h"
+#include "cutlass/epilogue/collective/collective_builder.hpp"
+#include "cutlass/gemm/collective/collective_builder.hpp"
+#include "cutlass/gemm/device/gemm_universal_adapter.h"
+#include "cutlass/gemm/kernel/gemm_universal.hpp"
+#include "cutlass/util/packed_stride.hpp"
+
+namespace cudal2_sm90 {
+using namespace cute;
+
+using ElementAB = cutlass::half_t;
+using ElementC = cutlass::half_t;
+using ElementAcc = CUDAL2_ACCUMULATOR;
+using LayoutA = cutlass::layout::RowMajor;
+using LayoutB = CUDAL2_LAYOUT_B;  // RowMajor: NN; ColumnMajor: TN
+using LayoutC = cutlass::layout::RowMajor;
+// TMA needs 16-byte aligned rows: 8 fp16 elements.
+constexpr int kAlign = 8;
+
+using TileShape = Shape<Int<CUDAL2_TILE_M>, Int<CUDAL2_TILE_N>, Int<CUDAL2_TILE_K>>;
+using ClusterShape = Shape<Int<CUDAL2_CLUSTER_M>, Int<CUDAL2_CLUSTER_N>, _1>;
+
+using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
+    cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
+    cutlass::epilogue::collective::EpilogueTileAuto, ElementAcc, ElementAcc, ElementC, LayoutC, kAlign, ElementC,
+    LayoutC, kAlign, CUDAL2_EPILOGUE_SCHEDULE>::CollectiveOp;
+
+#if CUDAL2_STAGES > 0
+using Stages = cutlass::gemm::collective::StageCount<CUDAL2_STAGES>;
+#else
+// Auto: as many stages as fit beside the epilogue's shared memory.
+using Stages = cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(
+    sizeof(typename CollectiveEpilogue::SharedStorage))>;
+#endif
+
+using CollectiveMainloop = typename cutlass::gemm::collective::CollectiveBuilder<
+    cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, ElementAB, LayoutA, kAlign, ElementAB, LayoutB, kAlign,
+    ElementAcc, TileShape, ClusterShape, Stages, CUDAL2_MAINLOOP_SCHEDULE>::CollectiveOp;
+
+using GemmKernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, CollectiveMainloop,
+                                                        CollectiveEpilogue, CUDAL2_TILE_SCHEDULER>;
+using Gemm = cutlass::gemm::device::GemmUniversalAdapter<GemmKernel>;
+constexpr bool kStreamK = CUDAL2_STREAM_K;
+
+inline void put(char* err, size_t len, const char* msg) {
+  if (err && len) std::snprintf(err, len, "%s", msg);
+}
+
+// A template so the stream-K fields are only looked up when the scheduler has them.
+template <class SchedulerArgs>
+void set_stream_k(SchedulerArgs& sa, const cudal2_gemm_args& a) {
+  if constexpr (kStreamK) {
+    using DM = cutlass::gemm::kernel::detail::DecompositionMode;
+    sa.splits = a.splits;
+    sa.decomposition_mode = a.decomposition == 1   ? DM::DataParallel
+                            : a.decomposition == 2 ? DM::SplitK
+                            : a.decomposition == 3 ? DM::StreamK
+                                                   : DM::Heuristic;
+  }
+}
+
+inline typename Gemm::Arguments make_args(const cudal2_gemm_args& a) {
+  using RO = cutlass::gemm::kernel::detail::RasterOrderOptions;
+  const int m = static_cast<int>(a.m), n = static_cast<int>(a.n), k = static_cast<int>(a.k);
+  auto sA = cutlass::make_cute_packed_stride(typename GemmKernel::StrideA{}, make_shape(m, k, 1));
+  auto sB = cutlass::make_cute_packed_stride(typename GemmKernel::StrideB{}, make_shape(n, k, 1));
+  auto sC = cutlass::make_cute_packed_stride(typename GemmKernel::StrideC{}, make_shape(m, n, 1));
+  auto sD = cutlass::make_cute_packed_stride(typename GemmKernel::StrideD{}, make_shape(m, n, 1));
+  cutlass::KernelHardwareInfo hw;
+  hw.device_id = 0;
+  cudaGetDevice(&hw.device_id);
+  // Cached: querying the SM count costs a driver call on every launch otherwise.
+  static int sms = cutlass::KernelHardwareInfo::query_device_multiprocessor_count(hw.device_id);
+  hw.sm_count = sms;
+  typename Gemm::Arguments args{cutlass::gemm::GemmUniversalMode::kGemm,
+                                {m, n, k, 1},
+                                {static_cast<const ElementAB*>(a.A), sA, static_cast<const ElementAB*>(a.B), sB},
+                                {{ElementAcc(1), ElementAcc(0)},
+                                 static_cast<const ElementC*>(a.C),
+                                 sC,
+                                 static_cast<ElementC*>(a.C),
+                                 sD},
+                                hw};
+  args.scheduler.raster_order = a.raster == 1 ? RO::AlongM : a.raster == 2 ? RO::AlongN : RO::Heuristic;
+  args.scheduler.max_swizzle_size = a.swizzle;
+  set_stream_k(args.scheduler, a);
+  return args;
+}
+
+// One adapter per artifact; re-initialized only when the arguments change, so a repeated call
+// (the timing loop, a graph capture) is just the launch. Not thread-safe: one caller at a time.
+struct State {
+  Gemm gemm;
+  cudal2_gemm_args last{};
+  bool ready = false;
+};
+inline State& state() {
+  static State s;
+  return s;
+}
+
+inline bool shape_ok(const cudal2_gemm_args& a, char* err, size_t len) {
+  const bool b_col = std::is_same_v<LayoutB, cutlass::layout::ColumnMajor>;
+  if (a.m <= 0 || a.n <= 0 || a.k <= 0 || a.m > INT32_MAX || a.n > INT32_MAX || a.k > INT32_MAX) {
+    put(err, len, "sizes must be in 1..2^31-1");
+    return false;
+  }
+  // Row pitches in bytes must be multiples of 16 for TMA: A rows (K), B rows (N, or K when
+  // column-major), C rows (N).
+  if (a.k % kAlign || a.n % kAlign || (b_col && a.k % kAlign)) {
+    put(err, len, "sm90_cutlass needs K and N to be multiples of 8 (16-byte rows for TMA)");
+    return false;
+  }
+  if (a.swizzle != 1 && a.swizzle != 2 && a.swizzle != 4 && a.swizzle != 8) {
+    put(err, len, "swizzle must be 1, 2, 4 or 8");
+    return false;
+  }
+  if (a.splits < 1 || (!kStreamK && (a.splits != 1 || a.decomposition != 0))) {
+    put(err, len, "splits/decomposition need the stream-K scheduler");
+    return false;
+  }
+  return true;
+}
+
+}  // namespace cudal2_sm90
+
+extern "C" int cudal2_abi_version(void) { return CUDAL2_KERNEL_ABI_VERSION; }
+extern "C" const char* cudal2_describe(void) { return CUDAL2_SPEC_TEXT; }
+
+extern "C" int cudal2_can_implement(const cudal2_gemm_args* a, char* err, size_t len) {
+  using namespace cudal2_sm90;
+  if (!shape_ok(*a, err, len)) return 1;
+  if (Gemm::can_implement(make_args(*a)) != cutlass::Status::kSuccess) {
+    put(err, len, "CUTLASS can_implement refused these arguments");
+    return 1;
+  }
+  return 0;
+}
+
+extern "C" size_t cudal2_workspace_size(const cudal2_gemm_args* a) {
+  return cudal2_sm90::Gemm::get_workspace_size(cudal2_sm90::make_args(*a));
+}
+
+extern "C" int cudal2_run(const cudal2_gemm_args* a, void* stream, char* err, size_t len) {
+  using namespace cudal2_sm90;
+  auto& st = state();
+  auto s = static_cast<cudaStream_t>(stream);
+  // Stream-K keeps reduction flags in the workspace: initialize (which clears them, a
+  // capturable memset) before every launch rather than trust the previous launch to reset them.
+  if (kStreamK || !st.ready || std::memcmp(&st.last, a, sizeof *a) != 0) {
+    if (!shape_ok(*a, err, len)) return 1;
+    auto args = make_args(*a);
+    if (Gemm::get_workspace_size(args) > a->workspace_bytes) {
+      put(err, len, "workspace too small");
+      return 1;
+    }
+    if (st.gemm.initialize(args, a->workspace, s) != cutlass::Status::kSuccess) {
+      put(err, len, "CUTLASS initialize failed");
+      st.ready = false;
+      return 1;
+    }
+    st.last = *a;
+    st.ready = true;
+  }
+  if (st.gemm.run(s) != cutlass::Status::kSuccess) {
+    put(err, len, "CUTLASS run failed (launch error)");
+    return 1;
+  }
+  return 0;
+}

@@ -9,7 +9,8 @@
 namespace cudal2 {
 
 std::string csv_escape(std::string_view f) {
-  if (f.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(f);
+  // A leading '#' is quoted too: readers skip unquoted '#' lines as comments.
+  if (f.find_first_of(",\"\n\r") == std::string_view::npos && (f.empty() || f[0] != '#')) return std::string(f);
   std::string out = "\"";
   for (char c : f) {
     if (c == '"') out += '"';
@@ -65,6 +66,8 @@ CsvWriter::CsvWriter(const std::string& path, std::vector<std::string> columns, 
 }
 
 void CsvWriter::row(const std::vector<std::string>& fields) {
+  if (fields.size() != columns_.size())
+    throw std::invalid_argument(fmt::format("CSV row has {} fields, header has {}", fields.size(), columns_.size()));
   for (size_t i = 0; i < fields.size(); ++i) out_ << (i ? "," : "") << csv_escape(fields[i]);
   out_ << '\n';
   out_.flush();

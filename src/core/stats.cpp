@@ -9,7 +9,7 @@ namespace cudal2 {
 
 double percentile(std::vector<double> v, double q) {
   if (v.empty()) throw std::invalid_argument("percentile of an empty sample");
-  if (q < 0 || q > 100) throw std::invalid_argument("percentile outside [0, 100]");
+  if (!(q >= 0 && q <= 100)) throw std::invalid_argument("percentile outside [0, 100]");
   std::sort(v.begin(), v.end());
   const double pos = q / 100.0 * static_cast<double>(v.size() - 1);
   const auto lo = static_cast<size_t>(std::floor(pos));

@@ -80,6 +80,13 @@ int run_with_timeout(const std::vector<std::string>& argv, const fs::path& log_p
   }
 }
 
+// Our kernel headers: where the build saw them, unless CUDAL2_KERNELS_DIR says otherwise (a
+// relocated checkout, the GPU machine's copy of the tree).
+std::string kernels_dir() {
+  if (const char* d = std::getenv("CUDAL2_KERNELS_DIR")) return d;
+  return CUDAL2_KERNELS_DIR;
+}
+
 }  // namespace
 
 Compiler::Compiler(CompileOptions opt) : opt_(std::move(opt)) {
@@ -91,7 +98,7 @@ Compiler::Compiler(CompileOptions opt) : opt_(std::move(opt)) {
   }
   if (opt_.nvcc.empty()) opt_.nvcc = run_capture("command -v nvcc").empty() ? "/usr/local/cuda/bin/nvcc" : "nvcc";
   if (opt_.include_dirs.empty()) {
-    opt_.include_dirs.push_back(CUDAL2_KERNELS_DIR);
+    opt_.include_dirs.push_back(kernels_dir());
     std::string cutlass = CUDAL2_CUTLASS_INCLUDES;
     if (const char* d = std::getenv("CUTLASS_DIR")) cutlass = fmt::format("{}/include|{}/tools/util/include", d, d);
     std::stringstream ss(cutlass);
@@ -116,8 +123,8 @@ std::string Compiler::key(const std::string& source) const {
   std::string all = source + "\n--\n" + version_;
   for (const auto& f : flags()) all += "\n" + f;
   // Headers we own are part of what the artifact is built from.
-  all += read_file(fs::path(CUDAL2_KERNELS_DIR) / "sm90_cutlass_gemm.cuh");
-  all += read_file(fs::path(CUDAL2_KERNELS_DIR) / "cudal2_kernel_abi.h");
+  all += read_file(fs::path(kernels_dir()) / "sm90_cutlass_gemm.cuh");
+  all += read_file(fs::path(kernels_dir()) / "cudal2_kernel_abi.h");
   return fmt::format("{:016x}", fnv1a64(all));
 }
 

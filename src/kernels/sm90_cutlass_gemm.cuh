@@ -14,7 +14,13 @@
 #include "cutlass/gemm/kernel/gemm_universal.hpp"
 #include "cutlass/util/packed_stride.hpp"
 
+// Everything here has internal linkage. Several artifacts are loaded into one process; with
+// external linkage, GCC emits the function-local statics below (the adapter state) as
+// STB_GNU_UNIQUE symbols, which the dynamic loader merges across RTLD_LOCAL libraries, so every
+// artifact would drive the first one's kernel object. (Seen on the H100: a process that loaded
+// four artifacts hung; each alone passed.)
 namespace cudal2_sm90 {
+namespace {
 using namespace cute;
 
 using ElementAB = cutlass::half_t;
@@ -131,6 +137,7 @@ inline bool shape_ok(const cudal2_gemm_args& a, char* err, size_t len) {
   return true;
 }
 
+}  // namespace
 }  // namespace cudal2_sm90
 
 extern "C" int cudal2_abi_version(void) { return CUDAL2_KERNEL_ABI_VERSION; }

@@ -196,3 +196,16 @@ TEST(VerdictTest, KeepsFirstFailureAndAppendsDetail) {
 
 }  // namespace
 }  // namespace cudal2
+
+namespace cudal2 {
+namespace {
+TEST(Sampling, FullWhenSamplingWouldCostMore) {
+  // 1000x2x1000: two rows and two columns cost 2(M+N)K = 2.004e6 > MNK = 2e6
+  EXPECT_TRUE(plan_sampling({1000, 2, 1000}, 1e5).full);
+  EXPECT_FALSE(plan_sampling({1000, 1000, 1000}, 1e5).full);
+}
+TEST(NormalCheck, Fp16ToleranceNeverBelowFp32) {
+  for (int64_t k : {1, 2, 16, 64}) EXPECT_GE(normal_tolerance(Accum::F16, k), normal_tolerance(Accum::F32, k)) << k;
+}
+}  // namespace
+}  // namespace cudal2

@@ -1,0 +1,257 @@
+#include "store/store.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <ctime>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "store/schema.hpp"
+#include "store/sqlite.hpp"
+
+namespace cudal2::store {
+
+struct Store::Impl {
+  explicit Impl(const std::string& path) : db(path) {}
+  sql::Db db;
+};
+
+namespace {
+
+constexpr std::string_view kMeasurementColumns =
+    "spec_hash, gpu, gpu_json, dtype, layout, m, n, k, mode, timer, status, failure, median_us, p10_us, p90_us, "
+    "min_us, samples_json, rel_err, baseline_json, run_id, n_samples";
+
+void set_pragmas(const sql::Db& db) {
+  // WAL lets one writer and any number of readers in other processes proceed at once.
+  sql::Stmt wal(db, "PRAGMA journal_mode = WAL");
+  const std::string mode = wal.step() ? wal.text(0) : "";
+  if (mode != "wal" && mode != "memory") {
+    throw StoreError(
+        fmt::format("cudal2 store '{}': cannot switch to WAL journal mode (got '{}'); a network or "
+                    "read-only file system cannot host the store",
+                    db.path(), mode));
+  }
+  // foreign_keys is off by default in SQLite and per connection. synchronous=FULL fsyncs each
+  // commit: measurements cost seconds of GPU time each, so losing one to a power cut costs more
+  // than the fsync.
+  db.exec("PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL");
+}
+
+void check_json(const sql::Db& db, std::string_view field, const std::string& text) {
+  if (!nlohmann::json::accept(text)) {
+    throw StoreError(fmt::format("cudal2 store '{}': {} is not valid JSON: {:.80}", db.path(), field, text));
+  }
+}
+
+std::string samples_to_json(const sql::Db& db, const std::vector<double>& samples) {
+  for (double s : samples) {
+    // JSON has no NaN or infinity: nlohmann would write null and the row would not read back.
+    if (!std::isfinite(s)) throw StoreError(fmt::format("cudal2 store '{}': non-finite sample {}", db.path(), s));
+  }
+  return nlohmann::json(samples).dump();
+}
+
+MeasurementRow read_measurement(const sql::Db& db, const sql::Stmt& s) {
+  MeasurementRow r;
+  int c = 0;
+  r.id = s.int64(c++);
+  r.spec_hash = s.text(c++);
+  r.gpu = s.text(c++);
+  r.gpu_json = s.text(c++);
+  r.dtype = s.text(c++);
+  r.layout = s.text(c++);
+  r.m = s.int64(c++);
+  r.n = s.int64(c++);
+  r.k = s.int64(c++);
+  r.mode = s.text(c++);
+  r.timer = s.text(c++);
+  r.status = s.text(c++);
+  r.failure = s.text(c++);
+  r.median_us = s.opt_real(c++);
+  r.p10_us = s.opt_real(c++);
+  r.p90_us = s.opt_real(c++);
+  r.min_us = s.opt_real(c++);
+  const std::string samples = s.text(c++);
+  r.rel_err = s.opt_real(c++);
+  r.baseline_json = s.text(c++);
+  r.run_id = s.text(c++);
+  c++;  // n_samples: derived from samples_json, kept as a column for SQL queries only
+  r.created_at = s.text(c++);
+  try {
+    r.samples_us = nlohmann::json::parse(samples).get<std::vector<double>>();
+  } catch (const nlohmann::json::exception& e) {
+    throw StoreError(
+        fmt::format("cudal2 store '{}': measurement {} has unreadable samples_json: {}", db.path(), r.id, e.what()));
+  }
+  return r;
+}
+
+BestRow read_best(const sql::Stmt& s) {
+  return BestRow{s.text(0),  s.text(1), s.text(2), s.int64(3), s.int64(4),
+                 s.int64(5), s.text(6), s.real(7), s.int64(8), s.text(9)};
+}
+
+constexpr std::string_view kBestSelect =
+    "SELECT gpu, dtype, layout, m, n, k, spec_hash, median_us, measurement_id, updated_at FROM best ";
+
+std::string new_run_id() {
+  std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &utc);
+  // Time for reading order, pid and randomness so two processes starting in the same second differ.
+  return fmt::format("{}-{}-{:08x}", stamp, static_cast<long>(getpid()), std::random_device{}());
+}
+
+}  // namespace
+
+Store::Store(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Store::Store(Store&&) noexcept = default;
+Store& Store::operator=(Store&&) noexcept = default;
+Store::~Store() = default;
+
+Store Store::open(const std::filesystem::path& path) {
+  auto impl = std::make_unique<Impl>(path.string());
+  const sql::Db& db = impl->db;
+  sqlite3_busy_timeout(db.get(), kBusyTimeoutMs);
+  // Before anything writes: never turn someone else's file into WAL mode or add tables to it.
+  check_identity(db, kMigrations);
+  set_pragmas(db);
+  migrate(db, kMigrations);
+  return Store(std::move(impl));
+}
+
+const std::string& Store::path() const { return impl_->db.path(); }
+int Store::schema_version() const { return user_version(impl_->db); }
+int Store::latest_schema_version() { return static_cast<int>(kMigrations.size()); }
+
+std::string Store::integrity_check() const {
+  sql::Stmt s(impl_->db, "PRAGMA integrity_check");
+  std::string out;
+  while (s.step()) out += (out.empty() ? "" : "; ") + s.text(0);
+  return out;
+}
+
+void Store::put_spec(const SpecRow& spec) {
+  sql::Stmt(impl_->db, "INSERT OR IGNORE INTO specs (hash, family, text) VALUES (?, ?, ?)")
+      .bind_all(spec.hash, spec.family, spec.text)
+      .run();
+}
+
+std::optional<SpecRow> Store::get_spec(std::string_view hash) const {
+  sql::Stmt s(impl_->db, "SELECT hash, family, text, created_at FROM specs WHERE hash = ?");
+  s.bind_all(hash);
+  if (!s.step()) return std::nullopt;
+  return SpecRow{s.text(0), s.text(1), s.text(2), s.text(3)};
+}
+
+std::int64_t Store::put_build(const BuildRow& b) {
+  sql::Stmt s(impl_->db,
+              "INSERT INTO builds (spec_hash, source_hash, status, compile_seconds, log, artifact_path) "
+              "VALUES (?, ?, ?, ?, ?, ?)");
+  s.bind_all(b.spec_hash, b.source_hash, b.status, b.compile_seconds, b.log).bind_or_null(6, b.artifact_path).run();
+  return sqlite3_last_insert_rowid(impl_->db.get());
+}
+
+std::optional<BuildRow> Store::find_build(std::string_view spec_hash, std::string_view source_hash) const {
+  sql::Stmt s(impl_->db,
+              "SELECT id, spec_hash, source_hash, status, compile_seconds, log, artifact_path, created_at FROM builds "
+              "WHERE spec_hash = ? AND source_hash = ? ORDER BY status = 'ok' DESC, id DESC LIMIT 1");
+  s.bind_all(spec_hash, source_hash);
+  if (!s.step()) return std::nullopt;
+  return BuildRow{s.int64(0), s.text(1), s.text(2), s.text(3), s.real(4), s.text(5), s.text(6), s.text(7)};
+}
+
+PutMeasurementResult Store::put_measurement(const MeasurementRow& m) {
+  const sql::Db& db = impl_->db;
+  check_json(db, "gpu_json", m.gpu_json);
+  check_json(db, "baseline_json", m.baseline_json);
+  const std::string samples = samples_to_json(db, m.samples_us);
+
+  sql::Transaction t(db);
+  sql::Stmt ins(db, fmt::format("INSERT INTO measurements ({}) VALUES "
+                                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                kMeasurementColumns));
+  ins.bind_all(m.spec_hash, m.gpu, m.gpu_json, m.dtype, m.layout, m.m, m.n, m.k, m.mode, m.timer, m.status, m.failure,
+               m.median_us, m.p10_us, m.p90_us, m.min_us, samples, m.rel_err, m.baseline_json)
+      .bind_or_null(20, m.run_id)
+      .bind(21, static_cast<std::int64_t>(m.samples_us.size()))
+      .run();
+  PutMeasurementResult out{sqlite3_last_insert_rowid(db.get()), false};
+
+  // Only the steady-state device time ranks kernels; other modes and timers are kept for study.
+  if (m.status == "ok" && m.mode == "offline" && m.timer == "graph") {
+    sql::Stmt up(db,
+                 "INSERT INTO best (gpu, dtype, layout, m, n, k, spec_hash, median_us, measurement_id) "
+                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                 "ON CONFLICT (gpu, dtype, layout, m, n, k) DO UPDATE SET spec_hash = excluded.spec_hash, "
+                 "median_us = excluded.median_us, measurement_id = excluded.measurement_id, "
+                 "updated_at = excluded.updated_at WHERE excluded.median_us < best.median_us");
+    up.bind_all(m.gpu, m.dtype, m.layout, m.m, m.n, m.k, m.spec_hash, m.median_us, out.id).run();
+    out.new_best = sqlite3_changes(db.get()) > 0;  // 0 when the WHERE kept the old best
+  }
+  t.commit();
+  return out;
+}
+
+std::optional<MeasurementRow> Store::get_measurement(std::int64_t id) const {
+  sql::Stmt s(impl_->db, fmt::format("SELECT id, {}, created_at FROM measurements WHERE id = ?", kMeasurementColumns));
+  s.bind_all(id);
+  if (!s.step()) return std::nullopt;
+  return read_measurement(impl_->db, s);
+}
+
+bool Store::has_measurement(std::string_view spec_hash, std::string_view gpu, std::string_view dtype,
+                            std::string_view layout, std::int64_t m, std::int64_t n, std::int64_t k,
+                            std::string_view mode) const {
+  sql::Stmt s(impl_->db,
+              "SELECT 1 FROM measurements WHERE gpu = ? AND dtype = ? AND layout = ? AND m = ? AND n = ? AND k = ? "
+              "AND spec_hash = ? AND mode = ? LIMIT 1");
+  s.bind_all(gpu, dtype, layout, m, n, k, spec_hash, mode);
+  return s.step();
+}
+
+std::optional<BestRow> Store::get_best(std::string_view gpu, std::string_view dtype, std::string_view layout,
+                                       std::int64_t m, std::int64_t n, std::int64_t k) const {
+  sql::Stmt s(impl_->db,
+              std::string(kBestSelect) + "WHERE gpu = ? AND dtype = ? AND layout = ? AND m = ? AND n = ? AND k = ?");
+  s.bind_all(gpu, dtype, layout, m, n, k);
+  if (!s.step()) return std::nullopt;
+  return read_best(s);
+}
+
+std::vector<BestRow> Store::list_best(std::string_view gpu) const {
+  sql::Stmt s(impl_->db, std::string(kBestSelect) + "WHERE gpu = ? ORDER BY dtype, layout, m, n, k");
+  s.bind_all(gpu);
+  std::vector<BestRow> out;
+  while (s.step()) out.push_back(read_best(s));
+  return out;
+}
+
+std::string Store::begin_run(std::string_view command) {
+  std::string id = new_run_id();
+  sql::Stmt(impl_->db, "INSERT INTO runs (id, command) VALUES (?, ?)").bind_all(id, command).run();
+  return id;
+}
+
+void Store::finish_run(std::string_view run_id) {
+  sql::Stmt(impl_->db, "UPDATE runs SET finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?")
+      .bind_all(run_id)
+      .run();
+  if (sqlite3_changes(impl_->db.get()) == 0) {
+    throw StoreError(fmt::format("cudal2 store '{}': finish_run: no run '{}'", path(), run_id));
+  }
+}
+
+std::optional<RunRow> Store::get_run(std::string_view run_id) const {
+  sql::Stmt s(impl_->db, "SELECT id, command, started_at, finished_at FROM runs WHERE id = ?");
+  s.bind_all(run_id);
+  if (!s.step()) return std::nullopt;
+  return RunRow{s.text(0), s.text(1), s.text(2), s.opt_text(3)};
+}
+
+}  // namespace cudal2::store

@@ -1,0 +1,140 @@
+#pragma once
+// The results store: specs, builds, measurements, the best kernel per (GPU, problem), and runs,
+// in one SQLite file. Several processes may share the file (a tuner writing, `cudal2 report`
+// reading): WAL journal, busy_timeout. Every write is one transaction committed before the call
+// returns, so a crash (kill -9 included) loses at most the call in flight.
+// A Store is one connection: use it from one thread at a time; open one per process.
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "store/error.hpp"
+
+namespace cudal2::store {
+
+// Fields named created_at / updated_at / started_at / finished_at are set by the store (UTC,
+// "YYYY-MM-DDTHH:MM:SS.sssZ") and ignored on write; so is every row id.
+
+struct SpecRow {
+  std::string hash;  // KernelSpec::hash()
+  std::string family;
+  std::string text;  // KernelSpec::text()
+  std::string created_at;
+  bool operator==(const SpecRow&) const = default;
+};
+
+struct BuildRow {
+  std::int64_t id = 0;
+  std::string spec_hash;
+  std::string source_hash;
+  std::string status;  // "ok", "compile-error" or "timeout"
+  double compile_seconds = 0;
+  std::string log;
+  std::string artifact_path;  // "" when the build produced none
+  std::string created_at;
+  bool operator==(const BuildRow&) const = default;
+};
+
+struct MeasurementRow {
+  std::int64_t id = 0;
+  std::string spec_hash;  // must be in specs (put_spec first)
+  std::string gpu;
+  std::string gpu_json = "{}";  // JSON text
+  std::string dtype;
+  std::string layout;
+  std::int64_t m = 0, n = 0, k = 0;
+  std::string mode;    // "offline" or "server"
+  std::string timer;   // "graph", "eager" or "host"
+  std::string status;  // "ok" or the failure kind
+  std::string failure;
+  std::optional<double> median_us, p10_us, p90_us, min_us;  // required when status is "ok"
+  std::vector<double> samples_us;                           // finite; n_samples is its size
+  std::optional<double> rel_err;
+  std::string baseline_json = "{}";  // JSON text
+  std::string run_id;                // "" for none, else an id from begin_run
+  std::string created_at;
+  bool operator==(const MeasurementRow&) const = default;
+};
+
+struct BestRow {
+  std::string gpu, dtype, layout;
+  std::int64_t m = 0, n = 0, k = 0;
+  std::string spec_hash;
+  double median_us = 0;
+  std::int64_t measurement_id = 0;
+  std::string updated_at;
+  bool operator==(const BestRow&) const = default;
+};
+
+struct RunRow {
+  std::string id;
+  std::string command;
+  std::string started_at;
+  std::optional<std::string> finished_at;  // none: still running, or it died
+  bool operator==(const RunRow&) const = default;
+};
+
+struct PutMeasurementResult {
+  std::int64_t id = 0;    // the new measurement's id
+  bool new_best = false;  // it became the best for its GPU and problem
+};
+
+class Store {
+ public:
+  static constexpr int kBusyTimeoutMs = 5000;
+
+  // Creates the file or opens it, and migrates it to the newest schema. Throws StoreError naming
+  // the path for a file that is not a cudal2 database, a corrupt one, or one whose schema is
+  // newer than this build knows.
+  static Store open(const std::filesystem::path& path);
+
+  Store(Store&&) noexcept;
+  Store& operator=(Store&&) noexcept;
+  ~Store();
+
+  const std::string& path() const;
+  int schema_version() const;
+  static int latest_schema_version();
+  // "ok", or SQLite's description of what is damaged.
+  std::string integrity_check() const;
+
+  // Inserts the spec unless its hash is already there (specs are immutable values).
+  void put_spec(const SpecRow& spec);
+  std::optional<SpecRow> get_spec(std::string_view hash) const;
+
+  std::int64_t put_build(const BuildRow& build);
+  // The ok build of this source if there is one (a timeout need not repeat), else the newest.
+  std::optional<BuildRow> find_build(std::string_view spec_hash, std::string_view source_hash) const;
+
+  // Inserts the measurement and, when it is status "ok", mode "offline", timer "graph" and faster
+  // than the current best for its (gpu, dtype, layout, m, n, k) (or there is none), makes it the
+  // best; both in one transaction.
+  PutMeasurementResult put_measurement(const MeasurementRow& m);
+  std::optional<MeasurementRow> get_measurement(std::int64_t id) const;
+  // Whether any measurement (failed ones included) exists: what a resumed run skips.
+  bool has_measurement(std::string_view spec_hash, std::string_view gpu, std::string_view dtype,
+                       std::string_view layout, std::int64_t m, std::int64_t n, std::int64_t k,
+                       std::string_view mode) const;
+
+  std::optional<BestRow> get_best(std::string_view gpu, std::string_view dtype, std::string_view layout, std::int64_t m,
+                                  std::int64_t n, std::int64_t k) const;
+  // Ordered by dtype, layout, m, n, k.
+  std::vector<BestRow> list_best(std::string_view gpu) const;
+
+  // Records a run and returns its id, unique across processes and machines.
+  std::string begin_run(std::string_view command);
+  // Throws StoreError for an unknown id.
+  void finish_run(std::string_view run_id);
+  std::optional<RunRow> get_run(std::string_view run_id) const;
+
+ private:
+  struct Impl;
+  explicit Store(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace cudal2::store

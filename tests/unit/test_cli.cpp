@@ -1,0 +1,130 @@
+// The cudal2 binary (CUDAL2_CLI): bad input gives exit code 2 and exactly one
+// "cudal2: error:" line; no GPU gives exit code 1 and one line naming the reason.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "eval/device.hpp"
+
+#ifndef CUDAL2_CLI
+#error "CUDAL2_CLI (path to the cudal2 binary) must be defined by the build"
+#endif
+
+namespace {
+
+struct Outcome {
+  int code = -1;  // exit status, or -1 if it did not exit normally
+  std::string output;
+};
+
+Outcome run_cli(const std::string& args) {
+  const std::string cmd = "'" + std::string(CUDAL2_CLI) + "' " + args + " 2>&1 </dev/null";
+  Outcome o;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return o;
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) o.output.append(buf.data(), n);
+  const int status = pclose(p);
+  if (status != -1 && WIFEXITED(status)) o.code = WEXITSTATUS(status);
+  return o;
+}
+
+int count_lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+
+bool is_one_line(const std::string& s) { return !s.empty() && s.back() == '\n' && count_lines(s) == 1; }
+
+TEST(CliBinary, Exists) {
+  FILE* f = std::fopen(CUDAL2_CLI, "rb");
+  ASSERT_NE(f, nullptr) << CUDAL2_CLI;
+  std::fclose(f);
+}
+
+struct BadCase {
+  const char* args;
+  const char* mentions;  // something the one line must name
+};
+
+class CliBadInput : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(CliBadInput, ExitsTwoWithOneErrorLine) {
+  const auto& c = GetParam();
+  const auto o = run_cli(c.args);
+  EXPECT_EQ(o.code, 2) << c.args << "\n" << o.output;
+  EXPECT_TRUE(is_one_line(o.output)) << c.args << ": " << count_lines(o.output) << " lines:\n" << o.output;
+  EXPECT_EQ(o.output.rfind("cudal2: error:", 0), 0u) << c.args << "\n" << o.output;
+  EXPECT_NE(o.output.find(c.mentions), std::string::npos) << c.args << "\n" << o.output;
+}
+
+INSTANTIATE_TEST_SUITE_P(Required, CliBadInput,
+                         ::testing::Values(BadCase{"bench --shape 0,1,1", "M=0"},                             //
+                                           BadCase{"bench --shape 1,2", "1,2"},                               //
+                                           BadCase{"bench --grid nope", "nope"},                              //
+                                           BadCase{"bench --shapes /nonexistent/file", "/nonexistent/file"},  //
+                                           BadCase{"bench --methods nope", "nope"},                           //
+                                           BadCase{"bench --reps 0", "--reps"},                               //
+                                           BadCase{"bench --shard 5/2", "5/2"},                               //
+                                           BadCase{"bench --resume", "--csv"},                                //
+                                           BadCase{"bench --bogus-flag", "--bogus-flag"}));
+
+INSTANTIATE_TEST_SUITE_P(More, CliBadInput,
+                         ::testing::Values(BadCase{"bench --shape 4,abc,4", "N='abc'"},               //
+                                           BadCase{"bench --shape 64,64,64 --shape 1,1,-1", "K=-1"},  //
+                                           BadCase{"bench --shape 2147483648,1,1", "too large"},      //
+                                           BadCase{"bench --reps -3", "--reps"},                      //
+                                           BadCase{"bench --reps abc", "--reps"},                     //
+                                           BadCase{"bench --qps 0", "--qps"},                         //
+                                           BadCase{"bench --mode sometimes", "sometimes"},            //
+                                           BadCase{"bench --methods cublas-nn,nope", "nope"},         //
+                                           BadCase{"bench --methods ,", "--methods"},                 //
+                                           BadCase{"bench --shard 1/0", "1/0"},                       //
+                                           BadCase{"bench --shard x", "'x'"},                         //
+                                           BadCase{"bench --shape", "--shape"},                       //
+                                           BadCase{"frobnicate", "frobnicate"},                       //
+                                           BadCase{"", "subcommand"}));
+
+TEST(CliBadInputFile, ErrorInShapesFileNamesFileAndLine) {
+  char tmpl[] = "/tmp/cudal2_test_cli_XXXXXX";
+  const int fd = mkstemp(tmpl);
+  ASSERT_GE(fd, 0);
+  const std::string content = "# shapes\n64,64,64\n64,0,64\n";
+  ASSERT_EQ(write(fd, content.data(), content.size()), static_cast<ssize_t>(content.size()));
+  close(fd);
+  const auto o = run_cli(std::string("bench --shapes ") + tmpl);
+  std::remove(tmpl);
+  EXPECT_EQ(o.code, 2) << o.output;
+  EXPECT_TRUE(is_one_line(o.output)) << o.output;
+  EXPECT_EQ(o.output.rfind("cudal2: error:", 0), 0u) << o.output;
+  EXPECT_NE(o.output.find(std::string(tmpl) + ":3"), std::string::npos) << o.output;
+}
+
+TEST(CliNoGpu, BenchExitsOneWithOneLine) {
+  if (cudal2::gpu_available()) GTEST_SKIP() << "a CUDA GPU is present; this checks the no-GPU path";
+  const auto o = run_cli("bench --shape 64,64,64");
+  EXPECT_EQ(o.code, 1) << o.output;
+  EXPECT_TRUE(is_one_line(o.output)) << count_lines(o.output) << " lines:\n" << o.output;
+  EXPECT_NE(o.output.find("no CUDA GPU"), std::string::npos) << o.output;
+  EXPECT_EQ(o.output.find("cudal2: error:"), std::string::npos) << "no GPU is not an input error: " << o.output;
+}
+
+TEST(CliNoGpu, InputErrorsComeBeforeTheGpuCheck) {
+  // Bad input is reported as such (exit 2) whether or not a GPU is present.
+  const auto o = run_cli("bench --shape 64,64,64 --reps 0");
+  EXPECT_EQ(o.code, 2) << o.output;
+  EXPECT_EQ(o.output.find("no CUDA GPU"), std::string::npos) << o.output;
+}
+
+TEST(CliHelp, ExitsZeroAndListsOptions) {
+  const auto o = run_cli("bench --help");
+  EXPECT_EQ(o.code, 0) << o.output;
+  for (const char* opt : {"--shape", "--shapes", "--grid", "--methods", "--reps", "--csv", "--resume", "--shard"})
+    EXPECT_NE(o.output.find(opt), std::string::npos) << opt;
+}
+
+}  // namespace

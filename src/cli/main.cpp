@@ -5,12 +5,15 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
 #include <sstream>
 
 #include "baselines/baselines.hpp"
 #include "core/problem.hpp"
 #include "eval/bench.hpp"
+#include "eval/candidate.hpp"
 #include "eval/device.hpp"
+#include "store/error.hpp"
 
 namespace {
 
@@ -24,13 +27,9 @@ std::vector<std::string> split_list(const std::string& s) {
 }
 
 struct BenchArgs {
-  std::vector<std::string> shapes;
-  std::vector<std::string> shape_files;
-  std::string grid;
   std::string methods = "all";
   std::string mode = "offline";
   std::string csv;
-  std::string shard;
   bool resume = false;
   bool fp16_accum = false;
   bool no_verify = false;
@@ -41,21 +40,43 @@ struct BenchArgs {
   uint64_t seed = 0;
 };
 
-cudal2::BenchOptions to_options(const BenchArgs& a, const std::string& cmdline) {
+struct ShapeArgs {
+  std::vector<std::string> shapes, shape_files;
+  std::string grid, shard;
+  void add(CLI::App* app) {
+    app->add_option("--shape", shapes, "Problem M,N,K (repeatable)");
+    app->add_option("--shapes", shape_files, "File with one M,N,K per line ('#' comments)");
+    app->add_option("--grid", grid, "Shape grid: paper (1000 shapes) or sample (16)");
+    app->add_option("--shard", shard, "Run shard I/N of the shape list (shape index % N == I)");
+  }
+  std::vector<cudal2::Shape> resolve() const {
+    using namespace cudal2;
+    std::vector<Shape> out;
+    for (const auto& s : shapes) out.push_back(parse_shape(s));
+    for (const auto& f : shape_files) {
+      auto v = read_shapes_file(f);
+      out.insert(out.end(), v.begin(), v.end());
+    }
+    if (!grid.empty()) {
+      auto v = cudal2::grid(grid);
+      out.insert(out.end(), v.begin(), v.end());
+    }
+    if (out.empty()) out = cudal2::grid("sample");
+    out = unique_shapes(out);
+    if (!shard.empty()) out = apply_shard(out, parse_shard(shard));
+    return out;
+  }
+};
+
+std::vector<cudal2::Mode> parse_modes(const std::string& m) {
+  if (m == "both") return {cudal2::Mode::Offline, cudal2::Mode::Server};
+  return {cudal2::parse_mode(m)};
+}
+
+cudal2::BenchOptions to_options(const BenchArgs& a, const ShapeArgs& sa, const std::string& cmdline) {
   using namespace cudal2;
   BenchOptions o;
-  for (const auto& s : a.shapes) o.shapes.push_back(parse_shape(s));
-  for (const auto& f : a.shape_files) {
-    auto v = read_shapes_file(f);
-    o.shapes.insert(o.shapes.end(), v.begin(), v.end());
-  }
-  if (!a.grid.empty()) {
-    auto v = grid(a.grid);
-    o.shapes.insert(o.shapes.end(), v.begin(), v.end());
-  }
-  if (o.shapes.empty()) o.shapes = grid("sample");
-  o.shapes = unique_shapes(o.shapes);
-  if (!a.shard.empty()) o.shapes = apply_shard(o.shapes, parse_shard(a.shard));
+  o.shapes = sa.resolve();
   o.accum = a.fp16_accum ? Accum::F16 : Accum::F32;
   const auto names = a.methods == "all" ? baseline_names() : split_list(a.methods);
   if (names.empty()) throw InputError("--methods names no method");
@@ -65,10 +86,7 @@ cudal2::BenchOptions to_options(const BenchArgs& a, const std::string& cmdline) 
     const Accum acc = o.accum;
     o.methods.push_back({n, true, [n, acc] { return make_baseline(n, acc); }});
   }
-  if (a.mode == "both")
-    o.modes = {Mode::Offline, Mode::Server};
-  else
-    o.modes = {parse_mode(a.mode)};
+  o.modes = parse_modes(a.mode);
   if (a.reps < 1) throw InputError(fmt::format("--reps {} must be at least 1", a.reps));
   if (!(a.qps > 0)) throw InputError(fmt::format("--qps {} must be positive", a.qps));
   if (a.resume && a.csv.empty()) throw InputError("--resume needs --csv FILE");
@@ -94,9 +112,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   BenchArgs b;
   auto* bench = app.add_subcommand("bench", "Verify and time the baselines (cuBLAS, cuBLASLt, torch.matmul) on shapes");
-  bench->add_option("--shape", b.shapes, "Problem M,N,K (repeatable)");
-  bench->add_option("--shapes", b.shape_files, "File with one M,N,K per line ('#' comments)");
-  bench->add_option("--grid", b.grid, "Shape grid: paper (1000 shapes) or sample (16)");
+  ShapeArgs bench_shapes;
+  bench_shapes.add(bench);
   bench->add_option("--methods", b.methods,
                     fmt::format("Comma-separated methods or 'all' ({})", fmt::join(cudal2::baseline_names(), ", ")));
   bench->add_option("--mode", b.mode, "offline, server or both")->capture_default_str();
@@ -104,7 +121,6 @@ int main(int argc, char** argv) {
   bench->add_option("--qps", b.qps, "Server mode: mean request rate; idle gaps ~ Exp(qps)")->capture_default_str();
   bench->add_option("--csv", b.csv, "Write tidy long-format results to FILE");
   bench->add_flag("--resume", b.resume, "Keep FILE's rows and skip shapes already complete in it");
-  bench->add_option("--shard", b.shard, "Run shard I/N of the shape list (shape index % N == I)");
   bench->add_flag("--fp16-accum", b.fp16_accum, "fp16 accumulation (CUBLAS_COMPUTE_16F) instead of fp32");
   bench->add_flag("--no-verify", b.no_verify, "Skip verification (timings are then unchecked)");
   bench
@@ -114,11 +130,45 @@ int main(int argc, char** argv) {
   bench->add_option("--seed", b.seed, "Random seed (default: fresh each run)");
   bench->add_flag("--quiet", b.quiet, "No progress lines");
 
+  // eval / tune: candidates compiled by the JIT, run only in a sandboxed worker process.
+  cudal2::EvalRequest ev;
+  std::vector<std::string> spec_texts;
+  std::string source_file, eval_mode = "offline";
+  ShapeArgs eval_shapes;
+  auto* eval = app.add_subcommand(
+      "eval", "Compile, verify and time kernel candidates (in a worker process) against the baselines");
+  eval->add_option("--spec", spec_texts, "KernelSpec text (repeatable); see docs/kernel-space.md");
+  eval->add_option("--source", source_file,
+                   "A free-form candidate .cu exposing the kernel C ABI (NN, fp32 accumulate)");
+  auto add_eval_opts = [&](CLI::App* c, ShapeArgs& sa) {
+    sa.add(c);
+    c->add_option("--mode", eval_mode, "offline, server or both")->capture_default_str();
+    c->add_option("--reps", ev.reps, "Samples per timer")->capture_default_str();
+    c->add_option("--db", ev.db_path, "SQLite results store")->capture_default_str();
+    c->add_option("--timeout", ev.timeout_s, "Seconds per candidate before its worker is killed")
+        ->capture_default_str();
+  };
+  add_eval_opts(eval, eval_shapes);
+  std::string search = "exhaustive";
+  int budget = 0;
+  ShapeArgs tune_shapes;
+  auto* tune =
+      app.add_subcommand("tune", "Search the kernel space for the given shapes; results go to the store (resumable)");
+  tune->add_option("--search", search, "Search strategy: exhaustive")->capture_default_str();
+  tune->add_option("--budget", budget, "Stop after this many candidates (0: no limit)");
+  add_eval_opts(tune, tune_shapes);
+  std::string show_db = "cudal2.db";
+  auto* show = app.add_subcommand("show", "Best kernel per shape in the store, with its speedup over the baselines");
+  show->add_option("--db", show_db, "SQLite results store")->capture_default_str();
+  auto* worker = app.add_subcommand("worker", "Internal: serve evaluation jobs on stdin/stdout");
+  worker->group("");
+
   const auto subs = app.get_subcommands([](const CLI::App*) { return true; });
   const bool known =
       argc > 1 && std::any_of(subs.begin(), subs.end(), [&](const CLI::App* a) { return a->get_name() == argv[1]; });
   if (argc > 1 && argv[1][0] != '-' && !known) {
-    std::fprintf(stderr, "cudal2: error: unknown command '%s' (commands: bench; see cudal2 --help)\n", argv[1]);
+    std::fprintf(stderr, "cudal2: error: unknown command '%s' (commands: bench, eval, tune, show; see cudal2 --help)\n",
+                 argv[1]);
     return 2;
   }
   try {
@@ -133,14 +183,46 @@ int main(int argc, char** argv) {
   }
 
   try {
+    if (worker->parsed()) return cudal2::worker_main();
+    if (eval->parsed() || tune->parsed()) {
+      const bool is_tune = tune->parsed();
+      ev.shapes = (is_tune ? tune_shapes : eval_shapes).resolve();
+      ev.modes = parse_modes(eval_mode);
+      ev.command_line = cmdline;
+      if (is_tune) {
+        if (search != "exhaustive")
+          throw cudal2::InputError(fmt::format("unknown search '{}' (available: exhaustive)", search));
+        ev.specs = cudal2::exhaustive_candidates(ev.db_path, ev.shapes, ev.modes.front(), budget);
+        std::fprintf(stderr, "cudal2 tune: %zu candidate(s) left to evaluate\n", ev.specs.size());
+      } else {
+        for (const auto& t : spec_texts) ev.specs.push_back(cudal2::parse_spec(t));
+        if (!source_file.empty()) {
+          std::ifstream in(source_file);
+          if (!in) throw cudal2::InputError(fmt::format("cannot read source file '{}'", source_file));
+          std::stringstream ss;
+          ss << in.rdbuf();
+          ev.free_source = ss.str();
+        }
+        if (ev.specs.empty() && ev.free_source.empty())
+          throw cudal2::InputError("eval needs --spec TEXT or --source FILE");
+      }
+      cudal2::require_gpu();
+      const auto outcomes = cudal2::evaluate_candidates(ev);
+      cudal2::print_outcomes(outcomes);
+      return 0;
+    }
+    if (show->parsed()) return cudal2::print_best(show_db);
     if (bench->parsed()) {
-      const auto opt = to_options(b, cmdline);
+      const auto opt = to_options(b, bench_shapes, cmdline);
       const auto report = cudal2::run_bench(opt);
       if (report.shapes.size() <= 64) cudal2::print_table(report, opt);
       cudal2::print_class_summary(report, opt);
       if (!opt.csv_path.empty()) std::printf("\nwrote %s\n", opt.csv_path.c_str());
     }
     return 0;
+  } catch (const cudal2::store::StoreError& e) {
+    std::fprintf(stderr, "cudal2: error: %s\n", e.what());
+    return 2;
   } catch (const cudal2::InputError& e) {
     std::fprintf(stderr, "cudal2: error: %s\n", e.what());
     return 2;

@@ -68,3 +68,40 @@ TEST(Cli, HelpListsTheBaselines) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Cli, EvalAndShowInputErrors) {
+  auto o = run_cli("eval");
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.output.find("--spec"), std::string::npos);
+  o = run_cli("eval --spec 'sm90_cutlass nn f32 tile=64x64x64'");
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.output.find("cooperative mainloop needs tile M >= 128"), std::string::npos) << o.output;
+  const std::string junk = ::testing::TempDir() + "cudal2_cli_not_a_db";
+  std::FILE* f = std::fopen(junk.c_str(), "w");
+  std::fputs("this is not a database, it is a text file of some length\n", f);
+  std::fclose(f);
+  o = run_cli("show --db " + junk);
+  std::remove(junk.c_str());
+  EXPECT_EQ(o.code, 2) << o.output;
+  EXPECT_NE(o.output.find("not a cudal2 database"), std::string::npos) << o.output;
+  o = run_cli("tune --search random");
+  EXPECT_EQ(o.code, 2) << o.output;
+}
+
+// The worker speaks one JSON object per line; without a GPU it answers with the reason rather
+// than dying, so the tuner records it and goes on.
+TEST(Cli, WorkerAnswersJobsWithoutAGpu) {
+  if (cudal2::gpu_available()) GTEST_SKIP() << "a GPU is present";
+  const auto o = run_cli(
+      "worker "
+      "<<'EOF'\n{\"op\":\"eval\",\"shapes\":[[64,64,64]],\"modes\":[\"offline\"],\"spec\":\"x\",\"artifact\":\"y\","
+      "\"baselines\":[]}\n{\"op\":\"nope\"}\nEOF");
+  EXPECT_EQ(o.code, 0) << o.output;
+  EXPECT_NE(o.output.find("\"ok\":false"), std::string::npos) << o.output;
+  EXPECT_NE(o.output.find("no CUDA GPU"), std::string::npos) << o.output;
+  EXPECT_NE(o.output.find("unknown op"), std::string::npos) << o.output;
+}
+
+}  // namespace

@@ -132,20 +132,32 @@ int main(int argc, char** argv) {
 
   // eval / tune: candidates compiled by the JIT, run only in a sandboxed worker process.
   cudal2::EvalRequest ev;
-  std::vector<std::string> spec_texts;
-  std::string source_file, eval_mode = "offline";
+  std::vector<std::string> spec_texts, source_files;
+  std::string eval_mode = "offline";
   ShapeArgs eval_shapes;
   auto* eval = app.add_subcommand(
       "eval", "Compile, verify and time kernel candidates (in a worker process) against the baselines");
   eval->add_option("--spec", spec_texts, "KernelSpec text (repeatable); see docs/kernel-space.md");
-  eval->add_option("--source", source_file,
-                   "A free-form candidate .cu exposing the kernel C ABI (NN, fp32 accumulate)");
+  eval->add_option("--source", source_files, "A free-form candidate .cu exposing the kernel C ABI (repeatable)");
+  std::string src_layout = "nn", src_accum = "f32";
+  eval->add_option("--layout", src_layout, "Layout of B for --source: nn or tn")->capture_default_str();
+  eval->add_option("--accum", src_accum, "Accumulator for --source: f32 or f16")->capture_default_str();
+  std::string timers = "graph,eager,host";
+  std::string baselines = "cublas-nn,cublas-tn,cublaslt-autotune-nn,cublaslt-autotune-tn";
   auto add_eval_opts = [&](CLI::App* c, ShapeArgs& sa) {
     sa.add(c);
     c->add_option("--mode", eval_mode, "offline, server or both")->capture_default_str();
     c->add_option("--reps", ev.reps, "Samples per timer")->capture_default_str();
+    c->add_option("--timers", timers, "Timers to run: graph, eager, host (comma-separated)")->capture_default_str();
     c->add_option("--db", ev.db_path, "SQLite results store")->capture_default_str();
     c->add_option("--timeout", ev.timeout_s, "Seconds per candidate before its worker is killed")
+        ->capture_default_str();
+    c->add_option("--batch", ev.batch, "Candidates per worker job (a failed job is retried one by one)")
+        ->capture_default_str();
+    c->add_option("--csv", ev.csv_path, "Also append the bench's CSV rows (candidates and baselines) to FILE");
+    c->add_option("--verify-budget", ev.verify_budget, "CPU multiply-adds per reference before sampling")
+        ->capture_default_str();
+    c->add_option("--baselines", baselines, "Baselines timed in the same jobs (comma-separated)")
         ->capture_default_str();
   };
   add_eval_opts(eval, eval_shapes);
@@ -156,6 +168,23 @@ int main(int argc, char** argv) {
       app.add_subcommand("tune", "Search the kernel space for the given shapes; results go to the store (resumable)");
   tune->add_option("--search", search, "Search strategy: exhaustive")->capture_default_str();
   tune->add_option("--budget", budget, "Stop after this many candidates (0: no limit)");
+  double budget_minutes = 0;
+  tune->add_option("--budget-minutes", budget_minutes, "Stop starting new candidates after this many minutes");
+  std::string families = "sm90_cutlass", space = "full", tune_accum = "f32";
+  tune->add_option("--families", families, "Kernel families to search (comma-separated)")->capture_default_str();
+  tune->add_option("--space", space, "full (every valid configuration) or core (docs/tuning.md)")
+      ->capture_default_str();
+  tune->add_option("--accum", tune_accum, "Accumulator: f32 or f16")->capture_default_str();
+  bool skip_search = false;
+  tune->add_flag("--skip-search", skip_search, "Only the final measurement of what the store already holds");
+  int final_top = 0;
+  std::string final_csv, final_mode = "both";
+  int final_reps = 30;
+  tune->add_option("--final-top", final_top,
+                   "Afterwards, re-measure each shape's N fastest specs per layout with every timer (0: skip)");
+  tune->add_option("--final-mode", final_mode, "Modes of the final measurement")->capture_default_str();
+  tune->add_option("--final-reps", final_reps, "Samples per timer in the final measurement")->capture_default_str();
+  tune->add_option("--final-csv", final_csv, "CSV file for the final measurement");
   add_eval_opts(tune, tune_shapes);
   std::string show_db = "cudal2.db";
   auto* show = app.add_subcommand("show", "Best kernel per shape in the store, with its speedup over the baselines");
@@ -188,22 +217,66 @@ int main(int argc, char** argv) {
       const bool is_tune = tune->parsed();
       ev.shapes = (is_tune ? tune_shapes : eval_shapes).resolve();
       ev.modes = parse_modes(eval_mode);
+      ev.timers = {false, false, false};
+      for (const auto& t : split_list(timers)) {
+        bool known = false;
+        for (auto k : cudal2::kTimers)
+          if (cudal2::to_string(k) == t) ev.timers[static_cast<int>(k)] = known = true;
+        if (!known) throw cudal2::InputError(fmt::format("unknown timer '{}' (graph, eager, host)", t));
+      }
+      if (ev.batch < 1) throw cudal2::InputError("--batch must be at least 1");
+      ev.baselines = split_list(baselines);
+      for (const auto& b : ev.baselines)
+        if (!cudal2::is_baseline(b))
+          throw cudal2::InputError(
+              fmt::format("unknown baseline '{}' (known: {})", b, fmt::join(cudal2::baseline_names(), ", ")));
       ev.command_line = cmdline;
       if (is_tune) {
         if (search != "exhaustive")
           throw cudal2::InputError(fmt::format("unknown search '{}' (available: exhaustive)", search));
-        ev.specs = cudal2::exhaustive_candidates(ev.db_path, ev.shapes, ev.modes.front(), budget);
-        std::fprintf(stderr, "cudal2 tune: %zu candidate(s) left to evaluate\n", ev.specs.size());
+        const auto accum = cudal2::parse_accum(tune_accum);
+        const auto all = cudal2::search_space(split_list(families), space, accum);
+        if (final_top > 0 && final_csv.empty()) throw cudal2::InputError("--final-top needs --final-csv FILE");
+        cudal2::require_gpu();
+        if (!skip_search) ev.specs = cudal2::exhaustive_candidates(ev.db_path, ev.shapes, ev.modes.front(), all, budget);
+        std::fprintf(stderr, "cudal2 tune: %zu of %zu candidate(s) left to evaluate on %zu shape(s)\n",
+                     ev.specs.size(), all.size(), ev.shapes.size());
+        ev.deadline_minutes = budget_minutes;
+        const auto outcomes = cudal2::evaluate_candidates(ev);
+        cudal2::print_tune_summary(outcomes);
+        if (final_top > 0) {
+          // Phase 2: each shape's fastest specs against the baselines, every timer, both modes.
+          for (const auto& [shape, specs] : cudal2::top_candidates(ev.db_path, ev.shapes, accum, final_top)) {
+            if (specs.empty()) continue;
+            cudal2::EvalRequest fin = ev;
+            fin.specs = specs;
+            fin.shapes = {shape};
+            fin.modes = parse_modes(final_mode);
+            fin.timers = {true, true, true};
+            fin.reps = final_reps;
+            fin.batch = static_cast<int>(specs.size());
+            fin.csv_path = final_csv;
+            fin.name_by_hash = true;
+            fin.deadline_minutes = 0;
+            std::fprintf(stderr, "cudal2 tune: final measurement of %s (%zu specs)\n", shape.str().c_str(),
+                         specs.size());
+            cudal2::evaluate_candidates(fin);
+          }
+          std::printf("final measurement written to %s\n", final_csv.c_str());
+        }
+        return 0;
       } else {
         for (const auto& t : spec_texts) ev.specs.push_back(cudal2::parse_spec(t));
-        if (!source_file.empty()) {
-          std::ifstream in(source_file);
-          if (!in) throw cudal2::InputError(fmt::format("cannot read source file '{}'", source_file));
+        for (const auto& f : source_files) {
+          std::ifstream in(f);
+          if (!in) throw cudal2::InputError(fmt::format("cannot read source file '{}'", f));
           std::stringstream ss;
           ss << in.rdbuf();
-          ev.free_source = ss.str();
+          ev.free_sources.push_back(ss.str());
         }
-        if (ev.specs.empty() && ev.free_source.empty())
+        ev.free_layout = cudal2::parse_layout(src_layout);
+        ev.free_accum = cudal2::parse_accum(src_accum);
+        if (ev.specs.empty() && ev.free_sources.empty())
           throw cudal2::InputError("eval needs --spec TEXT or --source FILE");
       }
       cudal2::require_gpu();

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
+#include "eval/device.hpp"
 #include "kernels/cudal2_kernel_abi.h"
 
 namespace cudal2 {
@@ -55,9 +56,9 @@ class ArtifactRunner final : public Runner {
   std::string name() const override { return name_; }
   Layout layout() const override { return spec_.layout; }
   Accum accum() const override { return spec_.accum; }
-  void prepare(const Shape& s, const Operands& ops, cudaStream_t) override {
+  void prepare(const Shape& shape, const Operands& ops, cudaStream_t s) override {
     args_ = {};
-    args_.m = s.m, args_.n = s.n, args_.k = s.k;
+    args_.m = shape.m, args_.n = shape.n, args_.k = shape.k;
     args_.A = ops.A, args_.B = ops.B, args_.C = ops.C;
     args_.workspace = ops.workspace;
     args_.workspace_bytes = ops.workspace_bytes;
@@ -66,17 +67,45 @@ class ArtifactRunner final : public Runner {
     args_.decomposition = static_cast<int>(spec_.decomposition);
     args_.splits = spec_.splits;
     if (auto why = art_->can_implement(args_); !why.empty()) throw RunnerError(why);
-    if (const size_t need = art_->workspace_size(args_); need > ops.workspace_bytes)
-      throw RunnerError(fmt::format("needs {} bytes of workspace, {} available", need, ops.workspace_bytes));
+    // The kernel ABI gives every artifact a workspace of its own, zero-filled before the first
+    // call and touched by nobody else (split-K counters live there and reset themselves); the
+    // bench's shared library workspace would be scribbled on by the other methods in between.
+    const size_t need = art_->workspace_size(args_);
+    if (need > kMaxWorkspace)
+      throw RunnerError(fmt::format("needs {} MiB of workspace, more than the {} MiB allowed", need >> 20,
+                                    kMaxWorkspace >> 20));
+    workspace_ = GuardedBuffer();
+    args_.workspace = nullptr;
+    args_.workspace_bytes = 0;
+    if (need > 0) {
+      try {
+        workspace_ = GuardedBuffer(need);
+      } catch (const std::exception& e) {
+        cudaGetLastError();
+        throw RunnerError(fmt::format("cannot allocate {} bytes of workspace: {}", need, e.what()));
+      }
+      CUDAL2_CUDA(cudaMemsetAsync(workspace_.data(), 0, need, s));
+      CUDAL2_CUDA(cudaStreamSynchronize(s));
+      args_.workspace = workspace_.data();
+      args_.workspace_bytes = need;
+    }
   }
   void run(cudaStream_t s) override { art_->run(args_, s); }
-  nlohmann::json details() const override { return {{"spec", spec_.text()}, {"hash", spec_.hash()}}; }
+  nlohmann::json details() const override {
+    return {{"spec", spec_.text()}, {"hash", spec_.hash()}, {"workspace_bytes", args_.workspace_bytes}};
+  }
+  std::vector<std::pair<std::string, GuardedBuffer*>> private_buffers() override {
+    if (!workspace_.data()) return {};
+    return {{"kernel workspace", &workspace_}};
+  }
 
  private:
   std::shared_ptr<Artifact> art_;
   KernelSpec spec_;
   std::string name_;
   cudal2_gemm_args args_{};
+  GuardedBuffer workspace_;
+  static constexpr size_t kMaxWorkspace = size_t{2} << 30;
 };
 
 }  // namespace

@@ -62,19 +62,19 @@ void verify_once(Runner& r, ShapeBuffers& buf, const Reference& ref, bool exact,
                  Verdict& v) {
   const Shape& s = buf.shape;
   fill_u16(buf.C.data(), buf.C.bytes() / 2, kPoison, st);
-  for (auto* b : buf.all()) b->reset_guards(st);
+  std::vector<std::pair<std::string, GuardedBuffer*>> guarded{
+      {"A", &buf.A}, {"B(nn)", &buf.Bn}, {"B(tn)", &buf.Bt}, {"C", &buf.C}, {"workspace", &buf.W}};
+  for (const auto& p : r.private_buffers()) guarded.push_back(p);
+  for (auto& [name, b] : guarded) b->reset_guards(st);
   CUDAL2_CUDA(cudaStreamSynchronize(st));
   r.run(st);
   CUDAL2_CUDA(cudaStreamSynchronize(st));
   CUDAL2_CUDA(cudaGetLastError());
-  const char* names[] = {"A", "B(nn)", "B(tn)", "C", "workspace"};
-  int idx = 0;
-  for (auto* b : buf.all()) {
+  for (auto& [name, b] : guarded) {
     const auto d = b->guard_damage(st);
     if (d.before || d.after)
       v.fail("out-of-bounds write",
-             fmt::format("{} guard bands changed: {} bytes before, {} after", names[idx], d.before, d.after));
-    ++idx;
+             fmt::format("{} guard bands changed: {} bytes before, {} after", name, d.before, d.after));
   }
   const auto C = to_host_u16(buf.C.data(), buf.C.bytes() / 2);
   const auto scan = scan_output(C.data(), C.size());
@@ -325,6 +325,7 @@ BenchReport run_bench(const BenchOptions& opt) {
       TimingConfig cfg;
       cfg.mode = mode;
       cfg.qps = opt.qps;
+      cfg.timers = opt.timers;
       std::vector<std::unique_ptr<MethodTimer>> timers(runners.size());
       for (size_t i : live) {
         timers[i] = std::make_unique<MethodTimer>(*runners[i], st, cfg, flusher.get());

@@ -37,6 +37,7 @@ struct BenchOptions {
   std::string command_line;
   Ceilings ceilings;
   bool progress = true;  // progress lines on stderr
+  std::array<bool, 3> timers{true, true, true};  // TimerKind::Graph, Eager, Host
 };
 
 struct MethodResult {

@@ -3,9 +3,11 @@
 #include <unistd.h>
 
 #include <fmt/format.h>
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <future>
+#include <thread>
 
 #include "baselines/baselines.hpp"
 #include "codegen/codegen.hpp"
@@ -19,13 +21,62 @@ namespace cudal2 {
 
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
 nlohmann::json summary_json(const Summary& s) {
   return {{"median", s.median}, {"p10", s.p10}, {"p90", s.p90}, {"min", s.min}, {"n", s.n}};
 }
 
 std::string self_exe() { return std::filesystem::read_symlink("/proc/self/exe").string(); }
 
+// Errors after which the CUDA context is unusable: only a new process recovers.
+std::string fatal_kind(cudaError_t e) {
+  switch (e) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorLaunchFailure:
+      return "illegal-address";
+    case cudaErrorAssert:
+      return "device-assert";
+    case cudaErrorIllegalInstruction:
+    case cudaErrorHardwareStackError:
+      return "illegal-instruction";
+    default:
+      return "cuda-fatal";
+  }
+}
+
+std::array<bool, 3> parse_timers(const nlohmann::json& req) {
+  if (!req.contains("timers")) return {true, true, true};
+  std::array<bool, 3> on{false, false, false};
+  for (const auto& t : req.at("timers")) {
+    const auto name = t.get<std::string>();
+    bool known = false;
+    for (auto k : kTimers)
+      if (to_string(k) == name) on[static_cast<int>(k)] = known = true;
+    if (!known) throw InputError(fmt::format("unknown timer '{}'", name));
+  }
+  return on;
+}
+
+std::vector<std::string> timer_names(const std::array<bool, 3>& on) {
+  std::vector<std::string> out;
+  for (auto k : kTimers)
+    if (on[static_cast<int>(k)]) out.emplace_back(to_string(k));
+  return out;
+}
+
 }  // namespace
+
+std::string failure_kind_of_check(const std::string& failed_check) {
+  if (failed_check == "out-of-bounds write") return "out-of-bounds";
+  if (failed_check == "exact mismatch" || failed_check == "normal error" || failed_check == "unwritten output" ||
+      failed_check == "NaN/Inf")
+    return "wrong-result";
+  return "error";
+}
 
 nlohmann::json run_eval_job(const nlohmann::json& req) {
   if (req.value("op", "") != "eval") return {{"ok", false}, {"error", "unknown op"}};
@@ -35,23 +86,58 @@ nlohmann::json run_eval_job(const nlohmann::json& req) {
   for (const auto& s : req.at("shapes")) o.shapes.push_back({s.at(0), s.at(1), s.at(2)});
   o.modes.clear();
   for (const auto& m : req.at("modes")) o.modes.push_back(parse_mode(m.get<std::string>()));
+  o.timers = parse_timers(req);
   o.reps = req.value("reps", 20);
   o.verify_budget = req.value("verify_budget", double(1 << 28));
+  o.accum = parse_accum(req.value("accum", "f32"));
   o.progress = false;
-  const KernelSpec spec = parse_spec(req.at("spec").get<std::string>());
-  o.accum = spec.accum;
-  auto art = std::make_shared<Artifact>(req.at("artifact").get<std::string>());
-  const std::string name = req.value("name", "candidate");
-  o.methods.push_back({name, false, [art, spec, name] { return make_artifact_runner(art, spec, name); }});
+  o.csv_path = req.value("csv", "");
+  o.resume = !o.csv_path.empty();  // append to the file: every job of a tuning run shares it
+  o.command_line = req.value("command", "worker");
+  nlohmann::json load_errors = nlohmann::json::array();
+  for (const auto& c : req.at("candidates")) {
+    const std::string name = c.at("name");
+    const std::string text = c.value("spec", "");
+    KernelSpec spec;
+    if (!text.empty()) {
+      spec = parse_spec(text);
+    } else {  // a free-form source: only its layout and accumulator are known
+      spec.layout = parse_layout(c.value("layout", "nn"));
+      spec.accum = o.accum;
+    }
+    try {
+      auto art = std::make_shared<Artifact>(c.at("artifact").get<std::string>());
+      o.methods.push_back({name, false, [art, spec, name] { return make_artifact_runner(art, spec, name); }});
+    } catch (const RunnerError& e) {
+      load_errors.push_back({{"method", name}, {"status", "error"}, {"failure", "error"}, {"reason", e.what()}});
+    }
+  }
   for (const auto& b : req.at("baselines")) {
     const std::string n = b.get<std::string>();
-    const Accum acc = spec.accum;
+    const Accum acc = o.accum;
     o.methods.push_back({n, true, [n, acc] { return make_baseline(n, acc); }});
   }
-  const auto report = run_bench(o);
+  BenchReport report;
+  std::string error;
+  try {
+    report = run_bench(o);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  // A kernel that faulted poisons the context: everything after it fails, so say so and let the
+  // parent restart us (and find the culprit by running the job's candidates one at a time).
+  const cudaError_t sticky = cudaDeviceSynchronize();
+  if (sticky != cudaSuccess) {
+    return {{"ok", false},
+            {"fatal", true},
+            {"kind", fatal_kind(sticky)},
+            {"error", fmt::format("{}: {}", cudaGetErrorName(sticky), cudaGetErrorString(sticky))},
+            {"exit_after", true}};
+  }
+  if (!error.empty()) return {{"ok", false}, {"error", error}};
   nlohmann::json shapes = nlohmann::json::array();
   for (const auto& sr : report.shapes) {
-    nlohmann::json methods = nlohmann::json::array();
+    nlohmann::json methods = load_errors;
     for (const auto& mr : sr.methods) {
       nlohmann::json timing = nlohmann::json::object();
       for (const auto& [mode, arr] : mr.timing)
@@ -75,143 +161,358 @@ int worker_main() {
   return sandbox::serve([](const nlohmann::json& req) { return run_eval_job(req); });
 }
 
-std::vector<CandidateOutcome> evaluate_candidates(const EvalRequest& req) {
-  auto db = store::Store::open(req.db_path);
-  const std::string local_gpu = gpu_available() ? query_gpu(0).name : "unknown";
-  const std::string run = db.begin_run(req.command_line);
-  std::vector<std::string> sources;
-  std::vector<KernelSpec> specs = req.specs;
-  for (const auto& s : specs) sources.push_back(generate_source(s));
-  if (!req.free_source.empty()) {
-    // A free-form candidate is named by the hash of its text.
-    KernelSpec s;
-    sources.push_back(req.free_source);
-    specs.push_back(s);
-  }
-  Compiler jit;
-  const auto built = jit.compile_all(sources);
-  sandbox::Options wopt;
-  wopt.timeout = std::chrono::seconds(req.timeout_s);
-  sandbox::Worker worker({req.worker_exe.empty() ? self_exe() : req.worker_exe, "worker"}, wopt);
+namespace {
 
-  std::vector<CandidateOutcome> out;
-  for (size_t i = 0; i < specs.size(); ++i) {
-    const bool free_form = !req.free_source.empty() && i + 1 == specs.size();
-    CandidateOutcome co;
-    co.spec_text = free_form ? fmt::format("source {:016x}", fnv1a64(req.free_source)) : specs[i].text();
-    co.spec_hash = fmt::format("{:016x}", fnv1a64(co.spec_text));
-    db.put_spec({co.spec_hash, free_form ? "source" : specs[i].family, free_form ? req.free_source : co.spec_text, ""});
-    store::BuildRow br;
-    br.spec_hash = co.spec_hash;
-    br.source_hash = built[i].key;
-    br.status = built[i].status;
-    br.compile_seconds = built[i].seconds;
-    br.log = built[i].log;
-    br.artifact_path = built[i].artifact;
-    db.put_build(br);
-    if (!built[i].ok()) {
-      co.status = built[i].status;
-      co.detail = built[i].log.substr(0, 2000);
-      out.push_back(co);
-      continue;
+// One candidate on its way through compile -> job -> store.
+struct Pending {
+  std::optional<KernelSpec> spec;  // none: the free-form source
+  std::string source, text, hash, family;
+  Layout layout = Layout::NN;
+  Accum accum = Accum::F32;
+  CompileResult built;
+};
+
+class Evaluator {
+ public:
+  Evaluator(const EvalRequest& req, store::Store& db, std::string run)
+      : req_(req), db_(db), run_(std::move(run)), worker_(make_worker(req)) {
+    local_gpu_ = gpu_available() ? query_gpu(0).name : "unknown";
+  }
+
+  // Evaluates cands (all compiled ok), appending to out in order.
+  void evaluate(std::vector<Pending*> cands, std::vector<CandidateOutcome*> outs) {
+    const auto t0 = Clock::now();
+    nlohmann::json job = job_for(cands);
+    const auto timeout = std::chrono::seconds(req_.job_overhead_s + req_.timeout_s * static_cast<int>(cands.size()));
+    const auto r = worker_.call(job, timeout);
+    const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+    const bool answered = r.ok() && r.response.value("ok", false);
+    if (r.ok() && r.response.value("exit_after", false)) worker_.stop();  // it is exiting anyway
+    if (!answered && cands.size() > 1) {
+      // One of them crashed, hung or poisoned the context, and took the job with it: find which.
+      if (req_.progress)
+        std::fprintf(stderr, "cudal2: a job of %zu candidates failed (%s); retrying them one at a time\n",
+                     cands.size(), describe_failure(r).c_str());
+      for (size_t i = 0; i < cands.size(); ++i) evaluate({cands[i]}, {outs[i]});
+      return;
     }
-    nlohmann::json job{{"op", "eval"},
-                       {"artifact", built[i].artifact},
-                       {"spec", free_form ? KernelSpec{}.text() : specs[i].text()},
-                       {"name", "candidate"},
-                       {"reps", req.reps},
-                       {"verify_budget", req.verify_budget},
-                       {"baselines", req.baselines}};
-    job["shapes"] = nlohmann::json::array();
-    for (const auto& s : req.shapes) job["shapes"].push_back({s.m, s.n, s.k});
-    job["modes"] = nlohmann::json::array();
-    for (auto m : req.modes) job["modes"].push_back(std::string(to_string(m)));
-    const auto r = worker.call(job);
-    const std::string layout(free_form ? "nn" : to_string(specs[i].layout));
-    const std::string dtype(free_form ? "f32" : to_string(specs[i].accum));
-    if (!r.ok() || !r.response.value("ok", false)) {
-      // Crash, hang, exit or a job error: one failure row per shape, so a resumed run skips it.
-      co.status = r.ok() ? "error" : std::string(sandbox::outcome_name(r.kind));
-      co.detail = r.ok() ? r.response.value("error", "") : r.message + "\n" + r.stderr_tail;
-      for (const auto& s : req.shapes) {
-        store::MeasurementRow mr;
-        mr.spec_hash = co.spec_hash, mr.gpu = local_gpu, mr.dtype = dtype, mr.layout = layout;
-        mr.m = s.m, mr.n = s.n, mr.k = s.k, mr.mode = std::string(to_string(req.modes.front())), mr.timer = "graph";
-        mr.status = co.status, mr.failure = co.detail.substr(0, 4000), mr.run_id = run;
-        db.put_measurement(mr);
-      }
-      out.push_back(co);
-      continue;
+    if (!answered) {
+      auto& co = *outs[0];
+      co.measure_seconds = secs;
+      if (r.ok() && r.response.value("fatal", false))
+        co.status = r.response.value("kind", "cuda-fatal");
+      else if (r.ok())
+        co.status = "error";
+      else if (r.kind == sandbox::Outcome::Hung)
+        co.status = "hang";
+      else if (r.kind == sandbox::Outcome::Crashed)
+        co.status = "crash";
+      else
+        co.status = std::string(sandbox::outcome_name(r.kind)) == "protocol_error" ? "protocol-error" : "exited";
+      co.detail = describe_failure(r);
+      store_failure(*cands[0], co.status, co.detail);
+      return;
     }
-    co.response = r.response;
-    co.status = "ok";
     const std::string gpu = r.response.at("gpu");
-    for (const auto& sh : r.response.at("shapes")) {
+    for (size_t i = 0; i < cands.size(); ++i) {
+      outs[i]->measure_seconds = secs / static_cast<double>(cands.size());
+      store_results(*cands[i], method_name(*cands[i], i), gpu, r.response, *outs[i]);
+    }
+  }
+
+ private:
+  static sandbox::Worker make_worker(const EvalRequest& req) {
+    sandbox::Options wopt;
+    wopt.timeout = std::chrono::seconds(req.job_overhead_s + req.timeout_s);
+    return sandbox::Worker({req.worker_exe.empty() ? self_exe() : req.worker_exe, "worker"}, wopt);
+  }
+
+  std::string method_name(const Pending& p, size_t i) const {
+    return req_.name_by_hash ? "k-" + p.hash : fmt::format("candidate-{}", i);
+  }
+
+  nlohmann::json job_for(const std::vector<Pending*>& cands) const {
+    nlohmann::json job{{"op", "eval"},
+                       {"accum", std::string(to_string(cands.front()->accum))},
+                       {"reps", req_.reps},
+                       {"verify_budget", req_.verify_budget},
+                       {"baselines", req_.baselines},
+                       {"timers", timer_names(req_.timers)},
+                       {"command", req_.command_line}};
+    if (!req_.csv_path.empty()) job["csv"] = std::filesystem::absolute(req_.csv_path).string();
+    job["candidates"] = nlohmann::json::array();
+    for (size_t i = 0; i < cands.size(); ++i)
+      job["candidates"].push_back({{"artifact", cands[i]->built.artifact},
+                                   {"spec", cands[i]->spec ? cands[i]->spec->text() : ""},
+                                   {"layout", std::string(to_string(cands[i]->layout))},
+                                   {"name", method_name(*cands[i], i)}});
+    job["shapes"] = nlohmann::json::array();
+    for (const auto& s : req_.shapes) job["shapes"].push_back({s.m, s.n, s.k});
+    job["modes"] = nlohmann::json::array();
+    for (auto m : req_.modes) job["modes"].push_back(std::string(to_string(m)));
+    return job;
+  }
+
+  static std::string describe_failure(const sandbox::Result& r) {
+    if (r.ok()) return r.response.value("error", std::string("job failed"));
+    std::string tail = r.stderr_tail;
+    if (tail.size() > 1500) tail = "..." + tail.substr(tail.size() - 1500);
+    return r.message + (tail.empty() ? "" : "\n" + tail);
+  }
+
+  store::MeasurementRow row_for(const Pending& p, const std::string& gpu, const Shape& s) const {
+    store::MeasurementRow mr;
+    mr.spec_hash = p.hash, mr.gpu = gpu, mr.dtype = std::string(to_string(p.accum));
+    mr.layout = std::string(to_string(p.layout));
+    mr.m = s.m, mr.n = s.n, mr.k = s.k;
+    mr.run_id = run_;
+    return mr;
+  }
+
+  // One failure row per shape, so a resumed run skips the candidate.
+  void store_failure(const Pending& p, const std::string& kind, const std::string& detail) {
+    for (const auto& s : req_.shapes) {
+      auto mr = row_for(p, local_gpu_, s);
+      mr.mode = std::string(to_string(req_.modes.front())), mr.timer = "graph";
+      mr.status = kind, mr.failure = detail.substr(0, 4000);
+      db_.put_measurement(mr);
+    }
+  }
+
+  void store_results(const Pending& p, const std::string& name, const std::string& gpu, const nlohmann::json& resp,
+                     CandidateOutcome& co) {
+    int ok_shapes = 0, unsupported = 0;
+    std::string worst, worst_detail;
+    for (const auto& sh : resp.at("shapes")) {
       nlohmann::json baselines = nlohmann::json::object();
       const nlohmann::json* cand = nullptr;
       for (const auto& m : sh.at("methods")) {
-        if (m.at("method") == "candidate")
+        if (m.at("method") == name)
           cand = &m;
-        else
+        else if (m.at("method").get<std::string>().rfind("k-", 0) != 0 &&
+                 m.at("method").get<std::string>().rfind("candidate-", 0) != 0)
           baselines[m.at("method").get<std::string>()] = m.at("timing");
       }
       if (!cand) continue;
-      if (cand->at("status") != "ok" && co.status == "ok") co.status = cand->at("status");
-      for (auto mode : req.modes)
+      const Shape s{sh.at("m"), sh.at("n"), sh.at("k")};
+      const std::string status = cand->at("status");
+      std::string kind = status == "ok" ? "ok" : status == "unsupported" ? "unsupported" : "error";
+      if (status == "failed") kind = failure_kind_of_check(cand->at("failure"));
+      if (kind == "ok") ++ok_shapes;
+      if (kind == "unsupported") ++unsupported;
+      if (kind != "ok" && kind != "unsupported" && worst.empty()) {
+        worst = kind;
+        worst_detail = fmt::format("{}: {}", s.str(), cand->value("reason", ""));
+      }
+      const auto& tj = cand->at("timing");
+      for (auto mode : req_.modes)
         for (auto t : kTimers) {
-          store::MeasurementRow mr;
-          mr.spec_hash = co.spec_hash, mr.gpu = gpu, mr.dtype = dtype, mr.layout = layout;
-          mr.m = sh.at("m"), mr.n = sh.at("n"), mr.k = sh.at("k");
-          mr.mode = std::string(to_string(mode)), mr.timer = std::string(to_string(t));
-          mr.failure = cand->at("failure");
-          const auto& tj = cand->at("timing");
           const auto ms = std::string(to_string(mode)), ts = std::string(to_string(t));
-          if (tj.contains(ms) && tj.at(ms).contains(ts)) {
-            const auto& s = tj.at(ms).at(ts);
+          const bool timed = tj.contains(ms) && tj.at(ms).contains(ts);
+          if (kind == "ok" && !timed && !req_.timers[static_cast<int>(t)]) continue;  // not asked for
+          auto mr = row_for(p, gpu, s);
+          mr.mode = ms, mr.timer = ts;
+          mr.failure = cand->value("reason", "").substr(0, 4000);
+          if (timed) {
+            const auto& sm = tj.at(ms).at(ts);
             mr.status = "ok";
-            mr.median_us = s.at("median"), mr.p10_us = s.at("p10"), mr.p90_us = s.at("p90"), mr.min_us = s.at("min");
+            mr.median_us = sm.at("median"), mr.p10_us = sm.at("p10"), mr.p90_us = sm.at("p90");
+            mr.min_us = sm.at("min");
+            if (mode == Mode::Offline && t == TimerKind::Graph) co.graph_us[s.str()] = *mr.median_us;
           } else {
-            mr.status = cand->at("status") == "ok" ? "not-capturable" : cand->at("status").get<std::string>();
+            mr.status = kind == "ok" ? "not-capturable" : kind;
           }
-          if (cand->at("rel_err").get<double>() >= 0) mr.rel_err = cand->at("rel_err").get<double>();
+          if (cand->value("rel_err", -1.0) >= 0) mr.rel_err = cand->at("rel_err").get<double>();
           mr.baseline_json = baselines.dump();
-          mr.run_id = run;
-          db.put_measurement(mr);
+          db_.put_measurement(mr);
         }
     }
-    out.push_back(co);
+    co.status = !worst.empty() ? worst : ok_shapes ? "ok" : unsupported ? "unsupported" : "error";
+    co.detail = worst_detail;
+  }
+
+  const EvalRequest& req_;
+  store::Store& db_;
+  std::string run_, local_gpu_;
+  sandbox::Worker worker_;
+};
+
+}  // namespace
+
+std::vector<CandidateOutcome> evaluate_candidates(const EvalRequest& req) {
+  auto db = store::Store::open(req.db_path);
+  const std::string run = db.begin_run(req.command_line);
+  std::vector<Pending> cands;
+  for (const auto& s : req.specs) {
+    Pending p;
+    p.spec = s, p.source = generate_source(s), p.text = s.text(), p.hash = s.hash(), p.family = s.family;
+    p.layout = s.layout, p.accum = s.accum;
+    cands.push_back(std::move(p));
+  }
+  for (const auto& src : req.free_sources) {
+    // A free-form candidate is named by the hash of its text.
+    Pending p;
+    p.source = src;
+    p.text = fmt::format("source {:016x} {} {}", fnv1a64(src), to_string(req.free_layout), to_string(req.free_accum));
+    p.hash = fmt::format("{:016x}", fnv1a64(p.text));
+    p.family = "source", p.layout = req.free_layout, p.accum = req.free_accum;
+    cands.push_back(std::move(p));
+  }
+  std::vector<CandidateOutcome> out(cands.size());
+  for (size_t i = 0; i < cands.size(); ++i) {
+    out[i].spec_text = cands[i].text, out[i].spec_hash = cands[i].hash;
+    db.put_spec({cands[i].hash, cands[i].family, cands[i].spec ? cands[i].text : cands[i].source, ""});
+  }
+  if (cands.empty()) return out;
+
+  // Compile in chunks on a background thread while the previous chunk is being measured: the
+  // GPU is not idle while nvcc works, and a killed run keeps every artifact compiled so far.
+  Compiler jit;
+  const size_t jobs = jit.options().jobs > 0 ? jit.options().jobs : std::max(1u, std::thread::hardware_concurrency());
+  const size_t batch = static_cast<size_t>(std::max(1, req.batch));
+  const size_t chunk = std::max(batch, (jobs + batch - 1) / batch * batch);
+  auto compile_chunk = [&](size_t first) {
+    return std::async(std::launch::async, [&jit, &cands, first, chunk] {
+      std::vector<std::string> sources;
+      for (size_t i = first; i < std::min(cands.size(), first + chunk); ++i) sources.push_back(cands[i].source);
+      return jit.compile_all(sources);
+    });
+  };
+  Evaluator ev(req, db, run);
+  const auto t0 = Clock::now();
+  size_t done = 0;
+  auto next = compile_chunk(0);
+  for (size_t first = 0; first < cands.size(); first += chunk) {
+    if (req.deadline_minutes > 0 &&
+        std::chrono::duration<double>(Clock::now() - t0).count() > 60.0 * req.deadline_minutes) {
+      for (size_t i = first; i < cands.size(); ++i) out[i].status = "not-run";
+      if (req.progress) std::fprintf(stderr, "cudal2: --budget-minutes reached; %zu candidate(s) left\n", cands.size() - first);
+      next.wait();  // let the chunk in flight finish compiling: its artifacts stay cached
+      break;
+    }
+    auto built = next.get();
+    if (first + chunk < cands.size()) next = compile_chunk(first + chunk);
+    std::vector<Pending*> ready;
+    std::vector<CandidateOutcome*> ready_out;
+    for (size_t j = 0; j < built.size(); ++j) {
+      Pending& p = cands[first + j];
+      CandidateOutcome& co = out[first + j];
+      p.built = built[j];
+      co.compile_seconds = p.built.seconds;
+      store::BuildRow br;
+      br.spec_hash = p.hash, br.source_hash = p.built.key, br.status = p.built.status;
+      br.compile_seconds = p.built.seconds, br.log = p.built.log, br.artifact_path = p.built.artifact;
+      db.put_build(br);
+      if (p.built.ok()) {
+        ready.push_back(&p);
+        ready_out.push_back(&co);
+        continue;
+      }
+      co.status = p.built.status == "timeout" ? "compile-timeout" : "compile-error";
+      co.detail = p.built.log.substr(0, 2000);
+      store::MeasurementRow mr;
+      for (const auto& s : req.shapes) {
+        mr.spec_hash = p.hash, mr.gpu = gpu_available() ? query_gpu(0).name : "unknown";
+        mr.dtype = std::string(to_string(p.accum)), mr.layout = std::string(to_string(p.layout));
+        mr.m = s.m, mr.n = s.n, mr.k = s.k, mr.mode = std::string(to_string(req.modes.front()));
+        mr.timer = "graph", mr.status = co.status, mr.failure = co.detail, mr.run_id = run;
+        db.put_measurement(mr);
+      }
+    }
+    for (size_t b = 0; b < ready.size(); b += batch) {
+      const size_t e = std::min(ready.size(), b + batch);
+      ev.evaluate({ready.begin() + b, ready.begin() + e}, {ready_out.begin() + b, ready_out.begin() + e});
+    }
+    done = std::min(cands.size(), first + chunk);
+    if (req.progress) {
+      const double el = std::chrono::duration<double>(Clock::now() - t0).count();
+      int ok = 0;
+      for (size_t i = 0; i < done; ++i) ok += out[i].status == "ok";
+      std::fprintf(stderr, "[%zu/%zu] candidates evaluated, %d ok | elapsed %.0fs, ETA %.0fs\n", done, cands.size(),
+                   ok, el, el * static_cast<double>(cands.size() - done) / static_cast<double>(done));
+    }
   }
   db.finish_run(run);
   return out;
 }
 
-}  // namespace cudal2
-
-namespace cudal2 {
+std::vector<KernelSpec> search_space(const std::vector<std::string>& families, const std::string& space, Accum accum) {
+  if (space != "full" && space != "core") throw InputError(fmt::format("unknown space '{}' (full, core)", space));
+  std::vector<KernelSpec> out;
+  for (const auto& f : families) {
+    if (f != "sm90_cutlass") throw InputError(fmt::format("unknown family '{}' (known: sm90_cutlass)", f));
+    for (auto layout : {Layout::NN, Layout::TN})
+      for (const auto& s : enumerate_sm90(layout, accum, false)) {
+        // core: K tile 64 (one 128-byte swizzle row), clusters of at most 2, N tiles 64/128/256,
+        // the cooperative and ping-pong mainloops: docs/tuning.md says why.
+        if (space == "core" && (s.tile_k != 64 || s.cluster_m * s.cluster_n > 2 || s.tile_n < 64 ||
+                                s.tile_n == 192 || s.mainloop == Mainloop::WarpSpecialized))
+          continue;
+        out.push_back(s);
+      }
+  }
+  return out;
+}
 
 std::vector<KernelSpec> exhaustive_candidates(const std::string& db_path, const std::vector<Shape>& shapes, Mode mode,
-                                              int budget) {
+                                              const std::vector<KernelSpec>& space, int budget) {
   auto db = store::Store::open(db_path);
   const std::string gpu = gpu_available() ? query_gpu(0).name : "unknown";
   std::vector<KernelSpec> out;
-  for (auto layout : {Layout::NN, Layout::TN})
-    for (const auto& s : enumerate_sm90(layout, Accum::F32, false)) {
-      bool done = true;
-      for (const auto& sh : shapes)
-        done = done && db.has_measurement(s.hash(), gpu, to_string(s.accum), to_string(s.layout), sh.m, sh.n, sh.k,
-                                          to_string(mode));
-      if (done) continue;
-      out.push_back(s);
-      if (budget > 0 && static_cast<int>(out.size()) >= budget) return out;
-    }
+  for (const auto& s : space) {
+    bool done = true;
+    for (const auto& sh : shapes)
+      done = done && db.has_measurement(s.hash(), gpu, to_string(s.accum), to_string(s.layout), sh.m, sh.n, sh.k,
+                                        to_string(mode));
+    if (done) continue;
+    out.push_back(s);
+    if (budget > 0 && static_cast<int>(out.size()) >= budget) break;
+  }
+  return out;
+}
+
+std::vector<std::pair<Shape, std::vector<KernelSpec>>> top_candidates(const std::string& db_path,
+                                                                      const std::vector<Shape>& shapes, Accum accum,
+                                                                      int top) {
+  auto db = store::Store::open(db_path);
+  const std::string gpu = gpu_available() ? query_gpu(0).name : "unknown";
+  std::vector<std::pair<Shape, std::vector<KernelSpec>>> out;
+  for (const auto& sh : shapes) {
+    std::vector<KernelSpec> specs;
+    for (auto layout : {Layout::NN, Layout::TN})
+      for (const auto& [hash, us] : db.top_specs(gpu, to_string(accum), to_string(layout), sh.m, sh.n, sh.k,
+                                                 "offline", "graph", top)) {
+        const auto row = db.get_spec(hash);
+        if (!row || row->family == "source") continue;
+        specs.push_back(parse_spec(row->text));
+      }
+    out.emplace_back(sh, std::move(specs));
+  }
   return out;
 }
 
 void print_outcomes(const std::vector<CandidateOutcome>& outcomes) {
   for (const auto& o : outcomes) {
-    std::printf("%-16s %-14s %s\n", o.spec_hash.c_str(), o.status.c_str(), o.spec_text.c_str());
+    std::printf("%-16s %-16s %s\n", o.spec_hash.c_str(), o.status.c_str(), o.spec_text.c_str());
     if (o.status != "ok" && !o.detail.empty()) std::printf("    %s\n", o.detail.substr(0, 300).c_str());
   }
+}
+
+void print_tune_summary(const std::vector<CandidateOutcome>& outcomes) {
+  std::map<std::string, int> by_status;
+  double compile_s = 0, measure_s = 0;
+  std::map<std::string, std::pair<double, std::string>> best;  // shape -> (us, spec)
+  for (const auto& o : outcomes) {
+    ++by_status[o.status];
+    compile_s += o.compile_seconds;
+    measure_s += o.measure_seconds;
+    for (const auto& [shape, us] : o.graph_us)
+      if (!best.count(shape) || us < best[shape].first) best[shape] = {us, o.spec_text};
+  }
+  std::printf("%zu candidate(s):", outcomes.size());
+  for (const auto& [st, n] : by_status) std::printf(" %s %d", st.c_str(), n);
+  std::printf("\ncompile time %.0f s (summed over parallel compiles), measure time %.0f s\n", compile_s, measure_s);
+  for (const auto& [shape, b] : best) std::printf("  %-20s %9.2f us  %s\n", shape.c_str(), b.first, b.second.c_str());
 }
 
 int print_best(const std::string& db_path, const std::string& gpu_in) {

@@ -7,8 +7,11 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/problem.hpp"
+#include "eval/device.hpp"
 
 namespace cudal2 {
 
@@ -40,6 +43,9 @@ class Runner {
   virtual void run(cudaStream_t s) = 0;
   // What was chosen and why (algorithm ids, how many candidates were seen, ...), for the CSV.
   virtual nlohmann::json details() const { return nlohmann::json::object(); }
+  // Device buffers the runner owns (e.g. a kernel's private workspace), each inside guard bands
+  // that verification resets before a run and checks after it, like the bench's own buffers.
+  virtual std::vector<std::pair<std::string, GuardedBuffer*>> private_buffers() { return {}; }
 };
 
 using RunnerPtr = std::unique_ptr<Runner>;

@@ -169,15 +169,18 @@ void MethodTimer::sample(std::mt19937_64& rng) {
   auto& g = samples_[static_cast<int>(TimerKind::Graph)];
   auto& e = samples_[static_cast<int>(TimerKind::Eager)];
   auto& h = samples_[static_cast<int>(TimerKind::Host)];
-  if (graph_) {
+  const auto on = [&](TimerKind t) { return cfg_.timers[static_cast<int>(t)]; };
+  if (graph_ && on(TimerKind::Graph)) {
     if (server) gap_and_flush(rng);
     g.push_back(graph_->replay_us(stream_));
   }
-  if (server) gap_and_flush(rng);
-  events_.start(stream_);
-  for (int i = 0; i < inner_; ++i) fn_(stream_);
-  e.push_back(events_.stop_ms(stream_) * 1000.0 / inner_);
-
+  if (on(TimerKind::Eager)) {
+    if (server) gap_and_flush(rng);
+    events_.start(stream_);
+    for (int i = 0; i < inner_; ++i) fn_(stream_);
+    e.push_back(events_.stop_ms(stream_) * 1000.0 / inner_);
+  }
+  if (!on(TimerKind::Host)) return;
   if (server) gap_and_flush(rng);
   const auto t0 = clock::now();
   fn_(stream_);

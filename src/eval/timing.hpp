@@ -82,6 +82,8 @@ struct TimingConfig {
   double target_batch_us = 200;  // offline batches aim for at least this much device time
   int max_inner = 1000;
   double qps = 200;  // server mode: mean idle gap 1/qps seconds
+  // Which timers sample() feeds (indexed by TimerKind); a search ranks by graph time alone.
+  std::array<bool, 3> timers{true, true, true};
 };
 
 // Times one runner on one shape. setup() warms up and captures; each sample() adds one sample

@@ -31,7 +31,10 @@ int cudal2_abi_version(void);
 const char* cudal2_describe(void);
 /* 0 when the artifact can run these arguments (shape, alignment, knobs); otherwise why not. */
 int cudal2_can_implement(const cudal2_gemm_args* args, char* err, size_t errlen);
-/* Bytes of device workspace run() needs for these arguments (the caller allocates it). */
+/* Bytes of device workspace run() needs for these arguments. The caller allocates it for this
+ * artifact alone, zero-fills it once before the first run(), and lets nobody else write it; an
+ * artifact that keeps state there (split-K arrival counters) must leave it as it found it when
+ * each launch completes, so no memset is needed between calls and every call is capturable. */
 size_t cudal2_workspace_size(const cudal2_gemm_args* args);
 /* Enqueue the GEMM on stream (a cudaStream_t). No allocation or synchronization: capturable. */
 int cudal2_run(const cudal2_gemm_args* args, void* stream, char* err, size_t errlen);

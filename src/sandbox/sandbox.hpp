@@ -112,6 +112,8 @@ class Worker {
 // on stdout, flushed, and returns 0 at end of input (the parent closed the pipe) or 1 if the
 // pipes fail. A handler exception, a request that is not JSON, or a handler result that is not
 // an object becomes {"ok": false, "error": "..."} and the loop goes on.
+// A response object with "exit_after": true is written and then serve() returns 3: the handler's
+// process state is unusable (e.g. a poisoned CUDA context) and the parent should start a new one.
 // Before the loop the protocol's pipes are moved to private close-on-exec descriptors: fd 1 is
 // pointed at stderr and fd 0 at /dev/null, so printf output from libraries (or from processes the
 // handler runs) lands in the captured stderr instead of corrupting the protocol.

@@ -107,6 +107,11 @@ int serve(const std::function<json(const json&)>& handler) {
     if (!write_all(proto_out, response.dump(-1, ' ', false, json::error_handler_t::replace) + '\n')) {
       return 1;
     }
+    // The handler's state is beyond repair (a CUDA context poisoned by a faulting kernel): end
+    // the process after answering; the parent starts a fresh worker for the next job.
+    if (response.is_object() && response.value("exit_after", false)) {
+      return 3;
+    }
   }
 }
 

@@ -215,6 +215,20 @@ bool Store::has_measurement(std::string_view spec_hash, std::string_view gpu, st
   return s.step();
 }
 
+std::vector<std::pair<std::string, double>> Store::top_specs(std::string_view gpu, std::string_view dtype,
+                                                             std::string_view layout, std::int64_t m, std::int64_t n,
+                                                             std::int64_t k, std::string_view mode,
+                                                             std::string_view timer, int limit) const {
+  sql::Stmt s(impl_->db,
+              "SELECT spec_hash, MIN(median_us) AS t FROM measurements WHERE gpu = ? AND dtype = ? AND layout = ? "
+              "AND m = ? AND n = ? AND k = ? AND mode = ? AND timer = ? AND status = 'ok' AND median_us IS NOT NULL "
+              "GROUP BY spec_hash ORDER BY t, spec_hash LIMIT ?");
+  s.bind_all(gpu, dtype, layout, m, n, k, mode, timer, static_cast<std::int64_t>(limit));
+  std::vector<std::pair<std::string, double>> out;
+  while (s.step()) out.emplace_back(s.text(0), s.real(1));
+  return out;
+}
+
 std::optional<BestRow> Store::get_best(std::string_view gpu, std::string_view dtype, std::string_view layout,
                                        std::int64_t m, std::int64_t n, std::int64_t k) const {
   sql::Stmt s(impl_->db,

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "store/error.hpp"
@@ -119,6 +120,13 @@ class Store {
   bool has_measurement(std::string_view spec_hash, std::string_view gpu, std::string_view dtype,
                        std::string_view layout, std::int64_t m, std::int64_t n, std::int64_t k,
                        std::string_view mode) const;
+
+  // The fastest distinct specs for one problem: each spec's best median among its "ok"
+  // measurements of that mode and timer, fastest first, at most `limit`.
+  std::vector<std::pair<std::string, double>> top_specs(std::string_view gpu, std::string_view dtype,
+                                                        std::string_view layout, std::int64_t m, std::int64_t n,
+                                                        std::int64_t k, std::string_view mode, std::string_view timer,
+                                                        int limit) const;
 
   std::optional<BestRow> get_best(std::string_view gpu, std::string_view dtype, std::string_view layout, std::int64_t m,
                                   std::int64_t n, std::int64_t k) const;

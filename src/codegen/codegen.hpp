@@ -7,7 +7,8 @@
 namespace cudal2 {
 
 // One .cu exposing the kernel C ABI (src/kernels/cudal2_kernel_abi.h) for the spec's
-// compile-time part. Deterministic: the same spec gives the same bytes (the compile cache key).
+// compile-time part: #defines, then the family's header (sm90_cutlass_gemm.cuh, mma_gemm.cuh or
+// tiny_gemm.cuh). Deterministic: the same spec gives the same bytes (the compile cache key).
 std::string generate_source(const KernelSpec& spec);
 
 }  // namespace cudal2

@@ -1,7 +1,12 @@
 #pragma once
-// KernelSpec: a plain value naming one kernel implementation, in CUTLASS's vocabulary
-// (TileShape, ClusterShape, KernelSchedule, EpilogueSchedule, TileScheduler). Its canonical
-// text round-trips through parse(); its hash keys the compile cache and the store.
+// KernelSpec: a plain value naming one kernel implementation of one family:
+//   sm90_cutlass  CUTLASS 3.x SM90 in CUTLASS's vocabulary (TileShape, ClusterShape,
+//                 KernelSchedule, EpilogueSchedule, TileScheduler)
+//   mma           our raw-CUDA cp.async + ldmatrix + mma.sync kernel with in-launch split-K
+//                 (src/kernels/mma_gemm.cuh), for small and skinny shapes
+//   tiny          our register-only kernel for the tiniest shapes (src/kernels/tiny_gemm.cuh)
+// Its canonical text round-trips through parse(); its hash keys the compile cache and the store.
+// Fields a family does not use keep their defaults and are not part of its text.
 // The compile-time part (what the generated source depends on) and the runtime knobs (passed to
 // the artifact at each call) are kept apart: specs that differ only in knobs share one build.
 #include <cstdint>
@@ -29,7 +34,10 @@ struct KernelSpec {
   Mainloop mainloop = Mainloop::Cooperative;
   Epilogue epilogue = Epilogue::Tma;
   Scheduler scheduler = Scheduler::Persistent;
-  int stages = 0;  // 0 = as many as fit (StageCountAutoCarveout)
+  int stages = 0;  // 0 = as many as fit (StageCountAutoCarveout); mma: 2..5
+  // mma, tiny: warps per CTA along M and N (warp tile = tile / warps); tiny: warps_k warps split
+  // K inside the CTA (reduced through shared memory).
+  int warps_m = 0, warps_n = 0, warps_k = 0;
   // Runtime knobs: no recompile.
   Raster raster = Raster::Heuristic;
   int swizzle = 1;
@@ -38,6 +46,8 @@ struct KernelSpec {
 
   // "sm90_cutlass nn f32 tile=128x128x64 cluster=1x1 mainloop=cooperative epilogue=tma
   //  scheduler=persistent stages=auto | raster=heuristic swizzle=1 decomposition=heuristic splits=1"
+  // "mma nn f32 tile=64x64x32 warps=2x2 stages=3 | splits=1"
+  // "tiny nn f32 tile=32x32x64 warps=1x1 kwarps=2 | splits=1"
   std::string text() const;
   std::string compile_text() const;  // the part before " | "
   std::string hash() const;          // 16 hex digits, FNV-1a 64 of text()
@@ -45,12 +55,20 @@ struct KernelSpec {
   friend bool operator==(const KernelSpec& a, const KernelSpec& b) { return a.text() == b.text(); }
 };
 
-// Throws InputError naming the bad field. Missing runtime knobs take their defaults.
+// The families parse_spec knows: sm90_cutlass, mma, tiny.
+std::vector<std::string> known_families();
+// A family's default spec (what parse_spec starts from; KernelSpec{} is sm90_cutlass's).
+// Throws InputError for an unknown family.
+KernelSpec default_spec(std::string_view family);
+
+// Dispatches on the first word (the family). Throws InputError naming the bad field, or a field
+// the family does not have. Missing fields take the family's defaults.
 KernelSpec parse_spec(std::string_view text);
 
-// Why the spec cannot be built or run on an H100 (empty: valid). The one place the rules live:
-// tile sizes WGMMA and TMA accept, the schedule combinations CUTLASS accepts, and the 227 KB
-// shared-memory budget.
+// Why the spec cannot be built or run on an H100 (empty: valid). The one place the rules live,
+// per family: sm90_cutlass: tile sizes WGMMA and TMA accept, the schedule combinations CUTLASS
+// accepts, the 227 KB shared-memory budget; mma/tiny: tile and warp-tile sizes, register and
+// shared-memory budgets, the runtime knobs they take (splits only).
 std::string invalid_reason(const KernelSpec& s);
 // Shared memory one CTA needs for the mainloop with `stages` stages (bytes).
 int mainloop_smem_bytes(const KernelSpec& s, int stages);
@@ -58,8 +76,15 @@ int mainloop_smem_bytes(const KernelSpec& s, int stages);
 // Every valid spec of the family for one layout and accumulator, in a stable order. Runtime knobs
 // are enumerated too (swizzle, raster, and for stream-K the decomposition and split count).
 std::vector<KernelSpec> enumerate_sm90(Layout layout, Accum accum, bool with_runtime_knobs = true);
+// Any family's enumeration (sm90_cutlass: enumerate_sm90). mma: 38 compile-time configurations
+// (19 CTA tiles, each with one warp layout, x 2 (tile K, stages)), x 6 split counts
+// {1,2,4,8,16,32} with knobs; tiny: 96 configurations (4 warp tiles x 12 warp layouts x tile K
+// 32/64), splits=1 only. Throws InputError for an unknown family.
+std::vector<KernelSpec> enumerate_specs(std::string_view family, Layout layout, Accum accum,
+                                        bool with_runtime_knobs = true);
 
-// Whether the spec can run a problem (alignment rules the artifact will also enforce).
+// Whether the spec can run a problem (alignment rules the artifact will also enforce); "" = yes.
+// mma and tiny run every shape (unaligned ones on a slower bounds-checked path).
 std::string shape_refusal(const KernelSpec& s, const Shape& shape);
 
 std::string_view to_string(Mainloop v);

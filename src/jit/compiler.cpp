@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <fmt/format.h>
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -122,9 +123,14 @@ std::vector<std::string> Compiler::flags() const {
 std::string Compiler::key(const std::string& source) const {
   std::string all = source + "\n--\n" + version_;
   for (const auto& f : flags()) all += "\n" + f;
-  // Headers we own are part of what the artifact is built from.
-  all += read_file(fs::path(kernels_dir()) / "sm90_cutlass_gemm.cuh");
-  all += read_file(fs::path(kernels_dir()) / "cudal2_kernel_abi.h");
+  // Headers we own are part of what the artifact is built from: every file of the kernels
+  // directory (each family's header and what they share), in name order.
+  std::vector<fs::path> headers;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(kernels_dir(), ec))
+    if (e.is_regular_file()) headers.push_back(e.path());
+  std::sort(headers.begin(), headers.end());
+  for (const auto& h : headers) all += "\n" + h.filename().string() + "\n" + read_file(h);
   return fmt::format("{:016x}", fnv1a64(all));
 }
 

@@ -12,6 +12,8 @@
 #include "codegen/spec.hpp"
 #include "eval/artifact.hpp"
 #include "jit/compiler.hpp"
+#include "kernels/cudal2_kernel_abi.h"
+#include "kernels/mma_plan.h"
 
 namespace cudal2 {
 namespace {
@@ -109,6 +111,140 @@ TEST(Codegen, DeterministicAndCarriesTheSpec) {
   EXPECT_EQ(generate_source(knob), src);  // runtime knobs do not change the source
 }
 
+// ---- our own families: mma and tiny ----
+
+TEST(KernelSpec, OwnFamiliesRoundTripWithUniqueHashes) {
+  for (const char* family : {"mma", "tiny"})
+    for (auto layout : {Layout::NN, Layout::TN})
+      for (auto acc : {Accum::F32, Accum::F16}) {
+        const auto all = enumerate_specs(family, layout, acc);
+        ASSERT_FALSE(all.empty());
+        std::set<std::string> hashes, builds;
+        for (const auto& s : all) {
+          EXPECT_EQ(s.family, family);
+          EXPECT_EQ(invalid_reason(s), "") << s.text();
+          ASSERT_EQ(parse_spec(s.text()).text(), s.text());
+          EXPECT_EQ(shape_refusal(s, {7, 65, 1000}), "") << "mma/tiny run any shape";
+          hashes.insert(s.hash());
+          builds.insert(s.compile_hash());
+        }
+        EXPECT_EQ(hashes.size(), all.size()) << "hash collision or duplicate spec";
+        EXPECT_EQ(builds.size(), enumerate_specs(family, layout, acc, false).size());
+      }
+}
+
+TEST(KernelSpec, OwnFamiliesSpaceSizeIsDocumented) {
+  // docs/kernel-space.md quotes these numbers; update both together.
+  EXPECT_EQ(known_families(), (std::vector<std::string>{"sm90_cutlass", "mma", "tiny"}));
+  EXPECT_EQ(enumerate_specs("mma", Layout::NN, Accum::F32, false).size(), 38u);
+  EXPECT_EQ(enumerate_specs("mma", Layout::TN, Accum::F16, true).size(), 228u);  // x splits 1,2,4,8,16,32
+  EXPECT_EQ(enumerate_specs("tiny", Layout::NN, Accum::F32, false).size(), 96u);
+  EXPECT_EQ(enumerate_specs("tiny", Layout::TN, Accum::F16, true).size(), 96u);  // splits=1 only
+  EXPECT_EQ(enumerate_specs("sm90_cutlass", Layout::NN, Accum::F32, false).size(), 368u);
+  EXPECT_THROW(enumerate_specs("sm80", Layout::NN, Accum::F32), InputError);
+}
+
+TEST(KernelSpec, OwnFamiliesCanonicalTextAndHash) {
+  const auto mma = default_spec("mma");
+  EXPECT_EQ(mma.text(), "mma nn f32 tile=64x64x32 warps=2x2 stages=3 | splits=1");
+  EXPECT_EQ(mma.compile_text(), "mma nn f32 tile=64x64x32 warps=2x2 stages=3");
+  EXPECT_EQ(mma.hash(), "2bea22d7f53cd2cf");  // pinned: the store and the compile cache key on it
+  EXPECT_EQ(parse_spec("mma nn f32").text(), mma.text());  // missing fields take the family's defaults
+  const auto tiny = default_spec("tiny");
+  EXPECT_EQ(tiny.text(), "tiny nn f32 tile=32x32x64 warps=1x1 kwarps=1 | splits=1");
+  EXPECT_EQ(tiny.hash(), "c6593ff011400586");
+  const auto s = parse_spec("mma tn f16 tile=32x128x64 warps=1x4 stages=4 | splits=8");
+  EXPECT_EQ(s.layout, Layout::TN);
+  EXPECT_EQ(s.accum, Accum::F16);
+  EXPECT_EQ(s.tile_m, 32);
+  EXPECT_EQ(s.tile_n, 128);
+  EXPECT_EQ(s.tile_k, 64);
+  EXPECT_EQ(s.warps_m, 1);
+  EXPECT_EQ(s.warps_n, 4);
+  EXPECT_EQ(s.stages, 4);
+  EXPECT_EQ(s.splits, 8);
+  KernelSpec one = s;
+  one.splits = 1;
+  EXPECT_NE(one.hash(), s.hash());
+  EXPECT_EQ(one.compile_hash(), s.compile_hash());  // splits is a runtime knob
+  EXPECT_EQ(parse_spec("tiny tn f32 tile=16x32x32 warps=1x2 kwarps=4").warps_k, 4);
+  EXPECT_EQ(KernelSpec{}.text(), default_spec("sm90_cutlass").text());
+}
+
+TEST(KernelSpec, OwnFamiliesValidityRules) {
+  auto why = [](const char* text) {
+    KernelSpec s = default_spec(std::string_view(text).substr(0, std::string_view(text).find(' ')));
+    try {
+      s = parse_spec(text);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return invalid_reason(s);
+  };
+  EXPECT_EQ(why("mma nn f32 tile=128x128x64 warps=2x4 stages=5"), "");
+  EXPECT_EQ(why("mma tn f32 tile=64x256x64 warps=1x8 stages=5"), "");  // 225 KB of shared memory: fits
+  EXPECT_NE(why("mma nn f32 tile=128x256x32 warps=2x4 stages=3").find("accumulator"), std::string::npos);
+  EXPECT_NE(why("mma nn f32 tile=16x64x32 warps=2x1 stages=3").find("below 16x16"), std::string::npos);
+  EXPECT_NE(why("mma nn f32 tile=64x64x48").find("tile K"), std::string::npos);
+  EXPECT_NE(why("mma nn f32 tile=64x64x32 warps=4x4").find("at most 8 warps"), std::string::npos);
+  EXPECT_NE(why("mma nn f32 stages=6").find("stages"), std::string::npos);
+  EXPECT_NE(why("mma nn f32 | splits=65").find("splits"), std::string::npos);
+  EXPECT_EQ(why("mma nn f32 | splits=64"), "");
+  EXPECT_NE(why("tiny nn f32 | splits=2").find("splits=1"), std::string::npos);
+  EXPECT_NE(why("tiny nn f32 tile=64x32x64 warps=1x1").find("warp tile M"), std::string::npos);
+  EXPECT_NE(why("tiny nn f32 tile=32x32x128").find("fragment registers"), std::string::npos);
+  EXPECT_EQ(why("tiny nn f32 tile=16x16x128"), "");
+  EXPECT_NE(why("tiny nn f32 tile=32x32x32 warps=2x2 kwarps=4").find("at most 8 warps"), std::string::npos);
+  KernelSpec knob = default_spec("mma");
+  knob.raster = Raster::AlongN;
+  EXPECT_NE(invalid_reason(knob).find("raster"), std::string::npos);
+  knob = default_spec("tiny");
+  knob.swizzle = 2;
+  EXPECT_NE(invalid_reason(knob).find("swizzle"), std::string::npos);
+  knob = default_spec("mma");
+  knob.family = "sm80";
+  EXPECT_NE(invalid_reason(knob).find("unknown family 'sm80'"), std::string::npos);
+}
+
+TEST(KernelSpec, OwnFamiliesParseErrorsNameTheField) {
+  auto err = [](const char* t) {
+    try {
+      parse_spec(t);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(err("mma nn f32 cluster=1x1").find("unknown field 'cluster' for family mma"), std::string::npos);
+  EXPECT_NE(err("tiny nn f32 stages=3").find("unknown field 'stages' for family tiny"), std::string::npos);
+  EXPECT_NE(err("sm90_cutlass nn f32 warps=2x2").find("unknown field 'warps'"), std::string::npos);
+  EXPECT_NE(err("mma nn f32 stages=auto").find("stages='auto'"), std::string::npos);
+  EXPECT_NE(err("mma nn f32 warps=2").find("warps"), std::string::npos);
+  EXPECT_NE(err("mma nn f32 | raster=along_m").find("unknown field 'raster'"), std::string::npos);
+  EXPECT_NE(err("tile=64x64x32 mma nn f32").find("expected '<family>"), std::string::npos);
+  EXPECT_NE(err("mmx nn f32").find("unknown family 'mmx' (known: sm90_cutlass, mma, tiny)"), std::string::npos);
+  EXPECT_NE(err("tiny nn").find("expected"), std::string::npos);
+}
+
+TEST(Codegen, OwnFamiliesIncludeTheirHeader) {
+  auto mma = parse_spec("mma tn f16 tile=32x64x64 warps=1x2 stages=4 | splits=8");
+  const auto src = generate_source(mma);
+  EXPECT_EQ(src, generate_source(mma));
+  EXPECT_NE(src.find("#include \"mma_gemm.cuh\""), std::string::npos);
+  EXPECT_NE(src.find("#define CUDAL2_SPEC_TEXT \"" + mma.compile_text() + "\""), std::string::npos);
+  for (const char* line : {"#define CUDAL2_LAYOUT_TN 1", "#define CUDAL2_ACCUM_F16 1", "#define CUDAL2_BM 32",
+                           "#define CUDAL2_BN 64", "#define CUDAL2_BK 64", "#define CUDAL2_WM 1", "#define CUDAL2_WN 2",
+                           "#define CUDAL2_STAGES 4"})
+    EXPECT_NE(src.find(line), std::string::npos) << line;
+  auto one = mma;
+  one.splits = 1;
+  EXPECT_EQ(generate_source(one), src);  // runtime knobs do not change the source
+  const auto tiny = generate_source(parse_spec("tiny nn f32 tile=16x32x32 warps=1x2 kwarps=4"));
+  EXPECT_NE(tiny.find("#include \"tiny_gemm.cuh\""), std::string::npos);
+  EXPECT_NE(tiny.find("#define CUDAL2_LAYOUT_TN 0"), std::string::npos);
+  EXPECT_NE(tiny.find("#define CUDAL2_WK 4"), std::string::npos);
+}
+
 class JitTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -160,6 +296,38 @@ TEST_F(JitTest, GeneratedKernelsCompileLoadAndCache) {
   EXPECT_TRUE(again.cached);
   EXPECT_EQ(again.artifact, rs[0].artifact);
   EXPECT_THROW(Artifact((dir_ / "missing.so").string()), RunnerError);
+}
+
+// One mma and one tiny spec through the JIT (a few seconds each: no CUTLASS), loaded back; their
+// ABI answers without a GPU: shapes of any size, the knobs they refuse, split-K workspace sizes.
+TEST_F(JitTest, OwnFamiliesCompileAndAnswerTheAbi) {
+  const auto mma = parse_spec("mma nn f32 tile=64x64x32 warps=2x2 stages=3 | splits=4");
+  const auto tiny = parse_spec("tiny tn f16 tile=32x32x64 warps=1x2 kwarps=2");
+  Compiler c(opt_);
+  const auto rs = c.compile_all({generate_source(mma), generate_source(tiny)});
+  for (const auto& r : rs) ASSERT_EQ(r.status, "ok") << r.log;
+  Artifact am(rs[0].artifact), at(rs[1].artifact);
+  EXPECT_EQ(am.describe(), mma.compile_text());
+  EXPECT_EQ(at.describe(), tiny.compile_text());
+  cudal2_gemm_args a{};
+  a.m = 100, a.n = 7, a.k = 1000, a.swizzle = 1, a.splits = 4;
+  EXPECT_EQ(am.can_implement(a), "");
+  const auto g = cudal2_plan::grid(100, 7, 1000, 64, 64, 32, 4);
+  EXPECT_EQ(am.workspace_size(a), cudal2_plan::workspace_bytes(g, 64, 64));
+  EXPECT_EQ(am.workspace_size(a), 256u + 2u * 4u * 64u * 64u * 4u);
+  a.splits = 1;
+  EXPECT_EQ(am.workspace_size(a), 0u);
+  a.splits = 65;
+  EXPECT_NE(am.can_implement(a), "");
+  a.splits = 4;
+  EXPECT_NE(at.can_implement(a).find("splits=1"), std::string::npos);
+  a.splits = 1;
+  EXPECT_EQ(at.can_implement(a), "");
+  EXPECT_EQ(at.workspace_size(a), 0u);
+  a.raster = 1;
+  EXPECT_NE(am.can_implement(a).find("raster"), std::string::npos);
+  a.raster = 0, a.m = 0;
+  EXPECT_NE(at.can_implement(a).find("sizes"), std::string::npos);
 }
 
 }  // namespace

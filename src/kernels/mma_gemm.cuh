@@ -1,0 +1,279 @@
+// Family mma: a raw-CUDA HGEMM for small and skinny shapes (sm_80-class instructions, built
+// for sm_90a). Multi-stage cp.async pipeline into padded shared memory, ldmatrix, mma.sync
+// m16n8k16 with fp32 or fp16 accumulators, and split-K reduced inside the same launch.
+// C (row-major MxN) = A (row-major MxK) * B (KxN: row-major "nn", column-major "tn"), any M, N, K.
+// A generated .cu defines the CUDAL2_* macros of one configuration and includes this file.
+#pragma once
+#include "cudal2_kernel_abi.h"
+#include "mma_common.cuh"
+#include "mma_plan.h"
+
+namespace cudal2_mma {
+namespace {
+using namespace cudal2_mma_common;
+namespace plan = cudal2_plan;
+
+constexpr bool kTN = CUDAL2_LAYOUT_TN;     // B stored as N rows of K
+constexpr bool kF16 = CUDAL2_ACCUM_F16;    // fp16 accumulators
+constexpr int BM = CUDAL2_BM, BN = CUDAL2_BN, BK = CUDAL2_BK;  // CTA tile
+constexpr int WM = CUDAL2_WM, WN = CUDAL2_WN;                  // warps along M and N
+constexpr int kStages = CUDAL2_STAGES;
+constexpr int kThreads = WM * WN * 32;
+constexpr int WTM = BM / WM, WTN = BN / WN;  // warp tile
+constexpr int MI = WTM / 16, NI = WTN / 8;   // m16n8 accumulator tiles per warp
+static_assert(WTM % 16 == 0 && WTN % 16 == 0, "warp tile must be a multiple of 16x16");
+static_assert(BK % 16 == 0 && BK % 8 == 0, "tile K must be a multiple of 16");
+static_assert(kStages >= 2, "the pipeline needs two stages");
+
+// Shared-memory pitches: 8 halves of padding per row keep the 8 rows an ldmatrix reads in
+// distinct bank groups (no swizzle arithmetic in the address math).
+constexpr int LDA = BK + plan::kPad;
+constexpr int LDB = kTN ? BK + plan::kPad : BN + plan::kPad;
+constexpr int kAStage = plan::mma_a_stage_elems(BM, BK), kBStage = plan::mma_b_stage_elems(BN, BK, kTN);
+constexpr int kSmem = plan::mma_smem_bytes(BM, BN, BK, kStages, kTN);
+static_assert(kSmem <= plan::kSmemBudget, "stages do not fit in shared memory");
+
+struct Params {
+  const __half* A;
+  const __half* B;
+  __half* C;
+  int64_t m, n, k;
+  int splits;         // effective split count (= gridDim.z)
+  int* counters;      // per output tile, zero between launches (split-K only)
+  float4* partials;   // fp32 partial tiles, [tile][split][BM*BN/4 float4 in thread order]
+  bool c_vec;         // N even and C 4-byte aligned: half2 stores
+};
+
+// One 16-byte chunk of a tile into shared memory: cp.async on the aligned path (zeros past the
+// edge), checked element loads otherwise.
+template <bool kAligned>
+__device__ __forceinline__ void copy16(__half* s, const __half* g, int64_t rows, int64_t cols, int64_t r,
+                                       int64_t c) {
+  if constexpr (kAligned) {
+    const bool valid = r < rows && c < cols;
+    cp_async16(s, valid ? g + r * cols + c : g, valid);
+  } else {
+    *reinterpret_cast<uint4*>(s) = load8<false>(g, rows, cols, r, c);
+  }
+}
+
+// Copies a (rows x cols) tile, cols a multiple of 8, starting at global (r0, c0), into shared
+// memory with pitch ld; every thread takes chunks tid, tid + kThreads, ...
+template <bool kAligned, int kRows, int kCols, int kLd>
+__device__ __forceinline__ void load_tile(__half* s, const __half* g, int64_t rows, int64_t cols, int64_t r0,
+                                          int64_t c0, int tid) {
+  constexpr int kChunksPerRow = kCols / 8, kChunks = kRows * kChunksPerRow;
+  constexpr int kIters = (kChunks + kThreads - 1) / kThreads;
+  auto chunk = [&](int it) {
+    const int idx = it * kThreads + tid;
+    if (kChunks % kThreads == 0 || idx < kChunks) {
+      const int r = idx / kChunksPerRow, c = idx % kChunksPerRow * 8;
+      copy16<kAligned>(s + r * kLd + c, g, rows, cols, r0 + r, c0 + c);
+    }
+  };
+  if constexpr (kAligned) {
+#pragma unroll
+    for (int it = 0; it < kIters; ++it) chunk(it);
+  } else {
+#pragma unroll 1
+    for (int it = 0; it < kIters; ++it) chunk(it);  // checked loads: one chunk at a time, few registers
+  }
+}
+
+template <bool kAligned>
+__device__ __forceinline__ void load_stage(const Params& p, __half* sA, __half* sB, int64_t m0, int64_t n0,
+                                           int64_t k0, int tid) {
+  load_tile<kAligned, BM, BK, LDA>(sA, p.A, p.m, p.k, m0, k0, tid);
+  if constexpr (kTN)
+    load_tile<kAligned, BN, BK, LDB>(sB, p.B, p.n, p.k, n0, k0, tid);
+  else
+    load_tile<kAligned, BK, BN, LDB>(sB, p.B, p.k, p.n, k0, n0, tid);
+}
+
+// One stage's BK: per 16-wide k step, ldmatrix this warp's A and B fragments, then MI x NI mma.
+__device__ __forceinline__ void compute_stage(const __half* sA, const __half* sB, Acc<kF16> (&acc)[MI][NI], int wm,
+                                              int wn, int lane) {
+#pragma unroll
+  for (int kk = 0; kk < BK / 16; ++kk) {
+    uint32_t af[MI][4], bf[NI][2];
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi)  // lanes 0-15: rows 0-15 at k 0; lanes 16-31: at k 8
+      ldmatrix_x4(af[mi], sA + (wm * WTM + mi * 16 + (lane & 15)) * LDA + kk * 16 + (lane >> 4) * 8);
+#pragma unroll
+    for (int nj = 0; nj < NI / 2; ++nj) {  // one x4 = two n8 tiles x two k halves
+      uint32_t r[4];
+      const int q = (lane >> 3) & 1, h = lane >> 4, row = lane & 7;
+      if constexpr (kTN)
+        ldmatrix_x4(r, sB + (wn * WTN + nj * 16 + h * 8 + row) * LDB + kk * 16 + q * 8);
+      else
+        ldmatrix_x4_trans(r, sB + (kk * 16 + q * 8 + row) * LDB + wn * WTN + nj * 16 + h * 8);
+      bf[2 * nj][0] = r[0], bf[2 * nj][1] = r[1], bf[2 * nj + 1][0] = r[2], bf[2 * nj + 1][1] = r[3];
+    }
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+      for (int ni = 0; ni < NI; ++ni) acc[mi][ni].mma(af[mi], bf[ni][0], bf[ni][1]);
+  }
+}
+
+template <bool kAligned>
+__global__ void __launch_bounds__(kThreads, 1) mma_gemm_kernel(const Params p) {
+  extern __shared__ __align__(128) unsigned char smem[];
+  __half* sA = reinterpret_cast<__half*>(smem);
+  __half* sB = sA + kStages * kAStage;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int wm = warp / WN, wn = warp % WN;
+  const int64_t m0 = int64_t(blockIdx.y) * BM, n0 = int64_t(blockIdx.x) * BN;
+  const auto kr = plan::split_k_range(p.k, BK, p.splits, blockIdx.z);
+  const int nt = static_cast<int>((kr.end - kr.begin + BK - 1) / BK);
+
+  Acc<kF16> acc[MI][NI];
+  // Prologue: kStages-1 tiles in flight before the first mma. Empty groups keep the count right.
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (s < nt) load_stage<kAligned>(p, sA + s * kAStage, sB + s * kBStage, m0, n0, kr.begin + s * BK, tid);
+    cp_async_commit();
+  }
+  for (int i = 0; i < nt; ++i) {
+    cp_async_wait<kStages - 2>();  // tile i has landed (for this thread) ...
+    __syncthreads();               // ... for every thread, and stage (i-1) is free again
+    const int nx = i + kStages - 1;
+    if (nx < nt)
+      load_stage<kAligned>(p, sA + nx % kStages * kAStage, sB + nx % kStages * kBStage, m0, n0,
+                           kr.begin + int64_t(nx) * BK, tid);
+    cp_async_commit();
+    compute_stage(sA + i % kStages * kAStage, sB + i % kStages * kBStage, acc, wm, wn, lane);
+  }
+
+  float4 out[MI][NI];
+#pragma unroll
+  for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+    for (int ni = 0; ni < NI; ++ni) out[mi][ni] = acc[mi][ni].get();
+
+  if (p.splits > 1) {
+    // In-launch split-K: every split stores its fp32 partial (in thread order: coalesced, no
+    // index math), then counts itself in; the last to arrive sums all partials in split order
+    // (deterministic whatever the arrival order; re-reading its own from L2 costs less than
+    // holding a second accumulator set in registers), writes C and re-arms the counter.
+    __shared__ int is_last;
+    const int64_t tile = int64_t(blockIdx.y) * gridDim.x + blockIdx.x;
+    float4* base = p.partials + tile * p.splits * (BM * BN / 4);
+    float4* mine = base + int64_t(blockIdx.z) * (BM * BN / 4);
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+      for (int ni = 0; ni < NI; ++ni) __stcg(mine + (mi * NI + ni) * kThreads + tid, out[mi][ni]);
+    __threadfence();  // partials visible device-wide before the count says so
+    __syncthreads();
+    if (tid == 0) {
+      is_last = atomicAdd(p.counters + tile, 1) == p.splits - 1;
+      if (is_last) atomicExch(p.counters + tile, 0);  // zero again for the next launch
+    }
+    __syncthreads();
+    if (!is_last) return;
+    __threadfence();
+    // kU splits' loads in flight at once: the reduction is L2-latency bound. At most 128 (with a
+    // 64x32 warp tile: 64) registers of them beside the sums, so nothing spills.
+    constexpr int kInFlight = (MI * NI <= 8 ? 32 : 16) / (MI * NI);
+    constexpr int kU = kInFlight < 1 ? 1 : kInFlight > 8 ? 8 : kInFlight;
+    for (int s0 = 0; s0 < p.splits; s0 += kU) {
+      float4 v[kU][MI * NI];
+#pragma unroll
+      for (int u = 0; u < kU; ++u)
+        if (s0 + u < p.splits)
+#pragma unroll
+          for (int j = 0; j < MI * NI; ++j)  // .cg: L2, where the other SMs' stores are
+            v[u][j] = __ldcg(base + int64_t(s0 + u) * (BM * BN / 4) + j * kThreads + tid);
+#pragma unroll
+      for (int u = 0; u < kU; ++u)
+        if (s0 + u < p.splits)
+#pragma unroll
+          for (int j = 0; j < MI * NI; ++j)
+            out[j / NI][j % NI] = s0 + u == 0 ? v[u][j] : out[j / NI][j % NI] + v[u][j];
+    }
+  }
+
+  const int64_t r0 = m0 + wm * WTM + (lane >> 2), c0 = n0 + wn * WTN + (lane & 3) * 2;
+#pragma unroll
+  for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+    for (int ni = 0; ni < NI; ++ni) store_c(p.C, p.m, p.n, r0 + mi * 16, c0 + ni * 8, out[mi][ni], p.c_vec);
+}
+
+inline plan::Grid grid_of(const cudal2_gemm_args& a) { return plan::grid(a.m, a.n, a.k, BM, BN, BK, a.splits); }
+
+inline const char* refusal(const cudal2_gemm_args& a) {
+  if (a.m < 1 || a.n < 1 || a.k < 1 || a.m > INT32_MAX || a.n > INT32_MAX || a.k > INT32_MAX)
+    return "sizes must be in 1..2^31-1";
+  if (a.raster != 0 || a.swizzle != 1 || a.decomposition != 0)
+    return "mma kernels take only raster=0 swizzle=1 decomposition=0";
+  if (a.splits < 1 || a.splits > plan::kMaxSplits) return "splits must be 1..64";
+  if (!plan::grid_fits(grid_of(a))) return "too many M tiles for the grid (at most 65535)";
+  return nullptr;
+}
+
+// The 16-byte cp.async path needs every row of A and B to start 16-byte aligned.
+inline bool aligned(const cudal2_gemm_args& a) {
+  const bool ptrs = (reinterpret_cast<uintptr_t>(a.A) | reinterpret_cast<uintptr_t>(a.B)) % 16 == 0;
+  return ptrs && a.k % 8 == 0 && (kTN || a.n % 8 == 0);
+}
+
+template <bool kAligned>
+cudaError_t launch(const Params& p, const plan::Grid& g, cudaStream_t s) {
+  // Once per artifact (and per path): not a stream operation, but no need to repeat it.
+  static const cudaError_t attr =
+      cudaFuncSetAttribute(mma_gemm_kernel<kAligned>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+  if (attr != cudaSuccess) return attr;
+  mma_gemm_kernel<kAligned><<<dim3(unsigned(g.x), unsigned(g.y), unsigned(g.z)), kThreads, kSmem, s>>>(p);
+  return cudaGetLastError();
+}
+
+}  // namespace
+}  // namespace cudal2_mma
+
+extern "C" int cudal2_abi_version(void) { return CUDAL2_KERNEL_ABI_VERSION; }
+extern "C" const char* cudal2_describe(void) { return CUDAL2_SPEC_TEXT; }
+
+extern "C" int cudal2_can_implement(const cudal2_gemm_args* a, char* err, size_t len) {
+  if (const char* why = cudal2_mma::refusal(*a)) {
+    cudal2_mma_common::put_err(err, len, why);
+    return 1;
+  }
+  return 0;
+}
+
+extern "C" size_t cudal2_workspace_size(const cudal2_gemm_args* a) {
+  if (cudal2_mma::refusal(*a)) return 0;
+  return cudal2_plan::workspace_bytes(cudal2_mma::grid_of(*a), CUDAL2_BM, CUDAL2_BN);
+}
+
+extern "C" int cudal2_run(const cudal2_gemm_args* a, void* stream, char* err, size_t len) {
+  using namespace cudal2_mma;
+  if (const char* why = refusal(*a)) {
+    put_err(err, len, why);
+    return 1;
+  }
+  const auto g = grid_of(*a);
+  const size_t need = plan::workspace_bytes(g, BM, BN);
+  if (need && (!a->workspace || a->workspace_bytes < need || reinterpret_cast<uintptr_t>(a->workspace) % 16)) {
+    put_err(err, len, "workspace too small or misaligned for split-K");
+    return 1;
+  }
+  Params p;
+  p.A = static_cast<const __half*>(a->A);
+  p.B = static_cast<const __half*>(a->B);
+  p.C = static_cast<__half*>(a->C);
+  p.m = a->m, p.n = a->n, p.k = a->k;
+  p.splits = static_cast<int>(g.z);
+  p.counters = static_cast<int*>(a->workspace);
+  p.partials = need ? reinterpret_cast<float4*>(static_cast<char*>(a->workspace) + plan::partials_offset(g)) : nullptr;
+  p.c_vec = a->n % 2 == 0 && reinterpret_cast<uintptr_t>(a->C) % 4 == 0;
+  auto s = static_cast<cudaStream_t>(stream);
+  const cudaError_t e = aligned(*a) ? launch<true>(p, g, s) : launch<false>(p, g, s);
+  if (e != cudaSuccess) {
+    put_err(err, len, cudaGetErrorString(e));
+    return 1;
+  }
+  return 0;
+}

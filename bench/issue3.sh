@@ -15,7 +15,7 @@ R=bench/results/h200/issue3
 DB=.jit/tune.db
 [ -f "$DB" ] || { [ -f "$R/tune.db" ] && cp "$R/tune.db" "$DB"; }
 space=(--grid sample --space core --families "${FAMILIES:-sm90_cutlass}")
-search=(--timers graph --reps 10 --batch 16 --baselines cublas-nn,cublas-tn --verify-budget 6.7e7)
+search=(--timers graph --reps 10 --baselines cublas-nn,cublas-tn --verify-budget 6.7e7)
 count() { python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(c.execute(\"select count(*), count(distinct spec_hash) from measurements\").fetchone())" "$1"; }
 for step in "$@"; do
   t0=$(date +%s)
@@ -24,7 +24,7 @@ for step in "$@"; do
       ./build/tests/cudal2_gpu_tests ${GTEST_FILTER:+--gtest_filter=$GTEST_FILTER} > "$OUT/gpu_tests.log" 2>&1
       echo "gpu tests rc=$?"; grep -E "^\[  (PASSED|FAILED) |^\[==========\]|FAILED" "$OUT/gpu_tests.log" | tail -8 ;;
     tune)
-      ./build/cudal2 tune "${space[@]}" "${search[@]}" --db "$DB" --budget-minutes "${MINUTES:-6}" > "$OUT/tune.log" 2>&1
+      ./build/cudal2 tune "${space[@]}" "${search[@]}" --db "$DB" --batch 16 --budget-minutes "${MINUTES:-6}" > "$OUT/tune.log" 2>&1
       echo "tune rc=$?"; grep -E "left to evaluate|candidate\(s\):|compile time" "$OUT/tune.log"; cp "$DB" "$OUT/tune.db" ;;
     killresume)
       kr=(tune --shape 1024,1024,1024 --shape 64,4096,4096 --space core --budget 20 "${search[@]}" --batch 4 --db .jit/kr.db)

@@ -10,6 +10,7 @@
 
 #include "baselines/baselines.hpp"
 #include "core/problem.hpp"
+#include "core/roofline.hpp"
 #include "eval/bench.hpp"
 #include "eval/candidate.hpp"
 #include "eval/device.hpp"
@@ -42,8 +43,9 @@ struct BenchArgs {
 
 struct ShapeArgs {
   std::vector<std::string> shapes, shape_files;
-  std::string grid, shard;
+  std::string grid, shard, classes;
   void add(CLI::App* app) {
+    app->add_option("--class", classes, "Keep only shapes of these classes: small, skinny, medium, large (comma-separated)");
     app->add_option("--shape", shapes, "Problem M,N,K (repeatable)");
     app->add_option("--shapes", shape_files, "File with one M,N,K per line ('#' comments)");
     app->add_option("--grid", grid, "Shape grid: paper (1000 shapes) or sample (16)");
@@ -63,6 +65,16 @@ struct ShapeArgs {
     }
     if (out.empty()) out = cudal2::grid("sample");
     out = unique_shapes(out);
+    if (!classes.empty()) {
+      const auto keep = split_list(classes);
+      for (const auto& c : keep)
+        if (c != "small" && c != "skinny" && c != "medium" && c != "large")
+          throw InputError(fmt::format("unknown shape class '{}' (small, skinny, medium, large)", c));
+      std::erase_if(out, [&](const Shape& s) {
+        return std::find(keep.begin(), keep.end(), std::string(to_string(classify(s)))) == keep.end();
+      });
+      if (out.empty()) throw InputError(fmt::format("no shape of class {} among the shapes given", classes));
+    }
     if (!shard.empty()) out = apply_shard(out, parse_shard(shard));
     return out;
   }
@@ -148,6 +160,7 @@ int main(int argc, char** argv) {
     sa.add(c);
     c->add_option("--mode", eval_mode, "offline, server or both")->capture_default_str();
     c->add_option("--reps", ev.reps, "Samples per timer")->capture_default_str();
+    c->add_option("--qps", ev.qps, "Server mode: mean request rate; idle gaps ~ Exp(qps)")->capture_default_str();
     c->add_option("--timers", timers, "Timers to run: graph, eager, host (comma-separated)")->capture_default_str();
     c->add_option("--db", ev.db_path, "SQLite results store")->capture_default_str();
     c->add_option("--timeout", ev.timeout_s, "Seconds per candidate before its worker is killed")
@@ -185,6 +198,8 @@ int main(int argc, char** argv) {
   tune->add_option("--final-mode", final_mode, "Modes of the final measurement")->capture_default_str();
   tune->add_option("--final-reps", final_reps, "Samples per timer in the final measurement")->capture_default_str();
   tune->add_option("--final-csv", final_csv, "CSV file for the final measurement");
+  std::string final_baselines = "cublas-nn,cublas-tn,cublaslt-autotune-nn,cublaslt-autotune-tn";
+  tune->add_option("--final-baselines", final_baselines, "Baselines of the final measurement")->capture_default_str();
   add_eval_opts(tune, tune_shapes);
   std::string show_db = "cudal2.db";
   auto* show = app.add_subcommand("show", "Best kernel per shape in the store, with its speedup over the baselines");
@@ -256,6 +271,7 @@ int main(int argc, char** argv) {
             fin.reps = final_reps;
             fin.batch = static_cast<int>(specs.size());
             fin.csv_path = final_csv;
+            fin.baselines = split_list(final_baselines);
             fin.name_by_hash = true;
             fin.deadline_minutes = 0;
             std::fprintf(stderr, "cudal2 tune: final measurement of %s (%zu specs)\n", shape.str().c_str(),

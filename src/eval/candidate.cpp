@@ -88,6 +88,7 @@ nlohmann::json run_eval_job(const nlohmann::json& req) {
   for (const auto& m : req.at("modes")) o.modes.push_back(parse_mode(m.get<std::string>()));
   o.timers = parse_timers(req);
   o.reps = req.value("reps", 20);
+  o.qps = req.value("qps", 200.0);
   o.verify_budget = req.value("verify_budget", double(1 << 28));
   o.accum = parse_accum(req.value("accum", "f32"));
   o.progress = false;
@@ -228,13 +229,14 @@ class Evaluator {
   }
 
   std::string method_name(const Pending& p, size_t i) const {
-    return req_.name_by_hash ? "k-" + p.hash : fmt::format("candidate-{}", i);
+    return req_.name_by_hash || !req_.csv_path.empty() ? "k-" + p.hash : fmt::format("candidate-{}", i);
   }
 
   nlohmann::json job_for(const std::vector<Pending*>& cands) const {
     nlohmann::json job{{"op", "eval"},
                        {"accum", std::string(to_string(cands.front()->accum))},
                        {"reps", req_.reps},
+                       {"qps", req_.qps},
                        {"verify_budget", req_.verify_budget},
                        {"baselines", req_.baselines},
                        {"timers", timer_names(req_.timers)},
@@ -440,7 +442,12 @@ std::vector<KernelSpec> search_space(const std::vector<std::string>& families, c
   if (space != "full" && space != "core") throw InputError(fmt::format("unknown space '{}' (full, core)", space));
   std::vector<KernelSpec> out;
   for (const auto& f : families) {
-    if (f != "sm90_cutlass") throw InputError(fmt::format("unknown family '{}' (known: sm90_cutlass)", f));
+    if (f != "sm90_cutlass") {
+      // Our own families compile in seconds: their whole space, split counts included.
+      for (auto layout : {Layout::NN, Layout::TN})
+        for (const auto& s : enumerate_specs(f, layout, accum, true)) out.push_back(s);
+      continue;
+    }
     for (auto layout : {Layout::NN, Layout::TN})
       for (const auto& s : enumerate_sm90(layout, accum, false)) {
         // core: K tile 64 (one 128-byte swizzle row), clusters of at most 2, N tiles 64/128/256,

@@ -39,6 +39,7 @@ struct EvalRequest {
   std::vector<Mode> modes{Mode::Offline};
   std::array<bool, 3> timers{true, true, true};
   int reps = 20;
+  double qps = 200;  // server mode: mean idle gap 1/qps seconds
   double verify_budget = double(1 << 28);
   std::vector<std::string> baselines{"cublas-nn", "cublas-tn", "cublaslt-autotune-nn", "cublaslt-autotune-tn"};
   std::string db_path = "cudal2.db";

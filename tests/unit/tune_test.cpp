@@ -27,6 +27,20 @@ TEST(SearchSpace, CoreIsAValidSubsetOfFullCoveringBothLayouts) {
   EXPECT_EQ(core.size(), 2u * 54u);                        // docs/tuning.md
 }
 
+TEST(SearchSpace, OwnFamiliesBringTheirSplitCounts) {
+  const auto mma = search_space({"mma"}, "core", Accum::F32);
+  ASSERT_FALSE(mma.empty());
+  std::set<int> splits;
+  for (const auto& s : mma) {
+    EXPECT_EQ(s.family, "mma");
+    EXPECT_EQ(invalid_reason(s), "") << s.text();
+    splits.insert(s.splits);
+  }
+  EXPECT_GT(splits.size(), 1u);
+  const auto both = search_space({"mma", "sm90_cutlass"}, "core", Accum::F32);
+  EXPECT_EQ(both.size(), mma.size() + search_space({"sm90_cutlass"}, "core", Accum::F32).size());
+}
+
 TEST(SearchSpace, RejectsUnknownNames) {
   EXPECT_THROW(search_space({"sm90_cutlass"}, "most", Accum::F32), InputError);
   EXPECT_THROW(search_space({"no_such_family"}, "full", Accum::F32), InputError);

@@ -108,7 +108,7 @@ std::string invalid_reason_mma(const KernelSpec& s) {
   // fp32 accumulators of a 64x32 warp tile are 64 registers a thread; ptxas spilled 64x64 ones.
   if (plan::acc_floats_per_thread(wtm, wtn) > plan::kMaxAccFloats)
     return fmt::format("warp tile {}x{} over 64x32 elements (accumulator registers)", wtm, wtn);
-  if (s.stages < 2 || s.stages > 5) return "stages must be 2..5";
+  if (s.stages < 2 || s.stages > 8) return "stages must be 2..8";
   const int smem = plan::mma_smem_bytes(s.tile_m, s.tile_n, s.tile_k, s.stages, s.layout == Layout::TN);
   // 1 KB left for the kernel's static shared memory (the split-K flag, alignment).
   if (smem + 1024 > plan::kSmemBudget)
@@ -159,7 +159,8 @@ std::vector<KernelSpec> enumerate_mma(Layout layout, Accum accum, bool with_runt
   std::vector<KernelSpec> out;
   for (int bm : {16, 32, 64, 128})
     for (int bn : {16, 32, 64, 128, 256})
-      for (auto [bk, stages] : std::vector<std::pair<int, int>>{{32, 4}, {64, 3}}) {
+      // Pipeline depth: skinny shapes stream one operand and are bound by the bytes in flight.
+      for (auto [bk, stages] : std::vector<std::pair<int, int>>{{32, 4}, {64, 3}, {64, 5}}) {
         KernelSpec s = default_spec(kMma);
         s.layout = layout;
         s.accum = accum;

@@ -34,7 +34,7 @@ struct KernelSpec {
   Mainloop mainloop = Mainloop::Cooperative;
   Epilogue epilogue = Epilogue::Tma;
   Scheduler scheduler = Scheduler::Persistent;
-  int stages = 0;  // 0 = as many as fit (StageCountAutoCarveout); mma: 2..5
+  int stages = 0;  // 0 = as many as fit (StageCountAutoCarveout); mma: 2..8
   // mma, tiny: warps per CTA along M and N (warp tile = tile / warps); tiny: warps_k warps split
   // K inside the CTA (reduced through shared memory).
   int warps_m = 0, warps_n = 0, warps_k = 0;
@@ -76,9 +76,9 @@ int mainloop_smem_bytes(const KernelSpec& s, int stages);
 // Every valid spec of the family for one layout and accumulator, in a stable order. Runtime knobs
 // are enumerated too (swizzle, raster, and for stream-K the decomposition and split count).
 std::vector<KernelSpec> enumerate_sm90(Layout layout, Accum accum, bool with_runtime_knobs = true);
-// Any family's enumeration (sm90_cutlass: enumerate_sm90). mma: 38 compile-time configurations
-// (19 CTA tiles, each with one warp layout, x 2 (tile K, stages)), x 6 split counts
-// {1,2,4,8,16,32} with knobs; tiny: 96 configurations (4 warp tiles x 12 warp layouts x tile K
+// Any family's enumeration (sm90_cutlass: enumerate_sm90). mma: 57 compile-time configurations
+// (19 CTA tiles, each with one warp layout, x 3 (tile K, stages): 32/4, 64/3, 64/5), x 6 split
+// counts {1,2,4,8,16,32} with knobs; tiny: 96 configurations (4 warp tiles x 12 warp layouts x tile K
 // 32/64), splits=1 only. Throws InputError for an unknown family.
 std::vector<KernelSpec> enumerate_specs(std::string_view family, Layout layout, Accum accum,
                                         bool with_runtime_knobs = true);

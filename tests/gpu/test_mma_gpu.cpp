@@ -71,6 +71,8 @@ TEST(MmaGpu, OddShapesVerifyFp32) {
       "tiny nn f32 tile=32x32x64 warps=2x2 kwarps=2",
       "tiny tn f32 tile=16x32x32 warps=1x2 kwarps=4",
       "tiny nn f32 tile=16x16x128 warps=1x1 kwarps=1",
+      "mma nn f32 tile=64x64x64 warps=2x2 stages=8 | splits=8",
+      "mma tn f32 tile=16x16x64 warps=1x1 stages=6 | splits=32",
   });
   o.shapes = kOddShapes;
   o.reps = 3;
@@ -101,20 +103,27 @@ TEST(MmaGpu, OddShapesVerifyFp16Accumulate) {
 // where these families stand before any tuning; only correctness is asserted.
 TEST(MmaGpu, AlignedShapesBesideCublasLt) {
   BenchOptions o;
+  // tiny for the small shapes; mma with pipeline depths 3..8, split counts 4..32 and tile shapes
+  // from 16x16 to 128x64 for the skinny and deep-K ones.
   o.methods = compile_methods({
-      "tiny nn f32 tile=16x16x64 warps=1x1 kwarps=4",
       "tiny tn f32 tile=16x16x64 warps=1x1 kwarps=4",
       "tiny tn f32 tile=32x32x64 warps=2x2 kwarps=2",
       "tiny tn f32 tile=16x16x32 warps=1x1 kwarps=8",
-      "mma tn f32 tile=32x32x64 warps=1x1 stages=3 | splits=8",
-      "mma tn f32 tile=64x64x32 warps=2x2 stages=4",
+      "tiny nn f32 tile=16x16x32 warps=1x1 kwarps=8",
       "mma tn f32 tile=64x64x64 warps=2x2 stages=3 | splits=4",
-      "mma nn f32 tile=64x64x64 warps=2x2 stages=3 | splits=4",
-      "mma tn f32 tile=16x64x64 warps=1x1 stages=3 | splits=16",
-      "mma tn f32 tile=64x128x32 warps=2x4 stages=4 | splits=2",
-      "mma tn f32 tile=128x64x32 warps=4x2 stages=4 | splits=2",
-      "mma tn f32 tile=128x128x32 warps=2x4 stages=4",
-      "mma tn f32 tile=64x64x64 warps=2x2 stages=3 | splits=32",
+      "mma tn f32 tile=64x64x64 warps=2x2 stages=5 | splits=4",
+      "mma tn f32 tile=64x64x64 warps=2x2 stages=8 | splits=4",
+      "mma nn f32 tile=64x64x64 warps=2x2 stages=6 | splits=4",
+      "mma tn f32 tile=32x64x64 warps=1x2 stages=8 | splits=8",
+      "mma tn f32 tile=64x32x64 warps=2x1 stages=6 | splits=8",
+      "mma tn f32 tile=64x128x64 warps=2x4 stages=5 | splits=4",
+      "mma tn f32 tile=128x64x64 warps=4x2 stages=5 | splits=4",
+      "mma tn f32 tile=32x128x64 warps=1x4 stages=5 | splits=4",
+      "mma tn f32 tile=16x16x64 warps=1x1 stages=6 | splits=32",
+      "mma tn f32 tile=32x32x64 warps=1x1 stages=6 | splits=16",
+      "mma tn f32 tile=16x64x64 warps=1x1 stages=8 | splits=16",
+      "mma tn f32 tile=32x32x32 warps=1x1 stages=8 | splits=32",
+      "mma tn f32 tile=64x64x32 warps=2x2 stages=4",
   });
   for (const std::string n : {"cublaslt-autotune-nn", "cublaslt-autotune-tn"})
     o.methods.push_back({n, true, [n] { return make_baseline(n, Accum::F32); }});

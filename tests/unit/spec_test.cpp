@@ -136,8 +136,8 @@ TEST(KernelSpec, OwnFamiliesRoundTripWithUniqueHashes) {
 TEST(KernelSpec, OwnFamiliesSpaceSizeIsDocumented) {
   // docs/kernel-space.md quotes these numbers; update both together.
   EXPECT_EQ(known_families(), (std::vector<std::string>{"sm90_cutlass", "mma", "tiny"}));
-  EXPECT_EQ(enumerate_specs("mma", Layout::NN, Accum::F32, false).size(), 38u);
-  EXPECT_EQ(enumerate_specs("mma", Layout::TN, Accum::F16, true).size(), 228u);  // x splits 1,2,4,8,16,32
+  EXPECT_EQ(enumerate_specs("mma", Layout::NN, Accum::F32, false).size(), 57u);
+  EXPECT_EQ(enumerate_specs("mma", Layout::TN, Accum::F16, true).size(), 342u);  // x splits 1,2,4,8,16,32
   EXPECT_EQ(enumerate_specs("tiny", Layout::NN, Accum::F32, false).size(), 96u);
   EXPECT_EQ(enumerate_specs("tiny", Layout::TN, Accum::F16, true).size(), 96u);  // splits=1 only
   EXPECT_EQ(enumerate_specs("sm90_cutlass", Layout::NN, Accum::F32, false).size(), 368u);
@@ -187,7 +187,9 @@ TEST(KernelSpec, OwnFamiliesValidityRules) {
   EXPECT_NE(why("mma nn f32 tile=16x64x32 warps=2x1 stages=3").find("below 16x16"), std::string::npos);
   EXPECT_NE(why("mma nn f32 tile=64x64x48").find("tile K"), std::string::npos);
   EXPECT_NE(why("mma nn f32 tile=64x64x32 warps=4x4").find("at most 8 warps"), std::string::npos);
-  EXPECT_NE(why("mma nn f32 stages=6").find("stages"), std::string::npos);
+  EXPECT_NE(why("mma nn f32 stages=9").find("stages"), std::string::npos);
+  EXPECT_NE(why("mma tn f32 tile=64x256x64 warps=1x8 stages=6").find("shared memory"), std::string::npos);
+  EXPECT_EQ(why("mma nn f32 tile=64x64x64 warps=2x2 stages=8"), "");
   EXPECT_NE(why("mma nn f32 | splits=65").find("splits"), std::string::npos);
   EXPECT_EQ(why("mma nn f32 | splits=64"), "");
   EXPECT_NE(why("tiny nn f32 | splits=2").find("splits=1"), std::string::npos);

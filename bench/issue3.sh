@@ -6,7 +6,8 @@
 # STEP: tests       the GPU test suite
 #       tune        exhaustive search of the sm90_cutlass core space on the sample grid (graph timer),
 #                   resumable: the store is .jit/tune.db, seeded from bench/results/h200/issue3/tune.db
-#       killresume  kill -9 a tuning run mid-way, rerun the same command, count what the store holds
+#       killresume  kill -9 a tuning run (60 mma candidates, 2 shapes) mid-way, rerun the same command,
+#                   count what the store holds: (rows, specs) must grow by exactly what was left
 #       final       each sample shape's 3 fastest specs per layout vs the baselines, every timer, both modes
 # Everything it writes comes back under $OUT.
 set -uo pipefail
@@ -27,7 +28,7 @@ for step in "$@"; do
       ./build/cudal2 tune "${space[@]}" "${search[@]}" --db "$DB" --batch 16 --budget-minutes "${MINUTES:-6}" > "$OUT/tune.log" 2>&1
       echo "tune rc=$?"; grep -E "left to evaluate|candidate\(s\):|compile time" "$OUT/tune.log"; cp "$DB" "$OUT/tune.db" ;;
     killresume)
-      kr=(tune --shape 1024,1024,1024 --shape 64,4096,4096 --space core --budget 20 "${search[@]}" --batch 4 --db .jit/kr.db)
+      kr=(tune --shape 1024,1024,1024 --shape 64,4096,4096 --families mma --budget 60 "${search[@]}" --batch 4 --db .jit/kr.db)
       rm -f .jit/kr.db*
       ./build/cudal2 "${kr[@]}" > "$OUT/kr1.log" 2>&1 & pid=$!
       sleep "${KILL_AFTER:-100}"; kill -9 $pid; wait $pid 2>/dev/null

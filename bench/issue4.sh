@@ -5,7 +5,7 @@
 # STEP: tests      the GPU tests of the mma and tiny families
 #       search     tune tiny on small shapes and mma on small and skinny shapes (graph timer),
 #                  store .jit/tune4.db seeded from bench/results/h200/issue4/tune4.db
-#       portfolio  each search shape's 2 fastest mma and tiny specs, plus the fastest sm90_cutlass
+#       portfolio  each search shape's fastest mma and tiny spec, plus the fastest sm90_cutlass
 #                  spec of each small/skinny sample shape from the issue-3 store: .jit/portfolio.txt
 #       campaignI  (I = 0..SHARDS-1) every small-or-skinny shape of the paper's grid: the portfolio
 #                  against cuBLAS and cuBLASLt auto-tuning (NN and TN), all timers, offline and server;
@@ -31,7 +31,7 @@ for step in "$@"; do
       echo "mma rc=$?"; grep -E "left to evaluate|candidate\(s\):|compile time" "$OUT/search-mma.log"
       cp "$DB" "$OUT/tune4.db" ;;
     portfolio)
-      { python3 bench/portfolio.py "$DB" --top "${TOP:-2}" --families mma,tiny
+      { python3 bench/portfolio.py "$DB" --top "${TOP:-1}" --families mma,tiny
         python3 bench/portfolio.py bench/results/h200/issue3/tune.db --top 1 --families sm90_cutlass \
           --shapes <(grep -hv '^#' bench/shapes/issue4-small.txt bench/shapes/issue4-skinny.txt); } > .jit/portfolio.txt
       cp .jit/portfolio.txt "$OUT/portfolio.txt"; wc -l < .jit/portfolio.txt ;;
@@ -41,7 +41,7 @@ for step in "$@"; do
       [ -f .jit/portfolio.txt ] || cp "$R/portfolio.txt" .jit/portfolio.txt
       args=(); while IFS= read -r s; do [ -n "$s" ] && args+=(--spec "$s"); done < .jit/portfolio.txt
       timeout "${STEP_TIMEOUT:-500}" ./build/cudal2 eval "${args[@]}" --grid paper --class small,skinny \
-        --shard "$i/${SHARDS:-2}" --mode both --qps 500 --reps 7 --verify-budget 3.4e7 --batch 64 --timeout 60 \
+        --shard "$i/${SHARDS:-2}" --mode both --qps 1000 --reps 7 --verify-budget 3.4e7 --batch 64 --timeout 60 \
         --db .jit/campaign.db --csv "$csv" > "$OUT/campaign$i.log" 2>&1
       echo "campaign$i rc=$? rows=$(grep -vc '^#' "$csv")" ;;
     *) echo "unknown step $step" >&2; exit 2 ;;

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <mutex>
 #include <sstream>
@@ -155,14 +156,18 @@ CompileResult Compiler::compile(const std::string& source) const {
     }
   }
   fs::create_directories(dir);
-  write_file(dir / "kernel.cu", source);
-  // Build under a per-process name and rename: concurrent compilers of the same key never see a
-  // half-written artifact.
-  const fs::path tmp = dir / fmt::format("kernel.so.tmp{}", getpid());
+  // Every file of this build gets a name of its own (process and call), so concurrent compiles
+  // of one key, from other processes or other threads of this one, never share a file: seen on
+  // the H200, two threads building one source in one directory broke each other's build.
+  static std::atomic<unsigned> serial{0};
+  const std::string tag = fmt::format("{}.{}", getpid(), serial++);
+  const fs::path cu = dir / fmt::format("kernel.{}.cu", tag);
+  write_file(cu, source);
+  const fs::path tmp = dir / fmt::format("kernel.so.tmp{}", tag);
   std::vector<std::string> argv{opt_.nvcc};
   for (const auto& f : flags()) argv.push_back(f);
-  argv.insert(argv.end(), {(dir / "kernel.cu").string(), "-o", tmp.string()});
-  const fs::path tmp_log = dir / fmt::format("build.log.tmp{}", getpid());
+  argv.insert(argv.end(), {cu.string(), "-o", tmp.string()});
+  const fs::path tmp_log = dir / fmt::format("build.log.tmp{}", tag);
   const auto t0 = std::chrono::steady_clock::now();
   const int rc = run_with_timeout(argv, tmp_log, opt_.timeout);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -179,20 +184,36 @@ CompileResult Compiler::compile(const std::string& source) const {
     r.artifact = so.string();
   }
   fs::rename(tmp_log, log, ec);
+  fs::rename(cu, dir / "kernel.cu", ec);
   if (r.status != "timeout") write_file(status, r.status);  // a timeout may pass with more time
   return r;
 }
 
 std::vector<CompileResult> Compiler::compile_all(const std::vector<std::string>& sources) const {
+  // Specs that differ only in runtime knobs share a source: build each distinct source once.
+  std::vector<size_t> first(sources.size());
+  std::vector<size_t> unique;
+  std::map<std::string_view, size_t> seen;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    auto [it, fresh] = seen.emplace(sources[i], i);
+    first[i] = it->second;
+    if (fresh) unique.push_back(i);
+  }
   std::vector<CompileResult> out(sources.size());
   std::atomic<size_t> next{0};
   std::vector<std::thread> pool;
-  const int n = std::min<int>(opt_.jobs, static_cast<int>(sources.size()));
+  const int n = std::min<int>(opt_.jobs, static_cast<int>(unique.size()));
   for (int t = 0; t < n; ++t)
     pool.emplace_back([&] {
-      for (size_t i; (i = next++) < sources.size();) out[i] = compile(sources[i]);
+      for (size_t j; (j = next++) < unique.size();) out[unique[j]] = compile(sources[unique[j]]);
     });
   for (auto& th : pool) th.join();
+  for (size_t i = 0; i < sources.size(); ++i)
+    if (first[i] != i) {
+      out[i] = out[first[i]];
+      out[i].seconds = 0;  // built once, for the first of them
+      out[i].cached = true;
+    }
   return out;
 }
 

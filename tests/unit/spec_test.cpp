@@ -266,6 +266,24 @@ TEST_F(JitTest, CompileErrorIsRecordedWithItsLog) {
   EXPECT_TRUE(c.compile("this is not CUDA;\n").cached);  // deterministic failures are cached too
 }
 
+// Specs that differ only in runtime knobs give one source several times in one batch: it is
+// built once and every copy gets the same artifact (two threads building one source in one cache
+// directory broke each other's build on the device machine).
+TEST_F(JitTest, DuplicateSourcesInOneBatchBuildOnce) {
+  opt_.jobs = 4;
+  Compiler c(opt_);
+  const std::string src = "__global__ void k(int* p) { p[threadIdx.x] = 1; }\n";
+  const auto r = c.compile_all({src, src, src, src});
+  ASSERT_EQ(r.size(), 4u);
+  int built = 0;
+  for (const auto& x : r) {
+    EXPECT_EQ(x.status, "ok") << x.log;
+    EXPECT_EQ(x.artifact, r[0].artifact);
+    built += !x.cached;
+  }
+  EXPECT_EQ(built, 1);
+}
+
 TEST_F(JitTest, TimeoutKillsTheCompiler) {
   opt_.timeout = std::chrono::seconds(1);
   Compiler c(opt_);

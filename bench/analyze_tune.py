@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Tables from a tuning run's final-measurement CSV (`cudal2 tune --final-csv`), stdlib only.
 
-Usage: python3 bench/analyze_tune.py FINAL.csv [--families fam1,fam2] > summary.md
+Usage: python3 bench/analyze_tune.py FINAL.csv[,MORE.csv.gz] [--families fam1,fam2] [--no-shapes] > summary.md
 Candidates are the methods named k-<hash> (their spec text is in the details column); the
 baselines are cuBLAS and cuBLASLt auto-tuning, each the best of NN and TN. Every ratio is
 baseline time / our time for two methods of one job (same process, same inputs, interleaved).
 """
 import csv
+import gzip
 import json
 import math
 import sys
@@ -30,9 +31,12 @@ def cls(m, n, k):
     return "large" if f >= 1e11 else "medium"
 
 
-def load(path):
-    with open(path) as f:
-        rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
+def load(paths):
+    rows = []
+    for path in paths.split(","):
+        opener = gzip.open if path.endswith(".gz") else open
+        with opener(path, "rt") as f:
+            rows += list(csv.DictReader(line for line in f if not line.startswith("#")))
     t = defaultdict(lambda: defaultdict(dict))  # shape -> (mode,timer) -> method -> us
     spec = {}
     bad = defaultdict(list)
@@ -49,6 +53,10 @@ def load(path):
         elif r["status"] not in ("ok", "unsupported"):
             bad[s].append((meth, r["status"], r["failure"]))
     return t, spec, bad
+
+
+def esc(text):
+    return text.replace("|", "\\|")
 
 
 def family(text):
@@ -90,8 +98,9 @@ def main():
                     if name == "lt":
                         by_class[mt][cls(*s)].append(b / o)
         f = lambda key: f"{row[key]:.3f}" if key in row else "-"
-        print(f"| {s[0]}x{s[1]}x{s[2]} | {cls(*s)} | `{spec.get(m, m)}` | {us:.2f} | {f((('offline','graph'),'lt'))} | "
-              f"{f((('offline','graph'),'cublas'))} | {f((('server','graph'),'lt'))} | {f((('offline','host'),'lt'))} |")
+        if "--no-shapes" not in sys.argv:
+          print(f"| {s[0]}x{s[1]}x{s[2]} | {cls(*s)} | `{esc(spec.get(m, m))}` | {us:.2f} | {f((('offline','graph'),'lt'))} | "
+                f"{f((('offline','graph'),'cublas'))} | {f((('server','graph'),'lt'))} | {f((('offline','host'),'lt'))} |")
     print()
     print("Geometric means of baseline time / our time (best of our candidates per shape and timer):")
     print()

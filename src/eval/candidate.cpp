@@ -381,6 +381,7 @@ std::vector<CandidateOutcome> evaluate_candidates(const EvalRequest& req) {
     });
   };
   Evaluator ev(req, db, run);
+  const std::string local_gpu = gpu_available() ? query_gpu(0).name : "unknown";
   const auto t0 = Clock::now();
   size_t done = 0;
   auto next = compile_chunk(0);
@@ -414,7 +415,7 @@ std::vector<CandidateOutcome> evaluate_candidates(const EvalRequest& req) {
       co.detail = p.built.log.substr(0, 2000);
       store::MeasurementRow mr;
       for (const auto& s : req.shapes) {
-        mr.spec_hash = p.hash, mr.gpu = gpu_available() ? query_gpu(0).name : "unknown";
+        mr.spec_hash = p.hash, mr.gpu = local_gpu;
         mr.dtype = std::string(to_string(p.accum)), mr.layout = std::string(to_string(p.layout));
         mr.m = s.m, mr.n = s.n, mr.k = s.k, mr.mode = std::string(to_string(req.modes.front()));
         mr.timer = "graph", mr.status = co.status, mr.failure = co.detail, mr.run_id = run;

@@ -14,6 +14,9 @@
 #include "eval/bench.hpp"
 #include "eval/candidate.hpp"
 #include "eval/device.hpp"
+#include "eval/remote.hpp"
+#include "cli/lt_space.hpp"
+#include "export/export.hpp"
 #include "store/error.hpp"
 
 namespace {
@@ -117,6 +120,8 @@ cudal2::BenchOptions to_options(const BenchArgs& a, const ShapeArgs& sa, const s
 }  // namespace
 
 int main(int argc, char** argv) {
+  // `cudal2 lt-space`: the cublaslt family's specs for one shape (src/cli/lt_space.cpp).
+  if (argc > 1 && std::string_view(argv[1]) == "lt-space") return cudal2::lt_space_main(argc - 1, argv + 1);
   std::string cmdline;
   for (int i = 1; i < argc; ++i) cmdline += (i > 1 ? " " : "") + std::string(argv[i]);
 
@@ -172,6 +177,8 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     c->add_option("--baselines", baselines, "Baselines timed in the same jobs (comma-separated)")
         ->capture_default_str();
+    c->add_flag_callback("--no-confine", [&] { ev.confine = false; },
+                "Run candidates unconfined (diagnosis only: a machine where the sandbox itself fails)");
   };
   add_eval_opts(eval, eval_shapes);
   std::string search = "exhaustive";
@@ -206,6 +213,9 @@ int main(int argc, char** argv) {
   show->add_option("--db", show_db, "SQLite results store")->capture_default_str();
   auto* worker = app.add_subcommand("worker", "Internal: serve evaluation jobs on stdin/stdout");
   worker->group("");
+  auto* runner = app.add_subcommand("runner", "Internal: run one untrusted candidate for the judge (confined)");
+  runner->group("");
+  cudal2::exporter::add_export_command(app);  // `cudal2 export`: src/export/export.cpp
 
   const auto subs = app.get_subcommands([](const CLI::App*) { return true; });
   const bool known =
@@ -228,6 +238,7 @@ int main(int argc, char** argv) {
 
   try {
     if (worker->parsed()) return cudal2::worker_main();
+    if (runner->parsed()) return cudal2::runner_main();
     if (eval->parsed() || tune->parsed()) {
       const bool is_tune = tune->parsed();
       ev.shapes = (is_tune ? tune_shapes : eval_shapes).resolve();

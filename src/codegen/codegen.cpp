@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "codegen/family_cublaslt.hpp"
+#include "codegen/family_wgmma.hpp"
+
 namespace cudal2 {
 
 namespace {
@@ -33,6 +36,8 @@ std::string generate_own(const KernelSpec& s) {
 
 std::string generate_source(const KernelSpec& s) {
   if (s.family == "mma" || s.family == "tiny") return generate_own(s);
+  if (s.family == kWgmmaFamily) return generate_wgmma_source(s);
+  if (s.family == kCublasLtFamily) return generate_cublaslt_source(s);
   const char* mainloop = s.mainloop == Mainloop::Cooperative ? "cutlass::gemm::KernelTmaWarpSpecializedCooperative"
                          : s.mainloop == Mainloop::Pingpong  ? "cutlass::gemm::KernelTmaWarpSpecializedPingpong"
                                                              : "cutlass::gemm::KernelTmaWarpSpecialized";

@@ -10,6 +10,8 @@
 #include <map>
 #include <sstream>
 
+#include "codegen/family_cublaslt.hpp"
+#include "codegen/family_wgmma.hpp"
 #include "kernels/mma_plan.h"
 
 namespace cudal2 {
@@ -79,6 +81,8 @@ const std::vector<std::string>& family_fields(std::string_view family) {
                                              "stages", "raster",  "decomposition", "swizzle",  "splits"};
   static const std::vector<std::string> mma{"tile", "warps", "stages", "splits"};
   static const std::vector<std::string> tiny{"tile", "warps", "kwarps", "splits"};
+  if (family == kCublasLtFamily) return cublaslt_fields();
+  if (family == kWgmmaFamily) return wgmma_fields();
   return family == kMma ? mma : family == kTiny ? tiny : sm90;
 }
 
@@ -213,6 +217,8 @@ uint64_t fnv1a64(std::string_view s) {
 }
 
 std::string KernelSpec::compile_text() const {
+  if (family == kWgmmaFamily) return wgmma_compile_text(*this);
+  if (family == kCublasLtFamily) return cublaslt_compile_text(*this);
   if (family == kMma)
     return fmt::format("{} {} {} tile={}x{}x{} warps={}x{} stages={}", family, to_string(layout), to_string(accum),
                        tile_m, tile_n, tile_k, warps_m, warps_n, stages);
@@ -226,7 +232,9 @@ std::string KernelSpec::compile_text() const {
 }
 
 std::string KernelSpec::text() const {
-  if (family == kMma || family == kTiny) return fmt::format("{} | splits={}", compile_text(), splits);
+  if (family == kWgmmaFamily) return wgmma_text(*this);
+  if (family == kMma || family == kTiny || family == kCublasLtFamily)
+    return fmt::format("{} | splits={}", compile_text(), splits);
   return fmt::format("{} | raster={} swizzle={} decomposition={} splits={}", compile_text(), to_string(raster), swizzle,
                      to_string(decomposition), splits);
 }
@@ -234,16 +242,20 @@ std::string KernelSpec::text() const {
 std::string KernelSpec::hash() const { return fmt::format("{:016x}", fnv1a64(text())); }
 std::string KernelSpec::compile_hash() const { return fmt::format("{:016x}", fnv1a64(compile_text())); }
 
-std::vector<std::string> known_families() { return {std::string(kSm90), std::string(kMma), std::string(kTiny)}; }
+std::vector<std::string> known_families() {
+  return {std::string(kSm90), std::string(kMma), std::string(kTiny), std::string(kWgmmaFamily)};
+}
 
 KernelSpec default_spec(std::string_view family) {
   KernelSpec s;
   if (family == kSm90) return s;
+  if (family == kWgmmaFamily) return default_wgmma_spec();
   s.family = std::string(family);
   s.tile_m = 64, s.tile_n = 64, s.tile_k = 32, s.warps_m = 2, s.warps_n = 2, s.stages = 3;
   if (family == kMma) return s;
   s.tile_m = 32, s.tile_n = 32, s.tile_k = 64, s.warps_m = 1, s.warps_n = 1, s.warps_k = 1, s.stages = 0;
   if (family == kTiny) return s;
+  if (family == kCublasLtFamily) return default_cublaslt_spec();
   throw InputError(fmt::format("bad spec: unknown family '{}' (known: sm90_cutlass, mma, tiny)", family));
 }
 
@@ -281,6 +293,10 @@ KernelSpec parse_spec(std::string_view text) {
     }
     if (seen[key]) throw InputError(fmt::format("bad spec: '{}' given twice", key));
     seen[key] = true;
+    if (s.family == kCublasLtFamily && key != "splits") {
+      parse_cublaslt_field(s, key, val);
+      continue;
+    }
     if (key == "tile") {
       const auto d = parse_dims(val, 3, key);
       s.tile_m = d[0], s.tile_n = d[1], s.tile_k = d[2];
@@ -326,6 +342,8 @@ std::string invalid_reason(const KernelSpec& s) {
   if (s.family == kSm90) return invalid_reason_sm90(s);
   if (s.family == kMma) return invalid_reason_mma(s);
   if (s.family == kTiny) return invalid_reason_tiny(s);
+  if (s.family == kWgmmaFamily) return invalid_reason_wgmma(s);
+  if (s.family == kCublasLtFamily) return invalid_reason_cublaslt(s);
   return fmt::format("unknown family '{}'", s.family);
 }
 
@@ -421,11 +439,17 @@ std::vector<KernelSpec> enumerate_specs(std::string_view family, Layout layout, 
   if (family == kSm90) return enumerate_sm90(layout, accum, with_runtime_knobs);
   if (family == kMma) return enumerate_mma(layout, accum, with_runtime_knobs);
   if (family == kTiny) return enumerate_tiny(layout, accum);
+  if (family == kWgmmaFamily) return enumerate_wgmma(layout, accum, with_runtime_knobs);
+  if (family == kCublasLtFamily)
+    throw InputError("the cublaslt family's space depends on the GPU and the shape: cublaslt_neighbourhood(), "
+                     "or `cudal2 lt-space --shape M,N,K`");
   throw InputError(fmt::format("unknown family '{}' (known: sm90_cutlass, mma, tiny)", family));
 }
 
 std::string shape_refusal(const KernelSpec& s, const Shape& shape) {
-  if (s.family == kMma || s.family == kTiny) return "";  // any shape; unaligned ones on a checked path
+  if (s.family == kWgmmaFamily) return wgmma_shape_refusal(s, shape);
+  // cublaslt: cublasLtMatmulAlgoCheck decides, in the artifact's can_implement.
+  if (s.family == kMma || s.family == kTiny || s.family == kCublasLtFamily) return "";  // any shape; unaligned ones on a checked path
   if (shape.k % 8 || shape.n % 8)
     return fmt::format("{} needs K and N to be multiples of 8 (16-byte rows for TMA); got {}", s.family, shape.str());
   return "";

@@ -43,6 +43,11 @@ struct KernelSpec {
   int swizzle = 1;
   Decomposition decomposition = Decomposition::Heuristic;
   int splits = 1;
+  // cublaslt (src/codegen/family_cublaslt.hpp): one cuBLASLt algorithm configuration, in the
+  // numeric values of cublasLt.h's enums: algorithm id, tile id, stages id, split-K reduction
+  // scheme, CTA swizzling, custom option, inner shape id. Its cluster shape is cluster_m x
+  // cluster_n (0x0: cuBLASLt's auto) and its split-K count is splits (a runtime knob).
+  int lt_algo = 0, lt_tile = 0, lt_stages = 0, lt_reduction = 0, lt_swizzle = 0, lt_custom = 0, lt_inner = 0;
 
   // "sm90_cutlass nn f32 tile=128x128x64 cluster=1x1 mainloop=cooperative epilogue=tma
   //  scheduler=persistent stages=auto | raster=heuristic swizzle=1 decomposition=heuristic splits=1"

@@ -21,6 +21,22 @@ double roofline_us(const Shape& s, const Ceilings& c) {
 
 double tflops_at(const Shape& s, double us) { return us > 0 ? flops(s) / (us * 1e-6) / 1e12 : 0.0; }
 
+HardwarePeak hopper_peak(int sm_count, int sm_clock_mhz, int mem_clock_mhz, int mem_bus_bits, double l2_bytes) {
+  HardwarePeak p;
+  p.flops_per_s = static_cast<double>(sm_count) * sm_clock_mhz * 1e6 * 4096.0;
+  p.bytes_per_s = 2.0 * mem_clock_mhz * 1e6 * mem_bus_bits / 8.0;
+  p.l2_bytes = l2_bytes;
+  return p;
+}
+
+double plausible_floor_us(const Shape& s, bool l2_warm, const HardwarePeak& hw) {
+  constexpr double margin = 1.05;
+  const double t_math = hw.flops_per_s > 0 ? flops(s) / (hw.flops_per_s * margin) : 0.0;
+  const double from_memory = std::max(0.0, min_bytes(s) - (l2_warm ? hw.l2_bytes : 0.0));
+  const double t_mem = hw.bytes_per_s > 0 ? from_memory / (hw.bytes_per_s * margin) : 0.0;
+  return std::max(t_math, t_mem) * 1e6;
+}
+
 ShapeClass classify(const Shape& s) {
   const double f = flops(s);
   if (f < 1e9) return ShapeClass::Small;

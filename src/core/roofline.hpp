@@ -17,6 +17,17 @@ double min_bytes(const Shape& s);  // 2(MK + KN + MN): fp16, each operand once
 double roofline_us(const Shape& s, const Ceilings& c = {});
 double tflops_at(const Shape& s, double us);  // achieved TFLOP/s for a time in microseconds
 
+// What the chip can do at most, from its own properties (not measured, not datasheet): dense
+// fp16 tensor rate = SMs x boost clock x 4096 flop/clock (Hopper), memory = 2 x memory clock x
+// bus width. A time below plausible_floor_us is physically impossible: the judge fails it.
+struct HardwarePeak {
+  double flops_per_s = 0, bytes_per_s = 0, l2_bytes = 0;
+};
+HardwarePeak hopper_peak(int sm_count, int sm_clock_mhz, int mem_clock_mhz, int mem_bus_bits, double l2_bytes);
+// max(2MNK / peak, bytes that must come from memory / bandwidth), with 5% margin. l2_warm
+// (offline mode): the first L2-sized part of the operands may already sit in the cache.
+double plausible_floor_us(const Shape& s, bool l2_warm, const HardwarePeak& hw);
+
 // The classes used in reports: small (2MNK < 1e9) first, then skinny (min(M,N) <= 256),
 // then large (2MNK >= 1e11), else medium.
 enum class ShapeClass { Small, Skinny, Medium, Large };

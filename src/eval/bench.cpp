@@ -12,6 +12,7 @@
 
 #include "baselines/baselines.hpp"
 #include "core/csv.hpp"
+#include "eval/checks.hpp"
 #include "eval/device.hpp"
 
 namespace cudal2 {
@@ -39,7 +40,27 @@ struct ShapeBuffers {
         C(static_cast<size_t>(s.m * s.n) * 2),
         W(kLibraryWorkspace) {}
   Operands operands(Layout l) const {
-    return {A.data(), l == Layout::NN ? Bn.data() : Bt.data(), C.data(), W.data(), W.bytes()};
+    Operands o{A.data(), l == Layout::NN ? Bn.data() : Bt.data(), C.data(), W.data(), W.bytes()};
+    o.bufA = &A, o.bufB = l == Layout::NN ? &Bn : &Bt, o.bufC = &C;
+    return o;
+  }
+  // Inputs drawn from d (fresh values from seed), B in both layouts.
+  void fill_from(const InputDistribution& d, uint64_t seed, cudaStream_t st) {
+    if (d.kind == InputDistribution::Kind::Binary) {
+      fill(true, seed, st);
+      return;
+    }
+    const double g = d.sigma_scale(shape.k);
+    auto one = [&](GuardedBuffer& b, double mean, double sigma, uint64_t sd) {
+      if (d.kind == InputDistribution::Kind::Normal)
+        fill_normal_f16(b.data(), b.bytes() / 2, sd, st, static_cast<float>(mean), static_cast<float>(sigma * g));
+      else
+        fill_uniform_f16(b.data(), b.bytes() / 2, sd, static_cast<float>(mean - sigma * g),
+                         static_cast<float>(mean + sigma * g), st);
+    };
+    one(A, d.a_mean, d.a_sigma, seed);
+    one(Bn, d.b_mean, d.b_sigma, seed ^ 0x5bd1e995ull);
+    transpose_f16(Bn.data(), Bt.data(), shape.k, shape.n, st);
   }
   // B is generated row-major and transposed, so NN and TN runners see identical values.
   void fill(bool binary, uint64_t seed, cudaStream_t st) {
@@ -58,10 +79,10 @@ struct ShapeBuffers {
 };
 
 // Run the runner once on poisoned output and apply every check. Failures are recorded in v.
-void verify_once(Runner& r, ShapeBuffers& buf, const Reference& ref, bool exact, Accum accum, cudaStream_t st,
-                 Verdict& v) {
+void verify_once(Runner& r, ShapeBuffers& buf, const Reference& ref, bool exact, Accum accum, uint16_t poison,
+                 cudaStream_t st, Verdict& v) {
   const Shape& s = buf.shape;
-  fill_u16(buf.C.data(), buf.C.bytes() / 2, kPoison, st);
+  fill_u16(buf.C.data(), buf.C.bytes() / 2, poison, st);
   std::vector<std::pair<std::string, GuardedBuffer*>> guarded{
       {"A", &buf.A}, {"B(nn)", &buf.Bn}, {"B(tn)", &buf.Bt}, {"C", &buf.C}, {"workspace", &buf.W}};
   for (const auto& p : r.private_buffers()) guarded.push_back(p);
@@ -77,7 +98,7 @@ void verify_once(Runner& r, ShapeBuffers& buf, const Reference& ref, bool exact,
              fmt::format("{} guard bands changed: {} bytes before, {} after", name, d.before, d.after));
   }
   const auto C = to_host_u16(buf.C.data(), buf.C.bytes() / 2);
-  const auto scan = scan_output(C.data(), C.size());
+  const auto scan = scan_output(C.data(), C.size(), poison);
   if (scan.unwritten)
     v.fail("unwritten output", fmt::format("{} of {} outputs never written (first at row {}, col {})", scan.unwritten,
                                            C.size(), scan.first_unwritten / s.n, scan.first_unwritten % s.n));
@@ -101,10 +122,90 @@ void verify_once(Runner& r, ShapeBuffers& buf, const Reference& ref, bool exact,
   }
 }
 
-Reference host_reference(ShapeBuffers& buf, double budget) {
+Reference host_reference(ShapeBuffers& buf, double budget, uint64_t sampling_seed) {
   const auto A = to_host_u16(buf.A.data(), buf.A.bytes() / 2);
   const auto B = to_host_u16(buf.Bn.data(), buf.Bn.bytes() / 2);
-  return compute_reference(buf.shape, A, B, plan_sampling(buf.shape, budget));
+  return compute_reference(buf.shape, A, B, plan_sampling(buf.shape, budget, sampling_seed));
+}
+
+// The judge's side of one shape for untrusted methods: a cuBLAS reference of the current inputs
+// (fp32 accumulation), keyed checksums of the inputs, and the checks after every run.
+class Judge {
+ public:
+  Judge(ShapeBuffers& buf, const JobSecrets& sec, cudaStream_t st)
+      : buf_(buf), sec_(sec), st_(st), ref_out_(buf.C.bytes()), ref_(make_baseline("cublas-nn", Accum::F32)) {
+    Operands o = buf.operands(Layout::NN);
+    o.C = ref_out_.data();
+    ref_->prepare(buf.shape, o, st);
+  }
+  // New inputs from d, their reference and checksums.
+  void fresh_inputs(const InputDistribution& d, uint64_t seed) {
+    dist_ = &d, seed_ = seed;
+    buf_.fill_from(d, seed, st_);
+    ref_->run(st_);
+    tol_ = element_tolerance(accum_, buf_.shape.k, d.scale(buf_.shape.k));
+    sums_ = checksums();
+  }
+  // The inputs as they are now are the ones every later check compares with (the classic
+  // rounds fill them themselves).
+  void snapshot() { sums_ = checksums(); }
+  bool inputs_intact() { return checksums() == sums_; }
+  void set_accum(Accum a) { accum_ = a; }
+  // Poisoned output, fresh guard bands: what every untrusted run starts from.
+  void arm(Runner& r) {
+    fill_u16(buf_.C.data(), buf_.C.bytes() / 2, sec_.poison, st_);
+    for (auto* b : buf_.all()) b->reset_guards(st_);
+    for (auto& [name, b] : r.private_buffers()) b->reset_guards(st_);
+    CUDAL2_CUDA(cudaStreamSynchronize(st_));
+  }
+  // "" or "kind: detail" for what the last run did wrong.
+  std::string check(Runner& r) {
+    std::vector<std::pair<std::string, GuardedBuffer*>> guarded{
+        {"A", &buf_.A}, {"B(nn)", &buf_.Bn}, {"B(tn)", &buf_.Bt}, {"C", &buf_.C}, {"workspace", &buf_.W}};
+    for (const auto& p : r.private_buffers()) guarded.push_back(p);
+    for (auto& [name, b] : guarded)
+      if (const int64_t d = chk_.guard_damage(*b, st_))
+        return fmt::format("out-of-bounds: {} bytes of the guard bands of {} changed", d, name);
+    if (checksums() != sums_) {
+      // Put them back, or every method after this one would be judged on corrupted inputs.
+      if (dist_) fresh_inputs(*dist_, seed_);
+      return "input-modified: the candidate changed its input operands";
+    }
+    const auto c = chk_.compare(buf_.C.data(), ref_out_.data(), buf_.C.bytes() / 2, tol_, sec_.poison, st_);
+    if (!c.ok()) {
+      const int64_t n = buf_.shape.n;
+      return fmt::format(
+          "wrong-result: against the GPU reference, {} element(s) unwritten, {} NaN/Inf, {} beyond tolerance "
+          "(|c-r| <= {:.3g}|r| + {:.3g}); first C[{},{}] = {} want {}",
+          c.unwritten, c.nonfinite, c.mismatched, tol_.rel, tol_.abs, c.first_bad / n, c.first_bad % n, c.first_got,
+          c.first_want);
+    }
+    return "";
+  }
+
+ private:
+  std::array<uint64_t, 3> checksums() {
+    return {chk_.checksum(buf_.A.data(), buf_.A.bytes(), sec_.checksum_key, st_),
+            chk_.checksum(buf_.Bn.data(), buf_.Bn.bytes(), sec_.checksum_key, st_),
+            chk_.checksum(buf_.Bt.data(), buf_.Bt.bytes(), sec_.checksum_key, st_)};
+  }
+  ShapeBuffers& buf_;
+  const JobSecrets& sec_;
+  cudaStream_t st_;
+  GuardedBuffer ref_out_;
+  RunnerPtr ref_;
+  DeviceChecker chk_;
+  Accum accum_ = Accum::F32;
+  const InputDistribution* dist_ = nullptr;
+  uint64_t seed_ = 0;
+  ElementTolerance tol_;
+  std::array<uint64_t, 3> sums_{};
+};
+
+// Splits "kind: detail" as the judge reports it.
+void fail_with(Verdict& v, const std::string& finding) {
+  const auto colon = finding.find(": ");
+  v.fail(finding.substr(0, colon), colon == std::string::npos ? finding : finding.substr(colon + 2));
 }
 
 std::string fmt_num(double v, int prec = 4) { return fmt::format("{:.{}g}", v, prec); }
@@ -136,7 +237,7 @@ std::vector<std::string> csv_rows_for(const ShapeResult& sr, const MethodResult&
   } else {
     f.insert(f.end(), 9, "");
   }
-  const Verdict& bad = !mr.exact.ok ? mr.exact : mr.normal;
+  const Verdict& bad = mr.first_failure();
   f.insert(f.end(), {status, bad.failure, reason.empty() ? bad.detail : reason,
                      mr.normal.rel_err >= 0 ? fmt_num(mr.normal.rel_err, 3) : "", fmt_num(mr.normal.tol, 3),
                      std::to_string(mr.exact.exact_checked), std::to_string(mr.exact.exact_mismatches),
@@ -259,6 +360,13 @@ BenchReport run_bench(const BenchOptions& opt) {
 
   std::vector<RunnerPtr> runners;
   for (const auto& f : opt.methods) runners.push_back(f.make());
+  bool any_untrusted = false;
+  for (const auto& r : runners) any_untrusted = any_untrusted || !r->trusted();
+  // Drawn afresh for each job (each run_bench): nothing a candidate could learn in advance.
+  const JobSecrets secrets = opt.secrets ? *opt.secrets : JobSecrets::draw();
+  GuardedBuffer::set_guard_byte(secrets.guard_byte);
+  const HardwarePeak peak =
+      hopper_peak(gpu.sm_count, gpu.max_sm_clock_mhz, gpu.mem_clock_mhz, gpu.mem_bus_bits, double(gpu.l2_bytes));
 
   std::random_device rd;
   std::mt19937_64 rng(opt.seed ? opt.seed : (static_cast<uint64_t>(rd()) << 32) ^ rd());
@@ -282,6 +390,13 @@ BenchReport run_bench(const BenchOptions& opt) {
       mr.layout = runners[i]->layout();
       sr.methods.push_back(std::move(mr));
     }
+    // An untrusted method that fails a check is out for this shape, with the reason.
+    auto fault = [&](size_t i, const std::string& kind, const std::string& detail) {
+      auto& mr = sr.methods[i];
+      mr.status = "failed";
+      mr.judge.fail(kind, detail);
+      cudaGetLastError();
+    };
     // Prepare on random-normal data (auto-tuning times candidates on it), then verify.
     buf.fill(false, sr.seed, st);
     for (size_t i = 0; i < runners.size(); ++i) {
@@ -295,42 +410,94 @@ BenchReport run_bench(const BenchOptions& opt) {
         mr.status = "unsupported";
         mr.reason = e.what();
         cudaGetLastError();
+      } catch (const CandidateFault& e) {
+        fault(i, e.kind, e.what());
       }
     }
+    std::unique_ptr<Judge> judge;
+    if (any_untrusted) {
+      judge = std::make_unique<Judge>(buf, secrets, st);
+      judge->set_accum(opt.accum);
+    }
+    // An untrusted method's run followed by the judge's checks; false when it failed.
+    auto checked = [&](size_t i, const std::function<void()>& run) {
+      try {
+        judge->arm(*runners[i]);
+        run();
+        if (const auto finding = judge->check(*runners[i]); !finding.empty()) {
+          fail_with(sr.methods[i].judge, finding);
+          sr.methods[i].status = "failed";
+          return false;
+        }
+        return true;
+      } catch (const CandidateFault& e) {
+        fault(i, e.kind, e.what());
+      } catch (const std::exception& e) {
+        fault(i, "error", e.what());
+      }
+      return false;
+    };
     if (opt.verify) {
       for (bool exact : {false, true}) {
-        if (exact) buf.fill(true, sr.seed ^ 0xE7AC7ull, st);
-        const Reference ref = host_reference(buf, opt.verify_budget);
+        const auto refill = [&] { buf.fill(exact, exact ? sr.seed ^ 0xE7AC7ull : sr.seed, st); };
+        if (exact) refill();
+        const Reference ref = host_reference(buf, opt.verify_budget, secrets.sampling_seed ^ sr.seed);
+        if (judge) judge->snapshot();
         for (size_t i : live) {
           auto& mr = sr.methods[i];
           Verdict& v = exact ? mr.exact : mr.normal;
           try {
-            verify_once(*runners[i], buf, ref, exact, opt.accum, st, v);
+            verify_once(*runners[i], buf, ref, exact, opt.accum, secrets.poison, st, v);
+            if (!runners[i]->trusted() && !judge->inputs_intact()) {
+              mr.judge.fail("input-modified", "the candidate changed its input operands");
+              refill();  // the methods after it are judged on the inputs the reference was made from
+            }
+          } catch (const CandidateFault& e) {
+            fault(i, e.kind, e.what());
           } catch (const std::exception& e) {
             v.fail("error", e.what());
             cudaGetLastError();
           }
         }
       }
+      // Untrusted methods: the whole output against the GPU reference, on every distribution.
+      if (judge) {
+        for (const auto& d : verification_distributions()) {
+          judge->fresh_inputs(d, rng());
+          for (size_t i : live) {
+            auto& mr = sr.methods[i];
+            if (runners[i]->trusted() || !mr.exact.ok || !mr.normal.ok || !mr.judge.ok) continue;
+            if (!checked(i, [&] { runners[i]->run(st); })) mr.judge.detail += fmt::format(" (inputs: {})", d.name);
+          }
+        }
+      }
       std::erase_if(live, [&](size_t i) {
         auto& mr = sr.methods[i];
-        if (mr.exact.ok && mr.normal.ok) return false;
-        mr.status = (mr.exact.failure == "error" || mr.normal.failure == "error") ? "error" : "failed";
+        if (mr.exact.ok && mr.normal.ok && mr.judge.ok) return false;
+        if (mr.status == "ok")
+          mr.status = (mr.exact.failure == "error" || mr.normal.failure == "error") ? "error" : "failed";
         return true;
       });
     }
     // Time on fresh random-normal inputs.
     buf.fill(false, sr.seed ^ 0x71A1ull, st);
+    const InputDistribution& timing_inputs = verification_distributions().front();
     for (auto mode : opt.modes) {
       TimingConfig cfg;
       cfg.mode = mode;
       cfg.qps = opt.qps;
       cfg.timers = opt.timers;
-      std::vector<std::unique_ptr<MethodTimer>> timers(runners.size());
+      // With a candidate in the run, offline batches of ~1 ms: the judge's clock bounds what an
+      // untrusted runner reports within a calibrated allowance per batch, small against this.
+      if (any_untrusted) cfg.target_batch_us = 1000;
+      std::vector<std::unique_ptr<SampleTimer>> timers(runners.size());
       for (size_t i : live) {
-        timers[i] = std::make_unique<MethodTimer>(*runners[i], st, cfg, flusher.get());
         try {
+          timers[i] = runners[i]->make_timer(st, cfg, flusher.get());
           timers[i]->setup();
+        } catch (const CandidateFault& e) {
+          fault(i, e.kind, e.what());
+          timers[i].reset();
         } catch (const std::exception& e) {
           sr.methods[i].status = "error";
           sr.methods[i].reason = e.what();
@@ -341,9 +508,31 @@ BenchReport run_bench(const BenchOptions& opt) {
       std::vector<size_t> order;
       for (size_t i : live)
         if (timers[i]) order.push_back(i);
+      const bool server = mode == Mode::Server;
       for (int rep = 0; rep < opt.reps; ++rep) {
         std::shuffle(order.begin(), order.end(), rng);
-        for (size_t i : order) timers[i]->sample(rng);
+        std::vector<size_t> failed;
+        for (size_t i : order) {
+          if (runners[i]->trusted()) {
+            for (auto t : kTimers)
+              if (cfg.timers[static_cast<int>(t)]) timers[i]->sample(t, server ? &rng : nullptr);
+            continue;
+          }
+          // Untrusted: fresh inputs before every batch (nothing to memoize), the output poisoned
+          // before it and verified after it; offline, one fresh single call besides.
+          bool ok = true;
+          for (auto t : kTimers) {
+            if (!ok || !cfg.timers[static_cast<int>(t)]) continue;
+            judge->fresh_inputs(timing_inputs, rng());
+            ok = checked(i, [&] { timers[i]->sample(t, server ? &rng : nullptr); });
+          }
+          if (ok && !server) {
+            judge->fresh_inputs(timing_inputs, rng());
+            ok = checked(i, [&] { timers[i]->sample_single(); });
+          }
+          if (!ok) failed.push_back(i);
+        }
+        std::erase_if(order, [&](size_t i) { return std::find(failed.begin(), failed.end(), i) != failed.end(); });
         const int mhz = clocks.sm_mhz();
         if (mhz > 0) {
           sr.sm_mhz_min = sr.sm_mhz_min < 0 ? mhz : std::min(sr.sm_mhz_min, mhz);
@@ -352,12 +541,32 @@ BenchReport run_bench(const BenchOptions& opt) {
       }
       for (size_t i : order) {
         auto& mr = sr.methods[i];
+        if (!runners[i]->trusted()) {
+          const std::string defect = timers[i]->defect(plausible_floor_us(s, !server, peak));
+          if (!defect.empty()) {
+            fail_with(mr.judge, defect);
+            mr.status = "failed";
+            continue;
+          }
+        }
         for (auto t : kTimers)
           if (!timers[i]->samples(t).empty()) mr.timing[mode][static_cast<int>(t)] = summarize(timers[i]->samples(t));
         mr.graph_error[mode] = timers[i]->graph_error();
         mr.inner[mode] = timers[i]->inner();
       }
     }
+    for (size_t i : live) {
+      if (runners[i]->trusted()) continue;
+      const std::string left = runners[i]->leftovers();
+      if (!left.empty() && sr.methods[i].judge.ok) {
+        sr.methods[i].judge.fail("host-thread", left);
+        sr.methods[i].status = "failed";
+        sr.methods[i].timing.clear();
+      }
+    }
+    // A method that failed while being timed keeps no times: nothing of it may be recorded as fast.
+    for (auto& mr : sr.methods)
+      if (mr.status != "ok") mr.timing.clear();
     if (csv)
       for (const auto& mr : sr.methods)
         for (auto mode : opt.modes)
@@ -407,7 +616,7 @@ void print_table(const BenchReport& r, const BenchOptions& opt) {
         }
         std::string status = mr.status;
         if (mr.status != "ok") {
-          const Verdict& v = !mr.exact.ok ? mr.exact : mr.normal;
+          const Verdict& v = mr.first_failure();
           status += ": " + (mr.reason.empty() ? v.failure + " (" + v.detail + ")" : mr.reason);
           if (status.size() > 90) status = status.substr(0, 87) + "...";
         } else if (mr.exact.sampled) {

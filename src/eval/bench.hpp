@@ -38,6 +38,7 @@ struct BenchOptions {
   Ceilings ceilings;
   bool progress = true;  // progress lines on stderr
   std::array<bool, 3> timers{true, true, true};  // TimerKind::Graph, Eager, Host
+  std::optional<JobSecrets> secrets;  // tests only: fixed secrets instead of fresh ones
 };
 
 struct MethodResult {
@@ -47,6 +48,11 @@ struct MethodResult {
   std::string status = "ok";  // ok | unsupported | failed | error
   std::string reason;
   Verdict exact, normal;
+  // Untrusted methods: what the judge found beyond the two classic checks (GPU comparison on
+  // every distribution and after every timed batch, inputs, timing, leftovers).
+  Verdict judge;
+  // The first failed verdict of the three (or normal, when all passed).
+  const Verdict& first_failure() const { return !exact.ok ? exact : !normal.ok ? normal : !judge.ok ? judge : normal; }
   nlohmann::json details;
   std::map<Mode, std::array<std::optional<Summary>, 3>> timing;
   std::map<Mode, std::string> graph_error;

@@ -7,12 +7,15 @@
 #include <chrono>
 #include <filesystem>
 #include <future>
+#include <set>
 #include <thread>
 
 #include "baselines/baselines.hpp"
 #include "codegen/codegen.hpp"
 #include "eval/artifact.hpp"
+#include "eval/remote.hpp"
 #include "eval/device.hpp"
+#include "eval/job_answer.hpp"
 #include "jit/compiler.hpp"
 #include "sandbox/sandbox.hpp"
 #include "store/store.hpp"
@@ -23,30 +26,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-nlohmann::json summary_json(const Summary& s) {
-  return {{"median", s.median}, {"p10", s.p10}, {"p90", s.p90}, {"min", s.min}, {"n", s.n}};
-}
 
 std::string self_exe() { return std::filesystem::read_symlink("/proc/self/exe").string(); }
-
-// Errors after which the CUDA context is unusable: only a new process recovers.
-std::string fatal_kind(cudaError_t e) {
-  switch (e) {
-    case cudaErrorIllegalAddress:
-    case cudaErrorMisalignedAddress:
-    case cudaErrorInvalidAddressSpace:
-    case cudaErrorInvalidPc:
-    case cudaErrorLaunchFailure:
-      return "illegal-address";
-    case cudaErrorAssert:
-      return "device-assert";
-    case cudaErrorIllegalInstruction:
-    case cudaErrorHardwareStackError:
-      return "illegal-instruction";
-    default:
-      return "cuda-fatal";
-  }
-}
 
 std::array<bool, 3> parse_timers(const nlohmann::json& req) {
   if (!req.contains("timers")) return {true, true, true};
@@ -71,6 +52,11 @@ std::vector<std::string> timer_names(const std::array<bool, 3>& on) {
 }  // namespace
 
 std::string failure_kind_of_check(const std::string& failed_check) {
+  static const std::set<std::string> kinds{
+      "out-of-bounds", "wrong-result", "input-modified", "implausible-time", "timing-mismatch", "inconsistent-time",
+      "host-thread", "illegal-address", "device-assert", "illegal-instruction", "cuda-fatal", "crash", "hang",
+      "exited", "protocol-error"};
+  if (kinds.count(failed_check)) return failed_check;
   if (failed_check == "out-of-bounds write") return "out-of-bounds";
   if (failed_check == "exact mismatch" || failed_check == "normal error" || failed_check == "unwritten output" ||
       failed_check == "NaN/Inf")
@@ -95,7 +81,12 @@ nlohmann::json run_eval_job(const nlohmann::json& req) {
   o.csv_path = req.value("csv", "");
   o.resume = !o.csv_path.empty();  // append to the file: every job of a tuning run shares it
   o.command_line = req.value("command", "worker");
-  nlohmann::json load_errors = nlohmann::json::array();
+  // Candidate code is never loaded here: each candidate runs in a confined runner process of its
+  // own (eval/remote.hpp) and this process judges it.
+  RemoteConfig rc;
+  rc.runner_exe = req.value("runner", self_exe());
+  rc.timeout = std::chrono::seconds(req.value("candidate_timeout", 60));
+  rc.confine = req.value("confine", true);
   for (const auto& c : req.at("candidates")) {
     const std::string name = c.at("name");
     const std::string text = c.value("spec", "");
@@ -106,12 +97,10 @@ nlohmann::json run_eval_job(const nlohmann::json& req) {
       spec.layout = parse_layout(c.value("layout", "nn"));
       spec.accum = o.accum;
     }
-    try {
-      auto art = std::make_shared<Artifact>(c.at("artifact").get<std::string>());
-      o.methods.push_back({name, false, [art, spec, name] { return make_artifact_runner(art, spec, name); }});
-    } catch (const RunnerError& e) {
-      load_errors.push_back({{"method", name}, {"status", "error"}, {"failure", "error"}, {"reason", e.what()}});
-    }
+    const std::string artifact = c.at("artifact");
+    o.methods.push_back({name, false, [rc, artifact, spec, text, name] {
+                           return make_remote_runner(rc, artifact, spec, text, name);
+                         }});
   }
   for (const auto& b : req.at("baselines")) {
     const std::string n = b.get<std::string>();
@@ -131,21 +120,21 @@ nlohmann::json run_eval_job(const nlohmann::json& req) {
   if (sticky != cudaSuccess) {
     return {{"ok", false},
             {"fatal", true},
-            {"kind", fatal_kind(sticky)},
+            {"kind", fatal_error_kind(sticky)},
             {"error", fmt::format("{}: {}", cudaGetErrorName(sticky), cudaGetErrorString(sticky))},
             {"exit_after", true}};
   }
   if (!error.empty()) return {{"ok", false}, {"error", error}};
   nlohmann::json shapes = nlohmann::json::array();
   for (const auto& sr : report.shapes) {
-    nlohmann::json methods = load_errors;
+    nlohmann::json methods = nlohmann::json::array();
     for (const auto& mr : sr.methods) {
       nlohmann::json timing = nlohmann::json::object();
       for (const auto& [mode, arr] : mr.timing)
         for (auto t : kTimers)
           if (arr[static_cast<int>(t)])
             timing[std::string(to_string(mode))][std::string(to_string(t))] = summary_json(*arr[static_cast<int>(t)]);
-      const Verdict& bad = !mr.exact.ok ? mr.exact : mr.normal;
+      const Verdict& bad = mr.first_failure();
       methods.push_back({{"method", mr.method},
                          {"status", mr.status},
                          {"failure", bad.failure},
@@ -187,37 +176,42 @@ class Evaluator {
     const auto timeout = std::chrono::seconds(req_.job_overhead_s + req_.timeout_s * static_cast<int>(cands.size()));
     const auto r = worker_.call(job, timeout);
     const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
-    const bool answered = r.ok() && r.response.value("ok", false);
-    if (r.ok() && r.response.value("exit_after", false)) worker_.stop();  // it is exiting anyway
+    std::string malformed;
+    std::optional<JobAnswer> answer;
+    if (r.ok()) answer = parse_job_answer(r.response, &malformed);
+    if (r.ok() && r.response.is_object() && r.response.value("exit_after", false) == true) worker_.stop();
+    const bool answered = answer && answer->ok;
     if (!answered && cands.size() > 1) {
-      // One of them crashed, hung or poisoned the context, and took the job with it: find which.
+      // The worker died, hung or answered nonsense, and took the job with it: find who by
+      // running the candidates one at a time.
       if (req_.progress)
         std::fprintf(stderr, "cudal2: a job of %zu candidates failed (%s); retrying them one at a time\n",
-                     cands.size(), describe_failure(r).c_str());
+                     cands.size(), describe_failure(r, malformed).c_str());
       for (size_t i = 0; i < cands.size(); ++i) evaluate({cands[i]}, {outs[i]});
       return;
     }
     if (!answered) {
       auto& co = *outs[0];
       co.measure_seconds = secs;
-      if (r.ok() && r.response.value("fatal", false))
-        co.status = r.response.value("kind", "cuda-fatal");
-      else if (r.ok())
+      if (answer && answer->fatal)
+        co.status = answer->kind;
+      else if (answer)
         co.status = "error";
+      else if (r.ok())
+        co.status = "protocol-error";  // an answer, but not one we can read
       else if (r.kind == sandbox::Outcome::Hung)
         co.status = "hang";
       else if (r.kind == sandbox::Outcome::Crashed)
         co.status = "crash";
       else
-        co.status = std::string(sandbox::outcome_name(r.kind)) == "protocol_error" ? "protocol-error" : "exited";
-      co.detail = describe_failure(r);
+        co.status = r.kind == sandbox::Outcome::ProtocolError ? "protocol-error" : "exited";
+      co.detail = describe_failure(r, malformed);
       store_failure(*cands[0], co.status, co.detail);
       return;
     }
-    const std::string gpu = r.response.at("gpu");
     for (size_t i = 0; i < cands.size(); ++i) {
       outs[i]->measure_seconds = secs / static_cast<double>(cands.size());
-      store_results(*cands[i], method_name(*cands[i], i), gpu, r.response, *outs[i]);
+      store_results(*cands[i], method_name(*cands[i], i), *answer, *outs[i]);
     }
   }
 
@@ -240,7 +234,9 @@ class Evaluator {
                        {"verify_budget", req_.verify_budget},
                        {"baselines", req_.baselines},
                        {"timers", timer_names(req_.timers)},
-                       {"command", req_.command_line}};
+                       {"command", req_.command_line},
+                       {"confine", req_.confine},
+                       {"candidate_timeout", req_.timeout_s}};
     if (!req_.csv_path.empty()) job["csv"] = std::filesystem::absolute(req_.csv_path).string();
     job["candidates"] = nlohmann::json::array();
     for (size_t i = 0; i < cands.size(); ++i)
@@ -255,8 +251,12 @@ class Evaluator {
     return job;
   }
 
-  static std::string describe_failure(const sandbox::Result& r) {
-    if (r.ok()) return r.response.value("error", std::string("job failed"));
+  static std::string describe_failure(const sandbox::Result& r, const std::string& malformed) {
+    if (!malformed.empty()) return malformed;
+    if (r.ok()) {
+      const auto& e = r.response.is_object() && r.response.contains("error") ? r.response.at("error") : nlohmann::json();
+      return e.is_string() ? e.get<std::string>() : std::string("job failed");
+    }
     std::string tail = r.stderr_tail;
     if (tail.size() > 1500) tail = "..." + tail.substr(tail.size() - 1500);
     return r.message + (tail.empty() ? "" : "\n" + tail);
@@ -281,53 +281,60 @@ class Evaluator {
     }
   }
 
-  void store_results(const Pending& p, const std::string& name, const std::string& gpu, const nlohmann::json& resp,
-                     CandidateOutcome& co) {
-    int ok_shapes = 0, unsupported = 0;
+  void store_results(const Pending& p, const std::string& name, const JobAnswer& answer, CandidateOutcome& co) {
+    int ok_shapes = 0, unsupported = 0, seen = 0;
     std::string worst, worst_detail;
-    for (const auto& sh : resp.at("shapes")) {
+    for (const auto& sh : answer.shapes) {
       nlohmann::json baselines = nlohmann::json::object();
-      const nlohmann::json* cand = nullptr;
-      for (const auto& m : sh.at("methods")) {
-        if (m.at("method") == name)
+      const MethodAnswer* cand = nullptr;
+      for (const auto& m : sh.methods) {
+        if (m.method == name)
           cand = &m;
-        else if (m.at("method").get<std::string>().rfind("k-", 0) != 0 &&
-                 m.at("method").get<std::string>().rfind("candidate-", 0) != 0)
-          baselines[m.at("method").get<std::string>()] = m.at("timing");
+        else if (m.method.rfind("k-", 0) != 0 && m.method.rfind("candidate-", 0) != 0) {
+          nlohmann::json t = nlohmann::json::object();
+          for (const auto& [mode, timers] : m.timing)
+            for (const auto& [timer, sum] : timers) t[mode][timer] = summary_json(sum);
+          baselines[m.method] = t;
+        }
       }
       if (!cand) continue;
-      const Shape s{sh.at("m"), sh.at("n"), sh.at("k")};
-      const std::string status = cand->at("status");
-      std::string kind = status == "ok" ? "ok" : status == "unsupported" ? "unsupported" : "error";
-      if (status == "failed") kind = failure_kind_of_check(cand->at("failure"));
+      ++seen;
+      const Shape& s = sh.shape;
+      std::string kind = cand->status == "ok" ? "ok" : cand->status == "unsupported" ? "unsupported" : "error";
+      if (cand->status == "failed") kind = failure_kind_of_check(cand->failure);
       if (kind == "ok") ++ok_shapes;
       if (kind == "unsupported") ++unsupported;
       if (kind != "ok" && kind != "unsupported" && worst.empty()) {
         worst = kind;
-        worst_detail = fmt::format("{}: {}", s.str(), cand->value("reason", ""));
+        worst_detail = fmt::format("{}: {}", s.str(), cand->reason);
       }
-      const auto& tj = cand->at("timing");
       for (auto mode : req_.modes)
         for (auto t : kTimers) {
           const auto ms = std::string(to_string(mode)), ts = std::string(to_string(t));
-          const bool timed = tj.contains(ms) && tj.at(ms).contains(ts);
-          if (kind == "ok" && !timed && !req_.timers[static_cast<int>(t)]) continue;  // not asked for
-          auto mr = row_for(p, gpu, s);
+          const auto mit = cand->timing.find(ms);
+          const Summary* sum = nullptr;
+          if (mit != cand->timing.end() && mit->second.count(ts)) sum = &mit->second.at(ts);
+          if (kind == "ok" && !sum && !req_.timers[static_cast<int>(t)]) continue;  // not asked for
+          auto mr = row_for(p, answer.gpu, s);
           mr.mode = ms, mr.timer = ts;
-          mr.failure = cand->value("reason", "").substr(0, 4000);
-          if (timed) {
-            const auto& sm = tj.at(ms).at(ts);
+          mr.failure = cand->reason.substr(0, 4000);
+          if (sum && kind == "ok") {
             mr.status = "ok";
-            mr.median_us = sm.at("median"), mr.p10_us = sm.at("p10"), mr.p90_us = sm.at("p90");
-            mr.min_us = sm.at("min");
-            if (mode == Mode::Offline && t == TimerKind::Graph) co.graph_us[s.str()] = *mr.median_us;
+            mr.median_us = sum->median, mr.p10_us = sum->p10, mr.p90_us = sum->p90, mr.min_us = sum->min;
+            if (mode == Mode::Offline && t == TimerKind::Graph) co.graph_us[s.str()] = sum->median;
           } else {
             mr.status = kind == "ok" ? "not-capturable" : kind;
           }
-          if (cand->value("rel_err", -1.0) >= 0) mr.rel_err = cand->at("rel_err").get<double>();
+          if (cand->rel_err) mr.rel_err = *cand->rel_err;
           mr.baseline_json = baselines.dump();
           db_.put_measurement(mr);
         }
+    }
+    if (seen == 0) {  // the worker's answer does not mention this candidate at all
+      co.status = "protocol-error";
+      co.detail = "the worker's answer has no result for " + name;
+      store_failure(p, co.status, co.detail);
+      return;
     }
     co.status = !worst.empty() ? worst : ok_shapes ? "ok" : unsupported ? "unsupported" : "error";
     co.detail = worst_detail;

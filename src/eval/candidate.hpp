@@ -52,6 +52,9 @@ struct EvalRequest {
   double deadline_minutes = 0;  // >0: start no new chunk of candidates after this long
   std::string command_line;
   bool progress = true;
+  // Confine each candidate's runner process (docs/threat-model.md). Off only to diagnose a
+  // machine where the confinement itself fails; results are then marked unconfined.
+  bool confine = true;
 };
 
 struct CandidateOutcome {

@@ -4,6 +4,8 @@
 #include <cublas_v2.h>
 #include <cuda_fp16.h>
 #include <dlfcn.h>
+
+#include <atomic>
 #include <fmt/format.h>
 
 #include "eval/verify.hpp"
@@ -13,6 +15,24 @@ namespace cudal2 {
 void cuda_check(cudaError_t e, const char* what) {
   if (e != cudaSuccess)
     throw CudaError(fmt::format("{} failed: {} ({})", what, cudaGetErrorString(e), cudaGetErrorName(e)));
+}
+
+std::string fatal_error_kind(cudaError_t e) {
+  switch (e) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorLaunchFailure:
+      return "illegal-address";
+    case cudaErrorAssert:
+      return "device-assert";
+    case cudaErrorIllegalInstruction:
+    case cudaErrorHardwareStackError:
+      return "illegal-instruction";
+    default:
+      return "cuda-fatal";
+  }
 }
 
 bool gpu_available(std::string* why) {
@@ -49,6 +69,9 @@ GpuInfo query_gpu(int device) {
   int khz = 0;
   CUDAL2_CUDA(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, device));
   g.max_sm_clock_mhz = khz / 1000;
+  CUDAL2_CUDA(cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, device));
+  g.mem_clock_mhz = khz / 1000;
+  CUDAL2_CUDA(cudaDeviceGetAttribute(&g.mem_bus_bits, cudaDevAttrGlobalMemoryBusWidth, device));
   CUDAL2_CUDA(cudaDriverGetVersion(&g.driver_api));
   CUDAL2_CUDA(cudaRuntimeGetVersion(&g.runtime_api));
   int major = 0, minor = 0, patch = 0;
@@ -99,6 +122,12 @@ std::string ClockReader::driver_version() const {
 }
 
 // ---- guarded buffers ----
+namespace {
+std::atomic<uint8_t> g_guard_byte{kGuardByte};
+}
+void GuardedBuffer::set_guard_byte(uint8_t b) { g_guard_byte = b; }
+uint8_t GuardedBuffer::guard_byte() { return g_guard_byte; }
+
 GuardedBuffer::GuardedBuffer(size_t bytes, size_t guard) : bytes_(bytes), guard_((guard + 255) / 256 * 256) {
   const size_t padded = (bytes + 255) / 256 * 256;
   const size_t total = guard_ + padded + guard_;
@@ -109,7 +138,7 @@ GuardedBuffer::GuardedBuffer(size_t bytes, size_t guard) : bytes_(bytes), guard_
     throw CudaError(fmt::format("cudaMalloc of {:.1f} MiB failed: {}", total / 1048576.0, cudaGetErrorString(e)));
   }
   // Whole allocation to the guard byte, payload included; callers fill the payload.
-  CUDAL2_CUDA(cudaMemset(base_, kGuardByte, total));
+  CUDAL2_CUDA(cudaMemset(base_, guard_byte(), total));
 }
 
 GuardedBuffer::~GuardedBuffer() {
@@ -131,9 +160,9 @@ GuardedBuffer& GuardedBuffer::operator=(GuardedBuffer&& o) noexcept {
 
 void GuardedBuffer::reset_guards(cudaStream_t s) {
   char* b = static_cast<char*>(base_);
-  CUDAL2_CUDA(cudaMemsetAsync(b, kGuardByte, guard_, s));
+  CUDAL2_CUDA(cudaMemsetAsync(b, guard_byte(), guard_, s));
   // the tail band starts right after the payload: padding bytes count as guard too
-  CUDAL2_CUDA(cudaMemsetAsync(b + guard_ + bytes_, kGuardByte, (bytes_ + 255) / 256 * 256 - bytes_ + guard_, s));
+  CUDAL2_CUDA(cudaMemsetAsync(b + guard_ + bytes_, guard_byte(), (bytes_ + 255) / 256 * 256 - bytes_ + guard_, s));
 }
 
 GuardedBuffer::Damage GuardedBuffer::guard_damage(cudaStream_t s) const {
@@ -143,7 +172,8 @@ GuardedBuffer::Damage GuardedBuffer::guard_damage(cudaStream_t s) const {
   CUDAL2_CUDA(cudaMemcpyAsync(head.data(), b, guard_, cudaMemcpyDeviceToHost, s));
   CUDAL2_CUDA(cudaMemcpyAsync(back.data(), b + guard_ + bytes_, tail, cudaMemcpyDeviceToHost, s));
   CUDAL2_CUDA(cudaStreamSynchronize(s));
-  return {count_guard_damage(head.data(), head.size()), count_guard_damage(back.data(), back.size())};
+  return {count_guard_damage(head.data(), head.size(), guard_byte()),
+          count_guard_damage(back.data(), back.size(), guard_byte())};
 }
 
 // ---- fills ----
@@ -156,13 +186,20 @@ __device__ __forceinline__ uint64_t splitmix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-__global__ void fill_normal_kernel(__half* p, size_t n, uint64_t seed) {
+__global__ void fill_normal_kernel(__half* p, size_t n, uint64_t seed, float mean, float sigma) {
   for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n; i += size_t{gridDim.x} * blockDim.x) {
     const uint64_t r = splitmix64(seed ^ splitmix64(i));
     // Box-Muller from two 32-bit uniforms in (0, 1].
     const float u1 = (static_cast<float>(r >> 40) + 1.0f) * (1.0f / 16777216.0f);
     const float u2 = static_cast<float>((r >> 8) & 0xFFFFFF) * (1.0f / 16777216.0f);
-    p[i] = __float2half_rn(sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2));
+    p[i] = __float2half_rn(mean + sigma * sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2));
+  }
+}
+
+__global__ void fill_uniform_kernel(__half* p, size_t n, uint64_t seed, float lo, float hi) {
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n; i += size_t{gridDim.x} * blockDim.x) {
+    const uint64_t r = splitmix64(seed ^ splitmix64(i));
+    p[i] = __float2half_rn(lo + (hi - lo) * static_cast<float>(r >> 40) * (1.0f / 16777216.0f));
   }
 }
 
@@ -196,9 +233,15 @@ unsigned blocks_for(size_t n) { return static_cast<unsigned>(std::min<size_t>((n
 
 }  // namespace
 
-void fill_normal_f16(void* p, size_t n, uint64_t seed, cudaStream_t s) {
+void fill_normal_f16(void* p, size_t n, uint64_t seed, cudaStream_t s, float mean, float sigma) {
   if (n == 0) return;
-  fill_normal_kernel<<<blocks_for(n), 256, 0, s>>>(static_cast<__half*>(p), n, seed);
+  fill_normal_kernel<<<blocks_for(n), 256, 0, s>>>(static_cast<__half*>(p), n, seed, mean, sigma);
+  CUDAL2_CUDA(cudaGetLastError());
+}
+
+void fill_uniform_f16(void* p, size_t n, uint64_t seed, float lo, float hi, cudaStream_t s) {
+  if (n == 0) return;
+  fill_uniform_kernel<<<blocks_for(n), 256, 0, s>>>(static_cast<__half*>(p), n, seed, lo, hi);
   CUDAL2_CUDA(cudaGetLastError());
 }
 

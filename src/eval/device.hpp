@@ -20,6 +20,9 @@ struct NoGpuError : std::runtime_error {
 };
 
 void cuda_check(cudaError_t e, const char* what);
+// Errors after which a CUDA context is unusable, and the failure kind each one is recorded as
+// (illegal-address, device-assert, illegal-instruction, cuda-fatal).
+std::string fatal_error_kind(cudaError_t e);
 #define CUDAL2_CUDA(call) ::cudal2::cuda_check((call), #call)
 
 // Throws NoGpuError with the reason when no CUDA device can be used.
@@ -32,6 +35,7 @@ struct GpuInfo {
   int sm_count = 0, cc_major = 0, cc_minor = 0;
   size_t l2_bytes = 0, total_mem = 0;
   int max_sm_clock_mhz = 0;  // from cudaDevAttrClockRate
+  int mem_clock_mhz = 0, mem_bus_bits = 0;
   int driver_api = 0, runtime_api = 0;
   std::string driver;  // NVML driver version string when NVML is there
   int cublas_version = 0;
@@ -53,8 +57,9 @@ class ClockReader {
   int (*clock_)(void*, int, unsigned*) = nullptr;
 };
 
-// Device allocation with guard bands of kGuardByte before and after the payload, so a write
-// outside [data, data+bytes) is visible afterwards. Payload is 256-byte aligned.
+// Device allocation with guard bands before and after the payload, so a write outside
+// [data, data+bytes) is visible afterwards. Payload is 256-byte aligned. The band byte is
+// kGuardByte unless the judge set another for the process (set_guard_byte, drawn per job).
 class GuardedBuffer {
  public:
   GuardedBuffer() = default;
@@ -66,6 +71,8 @@ class GuardedBuffer {
   GuardedBuffer& operator=(const GuardedBuffer&) = delete;
 
   void* data() const { return base_ ? static_cast<char*>(base_) + guard_ : nullptr; }
+  void* base() const { return base_; }  // the allocation itself (what CUDA IPC exports)
+  size_t alloc_bytes() const { return base_ ? 2 * guard_ + (bytes_ + 255) / 256 * 256 : 0; }
   size_t bytes() const { return bytes_; }
   size_t guard() const { return guard_; }
   void reset_guards(cudaStream_t s);
@@ -76,6 +83,8 @@ class GuardedBuffer {
   Damage guard_damage(cudaStream_t s) const;
 
   static constexpr size_t kDefaultGuard = size_t{1} << 20;
+  static void set_guard_byte(uint8_t b);
+  static uint8_t guard_byte();
 
  private:
   void* base_ = nullptr;
@@ -83,7 +92,9 @@ class GuardedBuffer {
 };
 
 // Input fills, all on the device (fresh seed each call from the caller).
-void fill_normal_f16(void* p, size_t n, uint64_t seed, cudaStream_t s);  // N(0,1) rounded to fp16
+void fill_normal_f16(void* p, size_t n, uint64_t seed, cudaStream_t s, float mean = 0.f,
+                     float sigma = 1.f);  // N(mean, sigma^2) rounded to fp16
+void fill_uniform_f16(void* p, size_t n, uint64_t seed, float lo, float hi, cudaStream_t s);
 // Each element 1 with probability 1/ones_every, else 0 (paper: 1/2, or 1/3 when max dim > 8192).
 void fill_binary_f16(void* p, size_t n, uint64_t seed, int ones_every, cudaStream_t s);
 void fill_u16(void* p, size_t n, uint16_t value, cudaStream_t s);

@@ -22,7 +22,24 @@ struct Operands {
   void* C = nullptr;        // row-major M x N fp16
   void* workspace = nullptr;
   size_t workspace_bytes = 0;
+  // The guarded allocations behind A, B and C, for a runner in another process (CUDA IPC
+  // exports whole allocations).
+  const GuardedBuffer* bufA = nullptr;
+  const GuardedBuffer* bufB = nullptr;
+  const GuardedBuffer* bufC = nullptr;
 };
+
+// An untrusted candidate did something that fails it, found while running it: its process
+// crashed, hung, poisoned its CUDA context or broke the protocol. kind is a failure kind
+// (docs/threat-model.md), detail one line for humans.
+struct CandidateFault : std::runtime_error {
+  CandidateFault(std::string k, const std::string& detail) : std::runtime_error(detail), kind(std::move(k)) {}
+  std::string kind;
+};
+
+class SampleTimer;
+struct TimingConfig;
+class L2Flusher;
 
 // A runner cannot handle this problem (unsupported shape, library refused, plugin missing).
 struct RunnerError : std::runtime_error {
@@ -46,6 +63,14 @@ class Runner {
   // Device buffers the runner owns (e.g. a kernel's private workspace), each inside guard bands
   // that verification resets before a run and checks after it, like the bench's own buffers.
   virtual std::vector<std::pair<std::string, GuardedBuffer*>> private_buffers() { return {}; }
+  // Trusted runners (the baselines) run in this process. An untrusted one (a candidate, run in a
+  // confined process of its own) gets the judge's checks after every run it makes.
+  virtual bool trusted() const { return true; }
+  // The timer of this runner (default: MethodTimer, in this process).
+  virtual std::unique_ptr<SampleTimer> make_timer(cudaStream_t s, const TimingConfig& cfg, L2Flusher* flusher);
+  // Untrusted runners: "" or what the runner left behind that it must not have (threads,
+  // processes), checked after each shape.
+  virtual std::string leftovers() { return ""; }
 };
 
 using RunnerPtr = std::unique_ptr<Runner>;

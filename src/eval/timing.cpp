@@ -135,6 +135,10 @@ double rank_time_us(const LaunchFn& fn, cudaStream_t s) {
   return percentile(v, 50);
 }
 
+std::unique_ptr<SampleTimer> Runner::make_timer(cudaStream_t s, const TimingConfig& cfg, L2Flusher* flusher) {
+  return std::make_unique<MethodTimer>(*this, s, cfg, flusher);
+}
+
 MethodTimer::MethodTimer(Runner& runner, cudaStream_t s, const TimingConfig& cfg, L2Flusher* flusher)
     : runner_(runner), stream_(s), cfg_(cfg), flusher_(flusher), fn_([&r = runner](cudaStream_t st) { r.run(st); }) {}
 
@@ -163,29 +167,34 @@ void MethodTimer::gap_and_flush(std::mt19937_64& rng) {
   std::this_thread::sleep_for(std::chrono::duration<double>(gap(rng)));
 }
 
-void MethodTimer::sample(std::mt19937_64& rng) {
+void MethodTimer::sample(TimerKind t, std::mt19937_64* gap_rng) {
   using clock = std::chrono::steady_clock;
-  const bool server = cfg_.mode == Mode::Server;
-  auto& g = samples_[static_cast<int>(TimerKind::Graph)];
-  auto& e = samples_[static_cast<int>(TimerKind::Eager)];
-  auto& h = samples_[static_cast<int>(TimerKind::Host)];
-  const auto on = [&](TimerKind t) { return cfg_.timers[static_cast<int>(t)]; };
-  if (graph_ && on(TimerKind::Graph)) {
-    if (server) gap_and_flush(rng);
-    g.push_back(graph_->replay_us(stream_));
-  }
-  if (on(TimerKind::Eager)) {
-    if (server) gap_and_flush(rng);
+  if (t == TimerKind::Graph && !graph_) return;
+  if (gap_rng) gap_and_flush(*gap_rng);
+  auto& out = samples_[static_cast<int>(t)];
+  if (t == TimerKind::Graph) {
+    out.push_back(graph_->replay_us(stream_));
+  } else if (t == TimerKind::Eager) {
     events_.start(stream_);
     for (int i = 0; i < inner_; ++i) fn_(stream_);
-    e.push_back(events_.stop_ms(stream_) * 1000.0 / inner_);
+    out.push_back(events_.stop_ms(stream_) * 1000.0 / inner_);
+  } else {
+    const auto t0 = clock::now();
+    fn_(stream_);
+    CUDAL2_CUDA(cudaStreamSynchronize(stream_));
+    out.push_back(std::chrono::duration<double, std::micro>(clock::now() - t0).count());
   }
-  if (!on(TimerKind::Host)) return;
-  if (server) gap_and_flush(rng);
-  const auto t0 = clock::now();
+}
+
+void MethodTimer::sample_all(std::mt19937_64& rng) {
+  for (auto t : kTimers)
+    if (cfg_.timers[static_cast<int>(t)]) sample(t, cfg_.mode == Mode::Server ? &rng : nullptr);
+}
+
+double MethodTimer::single_us() {
+  events_.start(stream_);
   fn_(stream_);
-  CUDAL2_CUDA(cudaStreamSynchronize(stream_));
-  h.push_back(std::chrono::duration<double, std::micro>(clock::now() - t0).count());
+  return events_.stop_ms(stream_) * 1000.0;
 }
 
 }  // namespace cudal2

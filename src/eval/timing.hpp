@@ -86,17 +86,41 @@ struct TimingConfig {
   std::array<bool, 3> timers{true, true, true};
 };
 
-// Times one runner on one shape. setup() warms up and captures; each sample() adds one sample
-// to each timer. The bench interleaves sample() calls of all runners in shuffled order.
-class MethodTimer {
+// Samples of one method on one shape, one timer at a time. setup() warms up and captures. The
+// bench interleaves the samples of all methods in shuffled order. Local methods are timed by
+// MethodTimer in this process; an untrusted candidate by the judge's RemoteTimer (eval/remote).
+class SampleTimer {
  public:
-  MethodTimer(Runner& runner, cudaStream_t s, const TimingConfig& cfg, L2Flusher* flusher);
-  void setup();
-  void sample(std::mt19937_64& rng);
+  virtual ~SampleTimer() = default;
+  virtual void setup() = 0;
+  // Adds one sample of timer t. gap_rng: server mode's idle gap and L2 flush come first.
+  virtual void sample(TimerKind t, std::mt19937_64* gap_rng) = 0;
+  // Untrusted timers: one fresh call on its own (the judge compares batches against it).
+  virtual void sample_single() {}
+  // Untrusted timers: "" when the samples so far can be believed, else "kind: detail" (kinds
+  // implausible-time, timing-mismatch, inconsistent-time). floor_us: the least time per call the
+  // hardware allows for this shape in this mode.
+  virtual std::string defect(double floor_us) const { return ""; }
   const std::vector<double>& samples(TimerKind t) const { return samples_[static_cast<int>(t)]; }
   // Empty when the graph timer works; otherwise why it could not be captured.
   const std::string& graph_error() const { return graph_error_; }
   int inner() const { return inner_; }
+
+ protected:
+  std::array<std::vector<double>, 3> samples_;
+  std::string graph_error_;
+  int inner_ = 1;
+};
+
+class MethodTimer : public SampleTimer {
+ public:
+  MethodTimer(Runner& runner, cudaStream_t s, const TimingConfig& cfg, L2Flusher* flusher);
+  void setup() override;
+  void sample(TimerKind t, std::mt19937_64* gap_rng) override;
+  // Every timer the config enables, in order graph, eager, host.
+  void sample_all(std::mt19937_64& rng);
+  // Event time of one eager call (no batch): what a fresh call costs.
+  double single_us();
 
  private:
   void gap_and_flush(std::mt19937_64& rng);
@@ -105,11 +129,8 @@ class MethodTimer {
   TimingConfig cfg_;
   L2Flusher* flusher_;
   LaunchFn fn_;
-  int inner_ = 1;
   std::unique_ptr<CallGraph> graph_;
-  std::string graph_error_;
   EventPair events_;
-  std::array<std::vector<double>, 3> samples_;
 };
 
 }  // namespace cudal2

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <random>
+#include <set>
 #include <thread>
 
 #include "eval/half.hpp"
@@ -68,7 +70,20 @@ int64_t Sampling::elements(const Shape& s) const {
          static_cast<int64_t>(rows.size() * cols.size());
 }
 
-Sampling plan_sampling(const Shape& s, double mac_budget) {
+namespace {
+// count distinct indices in [0, n), sorted: 0 and n-1 always, the rest drawn from seed.
+std::vector<int64_t> draw(int64_t n, int64_t count, uint64_t seed) {
+  count = std::clamp<int64_t>(count, 1, n);
+  if (count >= n) return spread(n, n);
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int64_t> pick(0, n - 1);
+  std::set<int64_t> out{0, n - 1};
+  while (static_cast<int64_t>(out.size()) < count) out.insert(pick(rng));
+  return {out.begin(), out.end()};
+}
+}  // namespace
+
+Sampling plan_sampling(const Shape& s, double mac_budget, uint64_t seed) {
   Sampling sp;
   const double macs = static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k);
   // Full when within budget, or when even the smallest sample (2 rows + 2 columns) costs more.
@@ -82,8 +97,8 @@ Sampling plan_sampling(const Shape& s, double mac_budget) {
   // the first and last.
   const double per = static_cast<double>(s.m + s.n) * static_cast<double>(s.k);
   const auto count = std::max<int64_t>(2, static_cast<int64_t>(mac_budget / per));
-  sp.rows = spread(s.m, count);
-  sp.cols = spread(s.n, count);
+  sp.rows = seed ? draw(s.m, count, seed) : spread(s.m, count);
+  sp.cols = seed ? draw(s.n, count, seed ^ 0xC0150000ull) : spread(s.n, count);
   return sp;
 }
 
@@ -124,10 +139,10 @@ Reference compute_reference(const Shape& s, const std::vector<uint16_t>& A, cons
   return ref;
 }
 
-OutputScan scan_output(const uint16_t* C, size_t n) {
+OutputScan scan_output(const uint16_t* C, size_t n, uint16_t poison) {
   OutputScan r;
   for (size_t i = 0; i < n; ++i) {
-    if (C[i] == kPoison) {
+    if (C[i] == poison) {
       if (r.unwritten++ == 0) r.first_unwritten = static_cast<int64_t>(i);
     } else if (!half_is_finite(C[i])) {
       if (r.nonfinite++ == 0) r.first_nonfinite = static_cast<int64_t>(i);
@@ -136,9 +151,9 @@ OutputScan scan_output(const uint16_t* C, size_t n) {
   return r;
 }
 
-int64_t count_guard_damage(const uint8_t* guard, size_t n) {
+int64_t count_guard_damage(const uint8_t* guard, size_t n, uint8_t fill) {
   int64_t bad = 0;
-  for (size_t i = 0; i < n; ++i) bad += guard[i] != kGuardByte;
+  for (size_t i = 0; i < n; ++i) bad += guard[i] != fill;
   return bad;
 }
 
@@ -176,6 +191,59 @@ double normal_tolerance(Accum accum, int64_t k) {
   constexpr double f32 = 6e-4;
   if (accum == Accum::F32) return f32;
   return std::max(f32, 5e-4 * (1.0 + std::sqrt(static_cast<double>(k)) / 8.0));
+}
+
+bool is_nan_guard_byte(uint8_t b) { return (b & 0x7C) == 0x7C; }
+
+JobSecrets JobSecrets::draw() {
+  std::random_device rd;
+  auto u64 = [&] { return (static_cast<uint64_t>(rd()) << 32) ^ rd(); };
+  JobSecrets j;
+  // A NaN payload that hardware never produces (its NaNs are 0x7E00, 0x7FFF and their negatives).
+  do {
+    j.poison = static_cast<uint16_t>(0x7C00 | (u64() & 0x83FF));
+  } while ((j.poison & 0x03FF) == 0 || (j.poison & 0x7FFF) == 0x7E00 || (j.poison & 0x7FFF) == 0x7FFF);
+  static constexpr uint8_t kNanBytes[] = {0x7C, 0x7D, 0x7E, 0x7F, 0xFC, 0xFD, 0xFE, 0xFF};
+  j.guard_byte = kNanBytes[u64() % 8];
+  j.checksum_key = u64() | 1;
+  j.sampling_seed = u64() | 1;
+  return j;
+}
+
+double InputDistribution::sigma_scale(int64_t k) const {
+  if (!fp16_range) return 1.0;
+  // |C| ~ sigma^2 sqrt(K): aim at 4096, a sixteenth of fp16's largest finite value.
+  return std::sqrt(4096.0 / std::sqrt(static_cast<double>(std::max<int64_t>(k, 1))));
+}
+double InputDistribution::a_rms(int64_t k) const {
+  const double sd = a_sigma * sigma_scale(k) / (kind == Kind::Uniform ? std::sqrt(3.0) : 1.0);
+  return kind == Kind::Binary ? std::sqrt(a_mean) : std::sqrt(a_mean * a_mean + sd * sd);
+}
+double InputDistribution::b_rms(int64_t k) const {
+  const double sd = b_sigma * sigma_scale(k) / (kind == Kind::Uniform ? std::sqrt(3.0) : 1.0);
+  return kind == Kind::Binary ? std::sqrt(b_mean) : std::sqrt(b_mean * b_mean + sd * sd);
+}
+double InputDistribution::scale(int64_t k) const {
+  return a_rms(k) * b_rms(k) * std::sqrt(static_cast<double>(std::max<int64_t>(k, 1)));
+}
+
+const std::vector<InputDistribution>& verification_distributions() {
+  using K = InputDistribution::Kind;
+  static const std::vector<InputDistribution> d{
+      {"normal", K::Normal, 0, 1, 0, 1},
+      {"normal-small", K::Normal, 0, 0.03, 0, 0.03},
+      {"uniform", K::Uniform, 0, 1, 0, 1},
+      {"fp16-range", K::Normal, 0, 1, 0, 1, true},
+      {"mostly-negative", K::Normal, -0.5, 0.5, 0.5, 0.5},
+  };
+  return d;
+}
+
+ElementTolerance element_tolerance(Accum accum, int64_t k, double scale) {
+  const double u = std::ldexp(1.0, -11);  // fp16 unit roundoff
+  if (accum == Accum::F32) return {4 * u, 2 * u * scale};
+  const double g = std::sqrt(static_cast<double>(std::max<int64_t>(k, 1)));
+  return {4 * u + 4 * u * g, 2 * u * scale * (1 + 3 * g)};
 }
 
 void Verdict::fail(std::string kind, std::string why) {

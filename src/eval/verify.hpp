@@ -27,7 +27,9 @@ struct Sampling {
   std::vector<int64_t> cols;  // checked completely (all M rows)
   int64_t elements(const Shape& s) const;
 };
-Sampling plan_sampling(const Shape& s, double mac_budget);
+// seed != 0: besides the first and last, the rows and columns are drawn at random from that seed
+// (the judge draws a secret seed per job, so a candidate cannot know which ones are checked).
+Sampling plan_sampling(const Shape& s, double mac_budget, uint64_t seed = 0);
 
 // fp64 reference C = A*B for the sampled elements. A: row-major MxK fp16 bits; B: row-major KxN.
 // Exact for the {0,1} inputs (integer sums < 2^53).
@@ -44,10 +46,10 @@ struct OutputScan {
   int64_t nonfinite = 0;  // NaN or Inf that is not the poison
   int64_t first_unwritten = -1, first_nonfinite = -1;
 };
-OutputScan scan_output(const uint16_t* C, size_t n);
+OutputScan scan_output(const uint16_t* C, size_t n, uint16_t poison = kPoison);
 
 // Bytes in a guard band that no longer hold kGuardByte.
-int64_t count_guard_damage(const uint8_t* guard, size_t n);
+int64_t count_guard_damage(const uint8_t* guard, size_t n, uint8_t fill = kGuardByte);
 
 struct ExactCompare {
   int64_t checked = 0, masked = 0, mismatches = 0;
@@ -67,11 +69,49 @@ double relative_frobenius(const Shape& s, const uint16_t* C, const Reference& re
 // at large K (docs/verification.md has the measured values).
 double normal_tolerance(Accum accum, int64_t k);
 
+// Values the judge draws afresh for every job, so that no candidate can recognise them: the output
+// poison (a NaN whose payload no arithmetic produces), the guard-band byte (every choice makes each
+// fp16 pair of guard bytes a NaN, so a read past an input turns the outputs it feeds into NaN), the
+// key of the input checksums, and the seed of the sampled rows and columns.
+struct JobSecrets {
+  uint16_t poison = kPoison;
+  uint8_t guard_byte = kGuardByte;
+  uint64_t checksum_key = 0x9E3779B97F4A7C15ull;
+  uint64_t sampling_seed = 0;
+  static JobSecrets draw();  // from std::random_device
+};
+bool is_nan_guard_byte(uint8_t b);  // 0x7C..0x7F or 0xFC..0xFF
+
+// Input distributions the judge verifies on, each on fresh values: a candidate must compute the
+// same function on all of them. scale() is the typical |C| the distribution gives at depth K.
+struct InputDistribution {
+  const char* name;
+  enum class Kind { Normal, Uniform, Binary } kind;
+  double a_mean, a_sigma, b_mean, b_sigma;  // Normal: mean, sigma; Uniform: [mean-sigma, mean+sigma]
+  bool fp16_range = false;                  // sigma scaled so |C| sits near 4096 at this K
+  double a_rms(int64_t k) const;
+  double b_rms(int64_t k) const;
+  double sigma_scale(int64_t k) const;  // multiplies a_sigma and b_sigma
+  double scale(int64_t k) const;        // rms(A) * rms(B) * sqrt(K)
+};
+const std::vector<InputDistribution>& verification_distributions();
+
+// Per-element tolerance of the GPU comparison against the cuBLAS reference (fp32 accumulation,
+// fp16 output, same inputs): |c - r| <= rel * |r| + abs. fp32 accumulation: both results are
+// rounded to fp16 (2^-11 relative each) after fp32 sums that differ only in order, so rel = 2^-9,
+// abs = 2^-10 * scale covers rounding near zero with room. fp16 accumulation rounds every partial
+// sum: an error growing like sqrt(K), so both terms grow with sqrt(K) (docs/verification.md).
+struct ElementTolerance {
+  double rel = 0, abs = 0;
+};
+ElementTolerance element_tolerance(Accum accum, int64_t k, double scale);
+
 // Outcome of verifying one runner on one shape.
 struct Verdict {
   bool ok = true;
   std::string failure;  // "" or the first failed check: "out-of-bounds write", "unwritten output",
-                        // "NaN/Inf", "exact mismatch", "normal error", "error"
+                        // "NaN/Inf", "exact mismatch", "normal error", "element error",
+                        // "input modified", "error"
   std::string detail;   // one line for humans
   bool sampled = false;
   int64_t exact_checked = 0, exact_mismatches = 0;

@@ -167,6 +167,8 @@ CompileResult Compiler::compile(const std::string& source) const {
   std::vector<std::string> argv{opt_.nvcc};
   for (const auto& f : flags()) argv.push_back(f);
   argv.insert(argv.end(), {cu.string(), "-o", tmp.string()});
+  // The cublaslt family's artifacts call cuBLASLt (the source says so; it is in the cache key).
+  if (source.find("#define CUDAL2_LINK_CUBLASLT 1") != std::string::npos) argv.push_back("-lcublasLt");
   const fs::path tmp_log = dir / fmt::format("build.log.tmp{}", tag);
   const auto t0 = std::chrono::steady_clock::now();
   const int rc = run_with_timeout(argv, tmp_log, opt_.timeout);

@@ -13,11 +13,19 @@
 //
 // Linux only (fork, execve, poll, pidfd, process groups). Caveats for the parent process:
 // do not reap children with waitpid(-1) or set SIGCHLD to SIG_IGN (the Worker reaps its own
-// child); a worker that calls setsid() or setpgid() escapes the group kill.
+// child); without Options::confinement a worker that calls setsid() or setpgid() escapes the group
+// kill (with it, a cgroup or PID namespace takes the whole tree down).
+//
+// Options::confinement (off by default) confines the worker for untrusted code: a private scratch
+// directory, a minimal environment, no network, writes only to scratch, rlimits, a memory cgroup
+// and killing the whole process tree. What applied is in Worker::confinement() and in each
+// Result; what could not be applied is listed there too, never silently dropped.
+// docs/threat-model-confinement.md says what is confined, how, and what is not.
 #include <sys/types.h>
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -40,6 +48,73 @@ enum class Outcome {
 std::string_view outcome_name(Outcome kind);  // "ok", "crashed", "exited", "hung", "protocol_error"
 std::string signal_name(int signo);           // "SIGSEGV"; "SIGRTMIN+3"; "signal 99"
 
+// What a confined worker may do. Every mechanism is best effort unless `require` is set: one that
+// the kernel or the parent's privileges do not allow is recorded in ConfinementReport::missing.
+struct Confinement {
+  bool enabled = false;
+  // A fresh private directory (mode 0700) is made under scratch_root for each worker start and
+  // removed after the worker and all its descendants are gone. The worker's cwd, HOME, TMPDIR and
+  // CUDA_CACHE_PATH point there. Empty: $TMPDIR of the parent, else /tmp.
+  std::string scratch_root;
+  // The worker's environment holds only HOME, TMPDIR, CUDA_CACHE_PATH (scratch), PATH,
+  // LD_LIBRARY_PATH, CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER, NVIDIA_VISIBLE_DEVICES,
+  // NVIDIA_DRIVER_CAPABILITIES (those copied from the parent where set) and these entries:
+  // "NAME=value" sets NAME, "NAME" copies NAME from the parent if it is set there.
+  std::vector<std::string> env;
+  // A new network namespace: the worker sees only a loopback interface that is down.
+  bool network_namespace = true;
+  // Landlock: read and execute under read_paths, write only under scratch, write_paths and the
+  // device files CUDA opens (/dev/nvidia*, /dev/nvidia-caps/, /dev/null, /dev/zero, /dev/full)
+  // and the worker's own /proc/<pid> (cuInit writes its threads' comm files there and fails with
+  // error 304 otherwise); where the kernel has them, also no TCP bind/connect, no abstract Unix
+  // sockets and no signals to processes outside the sandbox (landlock_scope).
+  bool landlock = true;
+  bool landlock_scope = true;
+  std::vector<std::string> read_paths{"/"};
+  std::vector<std::string> write_paths;
+  // /dev/shm: Private mounts an empty tmpfs there in a new mount namespace (needs CAP_SYS_ADMIN)
+  // and allows writes to it; Shared allows writes to the host's /dev/shm (state can carry over
+  // between workers); Deny leaves it read-only.
+  enum class DevShm { Deny, Private, Shared };
+  DevShm dev_shm = DevShm::Private;
+  // A new PID namespace (the worker is its init: when it dies, the kernel kills every process in
+  // it), with its own /proc in the mount namespace. CUDA and CUDA IPC work in it (H100, driver
+  // 580); off by default because Result::pid and what the worker reports as its pid then differ.
+  bool pid_namespace = false;
+  // Drop every capability (bounding set, effective, permitted, inheritable, ambient) and set
+  // no_new_privs, so a worker started by root cannot mount, setns, ptrace or load modules.
+  bool drop_capabilities = true;
+  // Run as this uid/gid (setgroups({}), setgid, setuid) when >= 0; scratch is chowned to it.
+  long run_as_uid = -1, run_as_gid = -1;
+  // Resource limits; 0 leaves one unset. RLIMIT_CPU is per worker process over its whole life:
+  // SIGXCPU at cpu_seconds, SIGKILL a second later.
+  std::uint64_t cpu_seconds = 600;
+  std::uint64_t file_size_bytes = std::uint64_t{4} << 30;  // RLIMIT_FSIZE
+  std::uint64_t open_files = 4096;                         // RLIMIT_NOFILE
+  std::uint64_t data_bytes = 0;  // RLIMIT_DATA; RLIMIT_AS is never used (CUDA reserves huge VA)
+  // A memory cgroup (v2 memory.max or v1 memory.limit_in_bytes) for the worker's tree; host
+  // memory only, GPU memory is not counted. Where no memory cgroup can be made, RLIMIT_DATA of
+  // this size instead (per process; verified to leave CUDA and CUDA IPC working).
+  std::uint64_t memory_bytes = std::uint64_t{32} << 30;
+  std::uint64_t max_processes = 512;  // pids cgroup (RLIMIT_NPROC counts every process of the uid)
+  // start() throws std::runtime_error instead of recording what could not be applied.
+  bool require = false;
+};
+
+// What a confined worker got. summary(): the applied mechanisms joined by '+', e.g.
+// "scratch+env+netns+landlock+landlock-net+landlock-scope+private-shm+no-new-privs+caps+rlimits+
+// cgroup-mem+cgroup-pids+tree-kill:cgroup", followed by " missing[netns: ...; ...]" if anything
+// was not applied. "none" when confinement is off.
+struct ConfinementReport {
+  std::vector<std::string> applied;
+  std::vector<std::string> missing;  // "netns: unshare(CLONE_NEWNET): Operation not permitted"
+  std::string scratch;               // this worker's scratch directory (removed when it ends)
+  int landlock_abi = 0;
+  bool has(std::string_view mechanism) const;
+  std::string summary() const;
+  nlohmann::json to_json() const;
+};
+
 struct Options {
   // Per call, from the moment call() is entered: includes starting the worker when one is
   // needed, so a worker whose start-up hangs is caught too. call() can override it.
@@ -56,6 +131,7 @@ struct Options {
   // Core dumps of a process with a CUDA context can take gigabytes and many seconds; off
   // unless asked for (RLIMIT_CORE = 0 in the worker).
   bool core_dumps = false;
+  Confinement confinement{};
 };
 
 struct Result {
@@ -69,6 +145,7 @@ struct Result {
   int signal = 0;           // Crashed
   std::string signal_name;  // Crashed, e.g. "SIGSEGV"
   pid_t pid = -1;           // the worker process that handled the call
+  std::string confinement;  // ConfinementReport::summary() of that worker; "none" if unconfined
   std::chrono::milliseconds elapsed{0};
 
   bool ok() const { return kind == Outcome::Ok; }
@@ -82,7 +159,8 @@ struct Result {
 // Movable, not copyable.
 class Worker {
  public:
-  // argv[0] is the executable's path (execve: no PATH search). The environment is inherited.
+  // argv[0] is the executable's path (execve: no PATH search). The environment is inherited
+  // unless options.confinement.enabled.
   explicit Worker(std::vector<std::string> argv, Options options = {});
   ~Worker();  // stop()
   Worker(Worker&&) noexcept;
@@ -102,6 +180,8 @@ class Worker {
   bool running() const;  // a worker process is alive (one that died while idle is not)
   pid_t pid() const;     // the current worker's pid, -1 when none has been started or it was reaped
   int restarts() const;  // workers started after the first one
+  // What confined the current (or last) worker; applied is empty before the first start.
+  const ConfinementReport& confinement() const;
 
  private:
   struct Impl;

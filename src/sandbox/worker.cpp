@@ -1,6 +1,7 @@
 // Parent side of the sandbox: start one worker process, talk to it, watch it, kill and reap it.
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -16,6 +17,7 @@
 #include <system_error>
 #include <utility>
 
+#include "sandbox/confine.hpp"
 #include "sandbox/sandbox.hpp"
 
 extern char** environ;
@@ -168,10 +170,11 @@ std::string shorten(std::string_view s, std::size_t limit = 200) {
 // threads may hold the malloc lock at the moment of fork, so the child only makes system calls.
 struct ChildSetup {
   char* const* argv;
-  int in, out, err, exec_error;
+  int in, out, err, exec_error, report;
   pid_t parent;
-  bool die_with_parent, core_dumps;
+  bool die_with_parent, core_dumps, pidns;
   int max_fd;
+  const detail::ChildConfine* confine;
 };
 
 [[noreturn]] void exec_child(const ChildSetup& s) {
@@ -179,7 +182,8 @@ struct ChildSetup {
   setpgid(0, 0);
   if (s.die_with_parent) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != s.parent) {
+    // In a new PID namespace the parent is outside it and getppid() says 0.
+    if (!s.pidns && getppid() != s.parent) {
       _exit(127);  // the parent died before prctl took effect
     }
   }
@@ -203,6 +207,8 @@ struct ChildSetup {
     core.rlim_cur = 0;
     setrlimit(RLIMIT_CORE, &core);
   }
+  detail::ChildReport report;
+  detail::apply_in_child(*s.confine, report);
   // Descriptors the rest of the parent opened without O_CLOEXEC (driver handles, databases,
   // sockets) must not leak into untrusted code.
   if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
@@ -210,8 +216,13 @@ struct ChildSetup {
       fcntl(fd, F_SETFD, FD_CLOEXEC);
     }
   }
+  if (report.proc_task_fd >= 0) {
+    fcntl(report.proc_task_fd, F_SETFD, 0);  // see detail::ChildReport
+  }
   if (err == 0) {
-    execve(s.argv[0], s.argv, environ);
+    ssize_t written = ::write(s.report, &report, sizeof report);
+    (void)written;
+    execve(s.argv[0], s.argv, s.confine->enabled ? s.confine->envp : environ);
     err = errno;
   }
   ssize_t ignored = ::write(s.exec_error, &err, sizeof err);
@@ -346,6 +357,9 @@ json Result::to_json() const {
     j["signal"] = signal;
     j["signal_name"] = signal_name;
   }
+  if (!confinement.empty() && confinement != "none") {
+    j["confinement"] = confinement;
+  }
   return j;
 }
 
@@ -363,6 +377,7 @@ struct Worker::Impl {
   std::uint64_t err_total = 0;
   int starts = 0;
   std::vector<pid_t> unreaped;  // killed workers the kernel had not finished off in kReapWait
+  std::unique_ptr<detail::Confiner> confiner;
 
   bool running() const { return pid > 0; }
 
@@ -398,7 +413,8 @@ struct Worker::Impl {
       cargv.push_back(a.data());
     }
     cargv.push_back(nullptr);
-    Pipe pin = make_pipe(), pout = make_pipe(), perr = make_pipe(), pexec = make_pipe();
+    Pipe pin = make_pipe(), pout = make_pipe(), perr = make_pipe(), pexec = make_pipe(), preport = make_pipe();
+    const detail::ChildConfine& confine = confiner->prepare();
     rlimit nofile{};
     getrlimit(RLIMIT_NOFILE, &nofile);
     const ChildSetup setup{.argv = cargv.data(),
@@ -406,13 +422,34 @@ struct Worker::Impl {
                            .out = pout.write.get(),
                            .err = perr.write.get(),
                            .exec_error = pexec.write.get(),
+                           .report = preport.write.get(),
                            .parent = getpid(),
                            .die_with_parent = opt.die_with_parent,
                            .core_dumps = opt.core_dumps,
-                           .max_fd = static_cast<int>(std::min<rlim_t>(nofile.rlim_cur, 1 << 16))};
-    const pid_t child = fork();
+                           .pidns = false,
+                           .max_fd = static_cast<int>(std::min<rlim_t>(nofile.rlim_cur, 1 << 16)),
+                           .confine = &confine};
+    // A PID namespace needs clone(); like fork() here, the child goes on on a copy of this stack.
+    pid_t child = -1;
+    int pidns_errno = 0;
+    bool pidns = false;
+    if (confiner->pid_namespace()) {
+      ChildSetup ns_setup = setup;
+      ns_setup.pidns = true;
+      child = static_cast<pid_t>(syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, nullptr, nullptr, nullptr, nullptr));
+      if (child == 0) {
+        exec_child(ns_setup);
+      }
+      pidns = child > 0;
+      pidns_errno = child < 0 ? errno : 0;
+    }
     if (child < 0) {
-      throw_errno(errno, "fork");
+      child = fork();
+    }
+    if (child < 0) {
+      const int e = errno;
+      confiner->cleanup();
+      throw_errno(e, "fork");
     }
     if (child == 0) {
       exec_child(setup);
@@ -425,6 +462,7 @@ struct Worker::Impl {
     pout.write.reset();
     perr.write.reset();
     pexec.write.reset();
+    preport.write.reset();
     // End of file here means execve succeeded (the pipe is close-on-exec); an int means it failed.
     int child_errno = 0;
     ssize_t n;
@@ -434,7 +472,34 @@ struct Worker::Impl {
     if (n > 0) {
       while (waitpid(child, nullptr, 0) < 0 && errno == EINTR) {
       }
+      confiner->cleanup();
       throw_errno(child_errno, "cannot start worker '" + argv[0] + "'");
+    }
+    // What the confinement steps did, written just before execve.
+    detail::ChildReport report{};
+    std::size_t got = 0;
+    while (got < sizeof report) {
+      n = ::read(preport.read.get(), reinterpret_cast<char*>(&report) + got, sizeof report - got);
+      if (n < 0 && errno == EINTR) {
+        continue;
+      }
+      if (n <= 0) {
+        break;
+      }
+      got += static_cast<std::size_t>(n);
+    }
+    if (got < sizeof report) {
+      std::fill(std::begin(report.err), std::end(report.err), EIO);
+    }
+    try {
+      confiner->finish(report, pidns, pidns_errno);
+    } catch (...) {
+      kill(-child, SIGKILL);
+      kill(child, SIGKILL);
+      while (waitpid(child, nullptr, 0) < 0 && errno == EINTR) {
+      }
+      confiner->cleanup();
+      throw;
     }
 
     pid = child;
@@ -514,6 +579,8 @@ struct Worker::Impl {
 #else
     kill(pid, SIGKILL);
 #endif
+    // Descendants that left the process group (setsid) are still in the worker's cgroup.
+    confiner->kill_tree(0);
     in.reset();
     const auto reap_deadline = Clock::now() + kReapWait;
     for (;;) {
@@ -548,6 +615,8 @@ struct Worker::Impl {
     err.reset();
     pidfd.reset();
     pid = -1;
+    // Everything still in the cgroups dies; scratch and cgroups are removed.
+    confiner->cleanup();
     return status;
   }
 
@@ -586,6 +655,7 @@ struct Worker::Impl {
 
     Result res;
     res.pid = pid;
+    res.confinement = opt.confinement.enabled ? confiner->report().summary() : "none";
     const std::uint64_t err_mark = err_total;
     std::string_view pending = line;
     auto done = [&](Outcome kind, std::string message) {
@@ -682,6 +752,7 @@ Worker::Worker(std::vector<std::string> argv, Options options) : impl_(std::make
   }
   impl_->argv = std::move(argv);
   impl_->opt = options;
+  impl_->confiner = std::make_unique<detail::Confiner>(impl_->opt.confinement);
 }
 
 // stop() fails only when allocating fails; a destructor has nobody to tell, and the worker then
@@ -719,5 +790,6 @@ void Worker::stop() { impl_->stop(); }
 bool Worker::running() const { return impl_->running() && !impl_->has_exited(); }
 pid_t Worker::pid() const { return impl_->pid; }
 int Worker::restarts() const { return std::max(0, impl_->starts - 1); }
+const ConfinementReport& Worker::confinement() const { return impl_->confiner->report(); }
 
 }  // namespace cudal2::sandbox

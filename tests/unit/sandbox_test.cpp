@@ -1,14 +1,22 @@
 // The process sandbox against a worker that fails in every way a generated kernel can
 // (src/sandbox/test_worker.cpp, built beside this binary).
+#include <arpa/inet.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
+#include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -241,6 +249,379 @@ TEST(SandboxResult, ToJsonForFailureRecords) {
   EXPECT_FALSE(j.contains("exit_code"));
   EXPECT_NO_THROW((void)j.dump());  // invalid UTF-8 in stderr was replaced
   EXPECT_NE(j["stderr_tail"].get<std::string>().find("bad bytes \xEF\xBF\xBD\xEF\xBF\xBD"), std::string::npos);
+}
+
+// ---- Options::confinement ----------------------------------------------------------------------
+
+Options confined(std::chrono::milliseconds timeout = 5s) {
+  Options o;
+  o.timeout = timeout;
+  o.confinement.enabled = true;
+  return o;
+}
+
+// A mechanism the report lists as missing, under its own name ("landlock: ...").
+bool reported_missing(const ConfinementReport& r, std::string_view mechanism) {
+  const std::string key(mechanism.substr(0, mechanism.find(':')));
+  for (const auto& m : r.missing) {
+    if (m.compare(0, key.size(), key) == 0) return true;
+  }
+  return false;
+}
+
+// Where the kernel or our privileges lack a mechanism, the report must say so; then skip.
+#define REQUIRE_MECHANISM(worker, name)                                                                        \
+  do {                                                                                                         \
+    if (!(worker).confinement().has(name)) {                                                                   \
+      EXPECT_TRUE(reported_missing((worker).confinement(), name)) << (worker).confinement().summary();         \
+      GTEST_SKIP() << name << " is not available here; the report says: " << (worker).confinement().summary(); \
+    }                                                                                                          \
+  } while (0)
+
+bool wait_gone(pid_t pid, std::chrono::milliseconds limit = 2s) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (!process_gone(pid) && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(5ms);
+  return process_gone(pid);
+}
+
+std::string make_temp_dir() {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "cudal2-confine-test-XXXXXX").string();
+  EXPECT_NE(mkdtemp(tmpl.data()), nullptr);
+  return tmpl;
+}
+
+TEST(SandboxConfinement, OffByDefault) {
+  Worker w = make_worker();
+  Result r = w.call({{"do", "echo"}});
+  ASSERT_TRUE(r.ok()) << r.message;
+  EXPECT_EQ(r.confinement, "none");
+  EXPECT_EQ(w.confinement().summary(), "none");
+  EXPECT_FALSE(r.to_json().contains("confinement"));
+}
+
+TEST(SandboxConfinement, ReportSaysWhatApplied) {
+  Worker w = make_worker(confined());
+  Result r = w.call({{"do", "echo"}});
+  ASSERT_TRUE(r.ok()) << r.message << "\n" << r.stderr_tail;
+  const ConfinementReport& rep = w.confinement();
+  EXPECT_EQ(r.confinement, rep.summary());
+  EXPECT_EQ(r.to_json()["confinement"], rep.summary());
+  for (const char* m : {"scratch", "env", "no-new-privs", "rlimits"})
+    EXPECT_TRUE(rep.has(m)) << m << ": " << rep.summary();
+  // Every other mechanism is either applied or listed as missing with a reason.
+  for (const char* m : {"netns", "landlock", "caps", "cgroup-mem", "cgroup-pids", "private-shm"}) {
+    EXPECT_TRUE(rep.has(m) || reported_missing(rep, m)) << m << ": " << rep.summary();
+  }
+  EXPECT_TRUE(rep.has("tree-kill:cgroup") || reported_missing(rep, "tree-kill")) << rep.summary();
+  std::cout << "confinement here: " << rep.summary() << std::endl;
+}
+
+TEST(SandboxConfinement, WritesOnlyInsideScratch) {
+  Worker w = make_worker(confined());
+  ASSERT_TRUE(w.call({{"do", "echo"}}).ok());
+  REQUIRE_MECHANISM(w, "landlock");
+  const std::string scratch = w.confinement().scratch;
+  const std::string outside = make_temp_dir();
+  const char* home = std::getenv("HOME");
+  std::vector<std::string> forbidden = {outside + "/escaped.txt", "/tmp/cudal2-confine-escaped.txt"};
+  if (home && *home) forbidden.push_back(std::string(home) + "/cudal2-confine-escaped.txt");
+  for (const std::string& path : forbidden) {
+    Result r = w.call({{"do", "write_file"}, {"path", path}});
+    ASSERT_TRUE(r.ok()) << r.message;
+    EXPECT_FALSE(r.response["success"].get<bool>()) << path << " was writable";
+    EXPECT_FALSE(std::filesystem::exists(path)) << path;
+    std::filesystem::remove(path);
+  }
+  for (const std::string& path : {std::string("inside.txt"), scratch + "/abs.txt", std::string("/dev/null")}) {
+    Result r = w.call({{"do", "write_file"}, {"path", path}, {"data", "hello"}});
+    ASSERT_TRUE(r.ok()) << r.message;
+    EXPECT_TRUE(r.response["success"].get<bool>()) << path << ": " << r.response.dump();
+  }
+  EXPECT_TRUE(std::filesystem::exists(scratch + "/inside.txt"));
+  std::filesystem::remove_all(outside);
+}
+
+TEST(SandboxConfinement, NoNetwork) {
+  // A listener on loopback; an unconfined worker reaches it, a confined one must not.
+  const int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  ASSERT_GE(lfd, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(lfd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(listen(lfd, 8), 0);
+  socklen_t len = sizeof a;
+  ASSERT_EQ(getsockname(lfd, reinterpret_cast<sockaddr*>(&a), &len), 0);
+  const int port = ntohs(a.sin_port);
+  auto accepted = [&] {
+    const int c = accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC);
+    if (c >= 0) close(c);
+    return c >= 0;
+  };
+  {
+    Worker open = make_worker();
+    Result r = open.call({{"do", "connect"}, {"port", port}});
+    ASSERT_TRUE(r.ok()) << r.message;
+    EXPECT_TRUE(r.response["connected"].get<bool>()) << r.response.dump();
+    EXPECT_TRUE(accepted());
+  }
+  Worker w = make_worker(confined());
+  Result r = w.call({{"do", "connect"}, {"port", port}});
+  ASSERT_TRUE(r.ok()) << r.message;
+  if (!w.confinement().has("netns")) {
+    close(lfd);
+    REQUIRE_MECHANISM(w, "netns");
+  }
+  EXPECT_FALSE(r.response["connected"].get<bool>()) << r.response.dump();
+  std::this_thread::sleep_for(50ms);
+  EXPECT_FALSE(accepted()) << "the listener saw a connection from the confined worker";
+  close(lfd);
+}
+
+TEST(SandboxConfinement, MinimalEnvironmentAndScratchDirectories) {
+  ASSERT_EQ(setenv("CUDAL2_TEST_SECRET", "hunter2", 1), 0);
+  ASSERT_EQ(setenv("CUDAL2_TEST_COPIED", "copied", 1), 0);
+  Options o = confined();
+  o.confinement.env = {"CUDAL2_SET=yes", "CUDAL2_TEST_COPIED", "CUDAL2_TEST_UNSET_NAME"};
+  Worker w = make_worker(o);
+  Result r = w.call({{"do", "getenv"}, {"name", "CUDAL2_TEST_SECRET"}});
+  unsetenv("CUDAL2_TEST_SECRET");
+  unsetenv("CUDAL2_TEST_COPIED");
+  ASSERT_TRUE(r.ok()) << r.message;
+  EXPECT_TRUE(r.response["value"].is_null()) << r.response.dump();
+  r = w.call({{"do", "env"}});
+  ASSERT_TRUE(r.ok()) << r.message;
+  const std::set<std::string> allowed = {"HOME",
+                                         "TMPDIR",
+                                         "CUDA_CACHE_PATH",
+                                         "PATH",
+                                         "LD_LIBRARY_PATH",
+                                         "CUDA_VISIBLE_DEVICES",
+                                         "CUDA_DEVICE_ORDER",
+                                         "NVIDIA_VISIBLE_DEVICES",
+                                         "NVIDIA_DRIVER_CAPABILITIES",
+                                         "CUDAL2_SET",
+                                         "CUDAL2_TEST_COPIED"};
+  std::set<std::string> seen;
+  for (const auto& e : r.response["env"]) {
+    const std::string s = e.get<std::string>();
+    const std::string name = s.substr(0, s.find('='));
+    EXPECT_TRUE(allowed.count(name)) << "inherited " << s;
+    seen.insert(s);
+  }
+  EXPECT_TRUE(seen.count("CUDAL2_SET=yes"));
+  EXPECT_TRUE(seen.count("CUDAL2_TEST_COPIED=copied"));
+  r = w.call({{"do", "where"}});
+  ASSERT_TRUE(r.ok()) << r.message;
+  const std::string scratch = w.confinement().scratch;
+  ASSERT_FALSE(scratch.empty());
+  EXPECT_EQ(std::filesystem::canonical(r.response["cwd"].get<std::string>()), std::filesystem::canonical(scratch));
+  EXPECT_EQ(r.response["home"], scratch);
+  EXPECT_EQ(r.response["tmpdir"], scratch);
+  EXPECT_EQ(r.response["cuda_cache"], scratch);
+}
+
+TEST(SandboxConfinement, ScratchIsFreshForEveryWorker) {
+  Worker w = make_worker(confined());
+  ASSERT_TRUE(w.call({{"do", "write_file"}, {"path", "state.txt"}, {"data", "left behind"}}).ok());
+  const std::string first = w.confinement().scratch;
+  EXPECT_TRUE(std::filesystem::exists(first + "/state.txt"));
+  ASSERT_FALSE(w.call({{"do", "exit"}, {"code", 0}}).ok());  // the worker ends; next call starts anew
+  EXPECT_FALSE(std::filesystem::exists(first)) << "old scratch not removed";
+  Result r = w.call({{"do", "where"}});
+  ASSERT_TRUE(r.ok()) << r.message;
+  EXPECT_NE(w.confinement().scratch, first);
+  EXPECT_TRUE(r.response["entries"].empty()) << r.response.dump();
+  const std::string second = w.confinement().scratch;
+  w.stop();
+  EXPECT_FALSE(std::filesystem::exists(second));
+}
+
+// Processes whose parent is `pid`, from /proc/<p>/stat.
+std::vector<pid_t> children_of(pid_t pid) {
+  std::vector<pid_t> out;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(e.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    const auto paren = line.rfind(')');
+    if (paren == std::string::npos) continue;
+    std::istringstream rest(line.substr(paren + 2));
+    std::string state;
+    long ppid = 0;
+    rest >> state >> ppid;
+    if (ppid == pid) out.push_back(static_cast<pid_t>(std::stol(name)));
+  }
+  return out;
+}
+
+// The setsid'd grandchild as this process sees it. In a PID namespace the worker's /proc is the
+// namespace's, so its answer holds namespace pids; there the orphaned grandchild was reparented
+// to the worker (the namespace's init) and is found as its child.
+pid_t grandchild_of(const Result& r, bool pidns) {
+  if (!pidns) return r.response.value("host_pid", -1);
+  const auto kids = children_of(r.pid);
+  return kids.size() == 1 ? kids[0] : -1;
+}
+
+// The grandchild left the process group (setsid) and its parent exited: only a cgroup or PID
+// namespace still knows it belongs to the worker.
+void expect_setsid_grandchild_dies(Options options, const char* mechanism) {
+  const bool pidns = options.confinement.pid_namespace;
+  // Control: without confinement the grandchild survives the worker (the documented caveat).
+  {
+    Worker w = make_worker();
+    Result r = w.call({{"do", "spawn_setsid"}});
+    ASSERT_TRUE(r.ok() && r.response["ok"].get<bool>()) << r.message << r.response.dump();
+    const pid_t escaped = r.response["host_pid"].get<pid_t>();
+    w.stop();
+    std::this_thread::sleep_for(50ms);
+    EXPECT_FALSE(process_gone(escaped)) << "control: an unconfined setsid grandchild is expected to survive";
+    kill(escaped, SIGKILL);
+  }
+  Worker w = make_worker(options);
+  Result first = w.call({{"do", "echo"}});
+  ASSERT_TRUE(first.ok()) << first.to_json().dump();
+  if (!w.confinement().has(mechanism)) {
+    REQUIRE_MECHANISM(w, mechanism);
+  }
+  // 1. stop() after an answer.
+  Result r = w.call({{"do", "spawn_setsid"}});
+  ASSERT_TRUE(r.ok() && r.response["ok"].get<bool>()) << r.message << r.response.dump();
+  pid_t g = grandchild_of(r, pidns);
+  ASSERT_GT(g, 0);
+  EXPECT_FALSE(process_gone(g));
+  w.stop();
+  EXPECT_TRUE(wait_gone(g)) << "setsid grandchild " << g << " outlived stop()";
+  // 2. The worker answers and exits by itself; the next call replaces it and takes the tree down.
+  r = w.call({{"do", "spawn_setsid"}, {"exit_after", true}});
+  ASSERT_TRUE(r.ok()) << r.message;
+  g = grandchild_of(r, pidns);  // -1 in a PID namespace if the dying init already took it down
+  // Let it finish exiting (as PID namespace init it first kills the namespace), so the next call
+  // starts a new worker instead of racing the dying one.
+  for (int i = 0; i < 400 && w.running(); ++i) std::this_thread::sleep_for(5ms);
+  r = w.call({{"do", "echo"}});
+  ASSERT_TRUE(r.ok()) << r.to_json().dump();
+  if (g > 0) {
+    EXPECT_TRUE(wait_gone(g)) << "setsid grandchild " << g << " outlived its exited worker";
+  }
+  // 3. The worker hangs and is killed at the timeout.
+  r = w.call({{"do", "spawn_setsid"}});
+  ASSERT_TRUE(r.ok()) << r.message;
+  g = grandchild_of(r, pidns);
+  ASSERT_GT(g, 0);
+  r = w.call({{"do", "hang"}}, 300ms);
+  EXPECT_EQ(r.kind, Outcome::Hung);
+  EXPECT_TRUE(wait_gone(g)) << "setsid grandchild " << g << " outlived its hung worker";
+}
+
+TEST(SandboxConfinement, SetsidGrandchildDiesWithTheWorkerCgroup) {
+  expect_setsid_grandchild_dies(confined(), "tree-kill:cgroup");
+}
+
+TEST(SandboxConfinement, SetsidGrandchildDiesWithTheWorkerPidNamespace) {
+  Options o = confined();
+  o.confinement.pid_namespace = true;
+  expect_setsid_grandchild_dies(o, "pidns");
+}
+
+TEST(SandboxConfinement, CpuLimitKillsABurningWorker) {
+  Options o = confined(20s);
+  o.confinement.cpu_seconds = 1;
+  Worker w = make_worker(o);
+  ASSERT_TRUE(w.call({{"do", "echo"}}).ok());
+  REQUIRE_MECHANISM(w, "rlimits");
+  Result r = w.call({{"do", "burn"}});
+  EXPECT_EQ(r.kind, Outcome::Crashed) << r.message;
+  EXPECT_TRUE(r.signal == SIGXCPU || r.signal == SIGKILL) << r.signal_name;
+  EXPECT_LT(r.elapsed, 10s);
+  EXPECT_TRUE(w.call({{"do", "echo"}}).ok());
+}
+
+TEST(SandboxConfinement, MemoryCgroupKillsAnOversizedWorker) {
+  Options o = confined(20s);
+  o.confinement.memory_bytes = 64 << 20;
+  Worker w = make_worker(o);
+  ASSERT_TRUE(w.call({{"do", "echo"}}).ok());
+  REQUIRE_MECHANISM(w, "cgroup-mem");
+  Result r = w.call({{"do", "alloc"}, {"mb", 16}});
+  ASSERT_TRUE(r.ok()) << r.message;  // small allocations work
+  r = w.call({{"do", "alloc"}, {"mb", 512}});
+  EXPECT_EQ(r.kind, Outcome::Crashed) << r.message;
+  EXPECT_EQ(r.signal, SIGKILL) << r.signal_name;
+}
+
+TEST(SandboxConfinement, RlimitDataRefusesLargeAllocations) {
+  // The stand-in for a memory cgroup where there is none (checked to leave CUDA working).
+  Options o = confined(20s);
+  o.confinement.data_bytes = 256 << 20;
+  Worker w = make_worker(o);
+  ASSERT_TRUE(w.call({{"do", "echo"}}).ok());
+  REQUIRE_MECHANISM(w, "rlimit-data");
+  Result r = w.call({{"do", "alloc"}, {"mb", 16}});
+  ASSERT_TRUE(r.ok()) << r.message;
+  EXPECT_EQ(r.response["touched"], 1);
+  r = w.call({{"do", "alloc"}, {"mb", 512}});
+  ASSERT_TRUE(r.ok()) << r.message;
+  EXPECT_FALSE(r.response["success"].get<bool>()) << r.response.dump();
+}
+
+TEST(SandboxConfinement, NoCapabilitiesNoNewPrivsNoSignalsOut) {
+  Worker w = make_worker(confined());
+  Result r = w.call({{"do", "status"}});
+  ASSERT_TRUE(r.ok()) << r.message;
+  EXPECT_EQ(r.response["NoNewPrivs"], "1");
+  if (w.confinement().has("caps")) {
+    EXPECT_EQ(r.response["CapEff"], "0000000000000000");
+    EXPECT_EQ(r.response["CapBnd"], "0000000000000000");
+  }
+  REQUIRE_MECHANISM(w, "landlock-scope");
+  r = w.call({{"do", "signal"}, {"pid", getpid()}, {"sig", 0}});
+  ASSERT_TRUE(r.ok()) << r.message;
+  EXPECT_FALSE(r.response["success"].get<bool>()) << "the worker could signal its parent";
+  // Landlock denies ptrace-mode access to processes outside the sandbox: the parent's environment
+  // and memory stay unreadable even to a worker of the same uid.
+  const std::string me = "/proc/" + std::to_string(getpid());
+  for (const std::string& path : {me + "/environ", me + "/mem"}) {
+    r = w.call({{"do", "read_file"}, {"path", path}});
+    ASSERT_TRUE(r.ok()) << r.message;
+    EXPECT_FALSE(r.response["success"].get<bool>()) << path << ": " << r.response.dump();
+  }
+  r = w.call({{"do", "read_file"}, {"path", "/proc/self/environ"}});
+  EXPECT_TRUE(r.response["success"].get<bool>()) << r.response.dump();
+}
+
+// cuInit names its threads through /proc/self/task/<tid>/comm and fails (error 304) if it cannot.
+void expect_thread_naming_works(Options o) {
+  Worker w = make_worker(o);
+  Result r = w.call({{"do", "name_thread"}});
+  ASSERT_TRUE(r.ok()) << r.message << r.stderr_tail;
+  EXPECT_TRUE(r.response["success"].get<bool>()) << r.response.dump() << " " << w.confinement().summary();
+  EXPECT_EQ(r.response["name"], "cudal2-named");
+  r = w.call({{"do", "write_file"}, {"path", "/proc/self/comm"}, {"data", "renamed"}});
+  EXPECT_TRUE(r.response["success"].get<bool>()) << r.response.dump();
+  if (w.confinement().has("landlock")) {  // and nothing else in /proc is writable
+    r = w.call({{"do", "write_file"}, {"path", "/proc/" + std::to_string(getpid()) + "/comm"}, {"data", "x"}});
+    EXPECT_FALSE(r.response["success"].get<bool>()) << r.response.dump();
+  }
+}
+
+TEST(SandboxConfinement, ThreadsCanBeNamedAsCudaDoes) { expect_thread_naming_works(confined()); }
+
+TEST(SandboxConfinement, ThreadsCanBeNamedInAPidNamespace) {
+  Options o = confined();
+  o.confinement.pid_namespace = true;
+  expect_thread_naming_works(o);
+}
+
+TEST(SandboxConfinement, BadScratchRootThrows) {
+  Options o = confined();
+  o.confinement.scratch_root = "/nonexistent/cudal2-scratch-root";
+  Worker w = make_worker(o);
+  EXPECT_THROW(w.call({{"do", "echo"}}), std::system_error);
+  EXPECT_FALSE(w.running());
 }
 
 TEST(SandboxNames, SignalsAndOutcomes) {

@@ -51,6 +51,11 @@ TEST(FailureKinds, VerificationChecksMapToKinds) {
   for (const char* c : {"exact mismatch", "normal error", "unwritten output", "NaN/Inf"})
     EXPECT_EQ(failure_kind_of_check(c), "wrong-result") << c;
   EXPECT_EQ(failure_kind_of_check("error"), "error");
+  // The judge reports kinds directly; they pass through, anything unknown is an error.
+  for (const char* k : {"input-modified", "implausible-time", "timing-mismatch", "inconsistent-time", "host-thread",
+                        "wrong-result", "out-of-bounds", "crash", "hang", "protocol-error"})
+    EXPECT_EQ(failure_kind_of_check(k), k);
+  EXPECT_EQ(failure_kind_of_check("ok"), "error");
 }
 
 }  // namespace

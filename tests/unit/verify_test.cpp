@@ -6,6 +6,9 @@
 
 #include "eval/half.hpp"
 #include "eval/verify.hpp"
+#include "core/roofline.hpp"
+#include <algorithm>
+#include <set>
 
 namespace cudal2 {
 namespace {
@@ -206,6 +209,83 @@ TEST(Sampling, FullWhenSamplingWouldCostMore) {
 }
 TEST(NormalCheck, Fp16ToleranceNeverBelowFp32) {
   for (int64_t k : {1, 2, 16, 64}) EXPECT_GE(normal_tolerance(Accum::F16, k), normal_tolerance(Accum::F32, k)) << k;
+}
+}  // namespace
+}  // namespace cudal2
+
+// The judge's per-job secrets, tolerances and physical floor (issue 8).
+namespace cudal2 {
+namespace {
+TEST(JobSecrets, PoisonIsARareNanAndGuardBytesMakeNans) {
+  std::set<uint16_t> poisons;
+  for (int i = 0; i < 200; ++i) {
+    const auto j = JobSecrets::draw();
+    EXPECT_FALSE(half_is_finite(j.poison)) << std::hex << j.poison;
+    EXPECT_NE(j.poison & 0x7FFF, 0x7C00);  // not an infinity
+    EXPECT_NE(j.poison & 0x7FFF, 0x7E00);  // not a NaN the hardware makes
+    EXPECT_NE(j.poison & 0x7FFF, 0x7FFF);
+    EXPECT_TRUE(is_nan_guard_byte(j.guard_byte));
+    const uint16_t pair = static_cast<uint16_t>(j.guard_byte << 8 | j.guard_byte);
+    EXPECT_FALSE(half_is_finite(pair)) << "guard byte " << int(j.guard_byte) << " must read as NaN";
+    EXPECT_NE(j.checksum_key, 0u);
+    poisons.insert(j.poison);
+  }
+  EXPECT_GT(poisons.size(), 50u) << "the poison must differ from job to job";
+  EXPECT_FALSE(is_nan_guard_byte(kGuardByte)) << "the old documented constant must not be the only choice";
+}
+
+TEST(Sampling, SecretSeedDrawsOtherRowsButKeepsTheEdges) {
+  const Shape s{4096, 4096, 4096};
+  const auto a = plan_sampling(s, 1e9, 11), b = plan_sampling(s, 1e9, 12), plain = plan_sampling(s, 1e9);
+  ASSERT_FALSE(a.full);
+  EXPECT_EQ(a.rows.size(), plain.rows.size());
+  EXPECT_NE(a.rows, b.rows);
+  EXPECT_NE(a.rows, plain.rows);
+  for (const auto* sp : {&a, &b}) {
+    EXPECT_EQ(sp->rows.front(), 0);
+    EXPECT_EQ(sp->rows.back(), s.m - 1);
+    EXPECT_EQ(sp->cols.front(), 0);
+    EXPECT_EQ(sp->cols.back(), s.n - 1);
+    EXPECT_TRUE(std::is_sorted(sp->rows.begin(), sp->rows.end()));
+    EXPECT_EQ(std::adjacent_find(sp->rows.begin(), sp->rows.end()), sp->rows.end());
+  }
+}
+
+TEST(ElementTolerance, Fp32AllowsTwoRoundingsAndCatchesOneBadElement) {
+  const auto& d = verification_distributions().front();  // N(0,1)
+  const auto t = element_tolerance(Accum::F32, 4096, d.scale(4096));
+  EXPECT_NEAR(d.scale(4096), 64.0, 1e-9);
+  // Two fp16 roundings of a value near 64 differ by at most one ulp (2^-4 there).
+  EXPECT_GE(t.rel * 64 + t.abs, 0.0625);
+  // An error of 1.0 on an element of magnitude ~64 is far outside.
+  EXPECT_LT(t.rel * 64 + t.abs, 1.0);
+  const auto f16 = element_tolerance(Accum::F16, 4096, d.scale(4096));
+  EXPECT_GT(f16.abs, t.abs);
+  EXPECT_GT(f16.rel, t.rel);
+}
+
+TEST(Distributions, Fp16RangeKeepsOutputsFinite) {
+  for (const auto& d : verification_distributions())
+    for (int64_t k : {64, 1024, 16384}) {
+      const double typical = d.scale(k) + std::abs(d.a_mean * d.b_mean) * k;
+      EXPECT_LT(5 * typical, 65504.0) << d.name << " K=" << k;
+      EXPECT_GT(d.scale(k), 0.0) << d.name;
+    }
+}
+
+TEST(PlausibleFloor, H100NumbersAndL2) {
+  const auto p = hopper_peak(132, 1980, 2619, 5120, 50e6);
+  EXPECT_NEAR(p.flops_per_s / 1e12, 1070.5, 1.0);  // SMs x boost clock x 4096
+  EXPECT_NEAR(p.bytes_per_s / 1e12, 3.35, 0.01);
+  const Shape big{8192, 8192, 8192};
+  EXPECT_NEAR(plausible_floor_us(big, true, p), flops(big) / (p.flops_per_s * 1.05) * 1e6, 1e-6);
+  // cuBLASLt's measured 1429 us at 8192^3 is well above the floor; 500 us would not be.
+  EXPECT_LT(plausible_floor_us(big, true, p), 1429.0);
+  EXPECT_GT(plausible_floor_us(big, true, p), 500.0);
+  // A memory-bound shape: warm L2 may serve the first 50 MB; a cold one must read everything.
+  const Shape skinny{16384, 64, 16384};
+  EXPECT_LT(plausible_floor_us(skinny, true, p), plausible_floor_us(skinny, false, p));
+  EXPECT_NEAR(plausible_floor_us(skinny, false, p), min_bytes(skinny) / (p.bytes_per_s * 1.05) * 1e6, 1e-6);
 }
 }  // namespace
 }  // namespace cudal2

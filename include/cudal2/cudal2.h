@@ -1,0 +1,116 @@
+/* cudal2 runtime: HGEMM (fp16 A, B, C; fp32 or fp16 accumulation) dispatched to kernels tuned
+ * per shape, compiled ahead of time into libcudal2_runtime (no nvcc at call time), and to
+ * cuBLASLt for shapes the table does not cover. See docs/runtime.md.
+ *
+ *   C (row-major M x N) = A (row-major M x K) * B (K x N: row-major "nn" or column-major "tn")
+ *
+ * Calls enqueue work on `stream` and return: no allocation, no synchronization, no host-device
+ * copy, so they can be captured into a CUDA graph. The one exception: the first call for a shape
+ * that is not in the table (per handle) creates its cuBLASLt descriptors and dispatch decision
+ * on the host (no device allocation); call once before capturing if the host must not allocate. */
+#ifndef CUDAL2_CUDAL2_H
+#define CUDAL2_CUDAL2_H
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define CUDAL2_API
+#else
+#define CUDAL2_API __attribute__((visibility("default")))
+#endif
+
+/* Same type as cudaStream_t (no CUDA header needed); NULL is the legacy default stream. */
+struct CUstream_st;
+typedef struct CUstream_st* cudal2_stream_t;
+
+typedef enum cudal2_status {
+  CUDAL2_STATUS_SUCCESS = 0,
+  CUDAL2_STATUS_INVALID_VALUE = 1,          /* a size < 1 or > 2^31-1, a NULL operand, an unknown enum */
+  CUDAL2_STATUS_MISALIGNED = 2,             /* A, B or C not 16-byte aligned, a workspace not 256-byte */
+  CUDAL2_STATUS_INSUFFICIENT_WORKSPACE = 3, /* cudal2_workspace_size() says how much */
+  CUDAL2_STATUS_CUDA_ERROR = 4,             /* a CUDA runtime call or kernel launch failed */
+  CUDAL2_STATUS_CUBLAS_ERROR = 5,           /* the cuBLASLt fallback failed */
+  CUDAL2_STATUS_KERNEL_ERROR = 6,           /* a table kernel refused or failed to launch */
+  CUDAL2_STATUS_ALLOC_FAILED = 7,           /* cudal2_create could not allocate its workspace */
+  CUDAL2_STATUS_INTERNAL_ERROR = 8
+} cudal2_status_t;
+
+typedef enum cudal2_layout { CUDAL2_LAYOUT_NN = 0, CUDAL2_LAYOUT_TN = 1 } cudal2_layout_t;
+typedef enum cudal2_accum { CUDAL2_ACCUM_F32 = 0, CUDAL2_ACCUM_F16 = 1 } cudal2_accum_t;
+
+typedef struct cudal2_context* cudal2_handle_t;
+
+/* Bytes at the start of every workspace that the runtime keeps zero between calls (split-K
+ * arrival counters): a caller's workspace must be zero-filled once (cudaMemset) before first use. */
+#define CUDAL2_WORKSPACE_ZERO_BYTES ((size_t)262144)
+/* The handle's own workspace when cudal2_options.workspace_bytes is 0: the zero area + 32 MiB. */
+#define CUDAL2_DEFAULT_WORKSPACE_BYTES (CUDAL2_WORKSPACE_ZERO_BYTES + ((size_t)32 << 20))
+
+typedef struct cudal2_options {
+  /* Size of the handle's own device workspace (allocated and zeroed once in cudal2_create);
+   * 0: CUDAL2_DEFAULT_WORKSPACE_BYTES, raised to what the table's kernels need. */
+  size_t workspace_bytes;
+  /* Off-table shapes run the nearest table shape's kernel when every dimension is within this
+   * factor of it (and the kernel can run the shape and was measured faster than cuBLASLt there);
+   * 0 or less: off-table shapes always go to cuBLASLt. Default (cudal2_create): 2.0. */
+  double neighbour_factor;
+  /* 0: ignore the table, every call goes to cuBLASLt (for comparisons). Default: 1. */
+  int use_table;
+} cudal2_options;
+
+/* Where a call goes. */
+typedef enum cudal2_path {
+  CUDAL2_PATH_TABLE_KERNEL = 0,     /* the table's kernel for this exact shape */
+  CUDAL2_PATH_NEIGHBOUR_KERNEL = 1, /* off-table: the nearest table shape's kernel */
+  CUDAL2_PATH_CUBLASLT = 2          /* cuBLASLt heuristic top-1 */
+} cudal2_path_t;
+
+typedef struct cudal2_dispatch_info {
+  cudal2_path_t path;
+  const char* spec;                  /* the kernel's spec text (static storage), or "cublaslt" */
+  int64_t table_m, table_n, table_k; /* the table shape it came from; 0 for cuBLASLt */
+  size_t workspace_bytes;            /* workspace the call needs, the zero area included */
+} cudal2_dispatch_info;
+
+/* Creates a handle on the current device: a cuBLASLt handle, the dispatch cache and a zeroed
+ * device workspace. Synchronizes the device. options may be NULL (defaults). A handle may be
+ * used from any number of threads at once; its own workspace, though, serves one stream at a
+ * time: concurrent calls on different streams pass their own workspaces (or use a handle each). */
+CUDAL2_API cudal2_status_t cudal2_create(cudal2_handle_t* handle, const cudal2_options* options);
+CUDAL2_API cudal2_status_t cudal2_destroy(cudal2_handle_t handle);
+
+/* One GEMM. handle NULL: a process-wide default handle, created by the first such call.
+ * workspace NULL: the handle's own; otherwise workspace_bytes of device memory, 256-byte
+ * aligned, zero-filled once before its first use, used by one stream at a time. A, B and C
+ * 16-byte aligned. */
+CUDAL2_API cudal2_status_t cudal2_gemm(cudal2_handle_t handle, cudal2_layout_t layout, cudal2_accum_t accum, int64_t m,
+                                       int64_t n, int64_t k, const void* A, const void* B, void* C, void* workspace,
+                                       size_t workspace_bytes, cudal2_stream_t stream);
+
+/* Where cudal2_gemm would send this problem, and the workspace it needs. Like the first call for
+ * an off-table shape, may create its cuBLASLt descriptors. */
+CUDAL2_API cudal2_status_t cudal2_query(cudal2_handle_t handle, cudal2_layout_t layout, cudal2_accum_t accum, int64_t m,
+                                        int64_t n, int64_t k, cudal2_dispatch_info* info);
+
+CUDAL2_API const char* cudal2_status_string(cudal2_status_t status);
+/* The message of the last failing call on this thread ("" if none). Valid until this thread's
+ * next cudal2 call. */
+CUDAL2_API const char* cudal2_last_error(void);
+
+/* What the library was built with: the table's GPU, its file, kernel and entry counts. */
+typedef struct cudal2_table_info {
+  const char* gpu;
+  const char* source;
+  int kernels;
+  int entries;
+} cudal2_table_info;
+CUDAL2_API cudal2_table_info cudal2_get_table_info(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,62 @@
+#include "cli/lt_space.hpp"
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <string>
+
+#include "baselines/cublaslt_space.hpp"
+#include "core/problem.hpp"
+#include "eval/device.hpp"
+
+namespace cudal2 {
+
+int lt_space_main(int argc, char** argv) {
+  CLI::App app{
+      "Print the cublaslt family's specs for one shape on this GPU: cuBLASLt's heuristic suggestions, "
+      "then one-attribute variations of them, each accepted by cublasLtMatmulAlgoCheck",
+      "cudal2 lt-space"};
+  std::string shape_text, layout = "nn", accum = "f32";
+  int max = 64;
+  size_t workspace_mib = kLibraryWorkspace >> 20;
+  bool details = false;
+  app.add_option("--shape", shape_text, "M,N,K")->required();
+  app.add_option("--layout", layout, "Layout of B: nn or tn")->capture_default_str();
+  app.add_option("--accum", accum, "Accumulator: f32 or f16")->capture_default_str();
+  app.add_option("--max", max, "At most this many specs (0: all)")->capture_default_str();
+  app.add_option("--workspace-mib", workspace_mib, "Largest workspace a configuration may need")->capture_default_str();
+  app.add_flag("--details", details, "After each spec: where it came from, its workspace and waves count");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::fprintf(stderr, "cudal2: error: %s\n", e.what());
+    return 2;
+  }
+  try {
+    const Shape shape = parse_shape(shape_text);
+    require_gpu();
+    const auto specs = cublaslt_space(shape, parse_layout(layout), parse_accum(accum), max, workspace_mib << 20);
+    for (const auto& c : specs) {
+      if (details)
+        std::printf("%s\t# %s, workspace %zu, waves %.2f%s\n", c.spec.text().c_str(), c.origin.c_str(), c.workspace,
+                    c.waves, c.rebuilt_same ? "" : ", rebuilt algo differs from the heuristic's bytes");
+      else
+        std::printf("%s\n", c.spec.text().c_str());
+    }
+    std::fprintf(stderr, "cudal2 lt-space: %zu spec(s) for %s %s\n", specs.size(), shape.str().c_str(), layout.c_str());
+    return 0;
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "cudal2: error: %s\n", e.what());
+    return 2;
+  } catch (const NoGpuError& e) {
+    std::fprintf(stderr, "cudal2: %s: nothing to run on this machine\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cudal2 lt-space: failed: %s\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace cudal2

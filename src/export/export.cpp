@@ -1,0 +1,342 @@
+#include "export/export.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <tuple>
+
+#include "codegen/spec.hpp"
+#include "core/problem.hpp"
+#include "store/sqlite.hpp"
+#include "store/store.hpp"
+
+namespace cudal2::exporter {
+
+double ShapeEntry::reference_us() const {
+  const double b = best_us();
+  return fallback_us > 0 && fallback_us < b ? fallback_us : b;
+}
+
+namespace {
+
+using Key = std::tuple<std::string, std::string, std::int64_t, std::int64_t, std::int64_t>;
+
+struct Seen {
+  SpecTime st;
+  std::string baseline_json;
+};
+
+std::map<std::string, double> parse_baselines(const std::string& text) {
+  std::map<std::string, double> out;
+  const auto j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_object()) return out;
+  for (const auto& [name, timing] : j.items()) {
+    if (!timing.is_object() || !timing.contains("offline") || !timing["offline"].contains("graph")) continue;
+    const auto& g = timing["offline"]["graph"];
+    if (g.contains("median") && g["median"].is_number() && g["median"].get<double>() > 0)
+      out[name] = g["median"].get<double>();
+  }
+  return out;
+}
+
+double fallback_time(const ShapeEntry& e, std::string& source) {
+  for (const auto& name : {"cublaslt-heuristic-" + e.layout, "cublas-" + e.layout}) {
+    if (auto it = e.baselines.find(name); it != e.baselines.end()) {
+      source = name;
+      return it->second;
+    }
+  }
+  source.clear();
+  return 0;
+}
+
+std::string num(double v, int digits) {
+  if (!std::isfinite(v)) return "null";
+  auto s = fmt::format("{:.{}f}", v, digits);
+  // Trim trailing zeros for a shorter, still stable text.
+  if (s.find('.') != std::string::npos) {
+    while (s.back() == '0') s.pop_back();
+    if (s.back() == '.') s.pop_back();
+  }
+  return s;
+}
+
+std::string jstr(const std::string& s) { return nlohmann::json(s).dump(); }
+
+}  // namespace
+
+Table collect(const Options& opt) {
+  if (opt.dbs.empty()) throw InputError("export needs at least one --db FILE");
+  std::map<Key, std::map<std::string, Seen>> all;  // shape -> spec text -> fastest measurement
+  std::set<std::string> gpus;
+  struct Open {
+    std::string path;
+    std::unique_ptr<store::sql::Db> db;
+  };
+  std::vector<Open> dbs;
+  for (const auto& path : opt.dbs) {
+    if (!std::filesystem::is_regular_file(path)) throw InputError(fmt::format("no such store '{}'", path));
+    store::Store::open(path);  // checks it is a cudal2 store and migrates it to this build's schema
+    auto db = std::make_unique<store::sql::Db>(path);
+    db->exec("PRAGMA busy_timeout = 5000");
+    store::sql::Stmt g(*db, "SELECT DISTINCT gpu FROM best ORDER BY gpu");
+    while (g.step()) gpus.insert(g.text(0));
+    dbs.push_back({path, std::move(db)});
+  }
+  std::string gpu = opt.gpu;
+  if (gpu.empty()) {
+    if (gpus.size() != 1)
+      throw InputError(gpus.empty() ? std::string("the store(s) hold no measured kernel")
+                                    : fmt::format("the stores hold several GPUs ({}): pick one with --gpu NAME",
+                                                  fmt::join(gpus, ", ")));
+    gpu = *gpus.begin();
+  } else if (!gpus.count(gpu)) {
+    throw InputError(fmt::format("no measured kernel for GPU '{}' in the store(s) (GPUs: {})", gpu,
+                                 gpus.empty() ? std::string("none") : fmt::format("{}", fmt::join(gpus, ", "))));
+  }
+  const std::set<std::string> fams(opt.families.begin(), opt.families.end());
+  for (const auto& o : dbs) {
+    // Per (shape, spec) the fastest ok offline graph measurement, with the baselines of its job.
+    store::sql::Stmt q(*o.db, R"sql(
+      SELECT m.dtype, m.layout, m.m, m.n, m.k, s.text, s.family, m.median_us, m.baseline_json
+      FROM measurements m JOIN specs s ON s.hash = m.spec_hash
+      WHERE m.gpu = ? AND m.status = 'ok' AND m.mode = 'offline' AND m.timer = 'graph'
+        AND m.median_us IS NOT NULL
+      ORDER BY m.id)sql");
+    q.bind_all(gpu);
+    while (q.step()) {
+      if (!fams.empty() && !fams.count(q.text(6))) continue;
+      const Key key{q.text(0), q.text(1), q.int64(2), q.int64(3), q.int64(4)};
+      const std::string text = q.text(5);
+      const double us = q.real(7);
+      auto& slot = all[key][text];
+      if (slot.st.text.empty() || us < slot.st.us) {
+        if (slot.st.text.empty()) {
+          slot.st.text = text;
+          slot.st.compile_text = parse_spec(text).compile_text();
+        }
+        slot.st.us = us;
+        slot.baseline_json = q.text(8);
+      }
+    }
+  }
+  Table t;
+  t.gpu = gpu;
+  for (auto& [key, specs] : all) {
+    ShapeEntry e;
+    std::tie(e.accum, e.layout, e.m, e.n, e.k) = key;
+    const Seen* best = nullptr;
+    for (auto& [text, seen] : specs) {
+      e.specs.push_back(seen.st);
+      if (!best || seen.st.us < best->st.us) best = &seen;
+    }
+    std::stable_sort(e.specs.begin(), e.specs.end(),
+                     [](const SpecTime& a, const SpecTime& b) { return a.us != b.us ? a.us < b.us : a.text < b.text; });
+    e.baselines = parse_baselines(best->baseline_json);
+    e.fallback_us = fallback_time(e, e.fallback_source);
+    t.shapes.push_back(std::move(e));
+  }
+  return t;
+}
+
+Portfolio choose_portfolio(const Table& t, int limit) {
+  const size_t ns = t.shapes.size();
+  // Per kernel (compile text): the shapes it was measured on, with its fastest spec there.
+  std::map<std::string, std::vector<std::pair<size_t, const SpecTime*>>> by_kernel;
+  for (size_t s = 0; s < ns; ++s) {
+    std::set<std::string> seen;
+    for (const auto& st : t.shapes[s].specs)  // fastest first: the first of each kernel is its best
+      if (seen.insert(st.compile_text).second) by_kernel[st.compile_text].push_back({s, &st});
+  }
+  std::vector<double> ref(ns), cur(ns);
+  for (size_t s = 0; s < ns; ++s) {
+    const auto& e = t.shapes[s];
+    ref[s] = e.reference_us();
+    cur[s] = e.fallback_us > 0 ? e.fallback_us : 2 * e.best_us();
+  }
+  std::set<std::string> chosen;
+  const size_t max = limit <= 0 ? by_kernel.size() : std::min<size_t>(limit, by_kernel.size());
+  while (chosen.size() < max) {
+    const std::string* pick = nullptr;
+    double pick_gain = 0;
+    for (const auto& [kt, shapes] : by_kernel) {  // map order: ties go to the smaller text
+      if (chosen.count(kt)) continue;
+      double gain = 0;
+      for (const auto& [s, st] : shapes)
+        if (st->us < cur[s]) gain += std::log(cur[s] / st->us);
+      if (gain > pick_gain + 1e-12) pick = &kt, pick_gain = gain;
+    }
+    if (!pick) break;  // no remaining kernel improves any shape
+    chosen.insert(*pick);
+    for (const auto& [s, st] : by_kernel[*pick]) cur[s] = std::min(cur[s], st->us);
+  }
+  Portfolio p;
+  p.kernels.assign(chosen.begin(), chosen.end());
+  double log_sum = 0;
+  for (size_t s = 0; s < ns; ++s) {
+    const auto& e = t.shapes[s];
+    Choice c;
+    c.us = e.fallback_us;
+    for (const auto& st : e.specs) {
+      auto it = std::lower_bound(p.kernels.begin(), p.kernels.end(), st.compile_text);
+      if (it == p.kernels.end() || *it != st.compile_text) continue;
+      if (e.fallback_us <= 0 || st.us < e.fallback_us) {
+        c.kernel = static_cast<int>(it - p.kernels.begin());
+        c.spec = st.text;
+        c.us = st.us;
+      }
+      break;  // fastest first
+    }
+    const double used = c.kernel >= 0 ? c.us : (e.fallback_us > 0 ? e.fallback_us : 2 * e.best_us());
+    if (ref[s] > 0) log_sum += std::log(used / ref[s]);
+    p.choices.push_back(std::move(c));
+  }
+  p.geomean_loss = ns ? std::exp(log_sum / static_cast<double>(ns)) : 1;
+  return p;
+}
+
+std::vector<CurvePoint> portfolio_curve(const Table& t, const std::vector<int>& sizes) {
+  std::vector<CurvePoint> out;
+  for (int n : sizes) {
+    const auto p = choose_portfolio(t, n);
+    CurvePoint c;
+    c.limit = n;
+    c.kernels = static_cast<int>(p.kernels.size());
+    c.geomean_loss = p.geomean_loss;
+    for (size_t s = 0; s < t.shapes.size(); ++s) {
+      const auto& e = t.shapes[s];
+      const auto& ch = p.choices[s];
+      const double used = ch.kernel >= 0 ? ch.us : (e.fallback_us > 0 ? e.fallback_us : 2 * e.best_us());
+      if (e.reference_us() > 0) c.max_loss = std::max(c.max_loss, used / e.reference_us());
+      if (ch.kernel < 0) ++c.shapes_on_fallback;
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
+std::string to_json_text(const Table& t, const Portfolio& p, const std::vector<CurvePoint>& curve, int limit) {
+  std::string o = "{\n";
+  o += "  \"format\": \"cudal2-table\",\n  \"version\": 1,\n";
+  o += fmt::format("  \"gpu\": {},\n", jstr(t.gpu));
+  o += "  \"timer\": \"offline graph median, microseconds\",\n";
+  o += "  \"fallback\": \"cublaslt-heuristic (cublas of the same layout where cuBLASLt was not measured)\",\n";
+  o += fmt::format("  \"portfolio_limit\": {},\n", limit > 0 ? std::to_string(limit) : std::string("null"));
+  o += fmt::format("  \"geomean_loss\": {},\n", num(p.geomean_loss, 4));
+  o += "  \"curve\": [";
+  for (size_t i = 0; i < curve.size(); ++i)
+    o += fmt::format(
+        "{}\n    {{\"limit\": {}, \"kernels\": {}, \"geomean_loss\": {}, \"max_loss\": {}, "
+        "\"shapes_on_fallback\": {}}}",
+        i ? "," : "", curve[i].limit, curve[i].kernels, num(curve[i].geomean_loss, 4), num(curve[i].max_loss, 4),
+        curve[i].shapes_on_fallback);
+  o += curve.empty() ? "],\n" : "\n  ],\n";
+  o += "  \"kernels\": [";
+  for (size_t i = 0; i < p.kernels.size(); ++i) o += fmt::format("{}\n    {}", i ? "," : "", jstr(p.kernels[i]));
+  o += p.kernels.empty() ? "],\n" : "\n  ],\n";
+  o += "  \"entries\": [";
+  for (size_t s = 0; s < t.shapes.size(); ++s) {
+    const auto& e = t.shapes[s];
+    const auto& c = p.choices[s];
+    std::string base = "{";
+    bool first = true;
+    for (const auto& [name, us] : e.baselines) {
+      base += fmt::format("{}{}: {{\"us\": {}, \"ratio\": {}}}", first ? "" : ", ", jstr(name), num(us, 3),
+                          num(us / e.best_us(), 4));
+      first = false;
+    }
+    base += "}";
+    std::string run = c.kernel >= 0 ? fmt::format("{{\"kernel\": {}, \"spec\": {}, \"us\": {}}}", c.kernel,
+                                                  jstr(c.spec), num(c.us, 3))
+                                    : fmt::format("{{\"kernel\": -1, \"spec\": \"cublaslt\", \"us\": {}}}",
+                                                  c.us > 0 ? num(c.us, 3) : std::string("null"));
+    o += fmt::format(
+        "{}\n    {{\"accum\": {}, \"layout\": {}, \"m\": {}, \"n\": {}, \"k\": {}, \"spec\": {}, \"us\": {}, "
+        "\"baselines\": {}, \"run\": {}}}",
+        s ? "," : "", jstr(e.accum), jstr(e.layout), e.m, e.n, e.k, jstr(e.specs.front().text), num(e.best_us(), 3),
+        base, run);
+  }
+  o += t.shapes.empty() ? "]\n" : "\n  ]\n";
+  o += "}\n";
+  return o;
+}
+
+int run(const Options& opt) {
+  const auto t = collect(opt);
+  const auto p = choose_portfolio(t, opt.portfolio);
+  const auto curve = portfolio_curve(t, opt.curve_sizes);
+  std::set<std::string> distinct;
+  for (const auto& e : t.shapes) distinct.insert(e.specs.front().compile_text);
+  std::printf("%s: %zu shape(s), %zu distinct best kernel(s)\n", t.gpu.c_str(), t.shapes.size(), distinct.size());
+  std::printf("portfolio curve (geomean and worst time / each shape's own best, fallback cuBLASLt where faster):\n");
+  std::printf("%8s %8s %14s %10s %12s\n", "limit", "kernels", "geomean loss", "max loss", "on fallback");
+  for (const auto& c : curve)
+    std::printf("%8d %8d %13.4fx %9.3fx %12d\n", c.limit, c.kernels, c.geomean_loss, c.max_loss, c.shapes_on_fallback);
+  std::printf("table: %zu kernel(s)%s, geomean loss %.4fx\n", p.kernels.size(),
+              opt.portfolio > 0 ? fmt::format(" (limit {})", opt.portfolio).c_str() : "", p.geomean_loss);
+  if (!opt.out.empty()) {
+    const auto text = to_json_text(t, p, curve, opt.portfolio);
+    const std::filesystem::path out(opt.out);
+    if (out.has_parent_path()) std::filesystem::create_directories(out.parent_path());
+    const auto tmp = out.string() + ".tmp";
+    {
+      std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+      if (!f) throw InputError(fmt::format("cannot write '{}'", tmp));
+      f << text;
+      if (!f.flush()) throw InputError(fmt::format("cannot write '{}'", tmp));
+    }
+    std::filesystem::rename(tmp, out);
+    std::printf("wrote %s\n", opt.out.c_str());
+  }
+  return 0;
+}
+
+void add_export_command(CLI::App& app) {
+  auto opt = std::make_shared<Options>();
+  auto families = std::make_shared<std::string>();
+  auto* cmd = app.add_subcommand("export", "Write the runtime's dispatch table (JSON) from the store(s)");
+  cmd->add_option("--db", opt->dbs, "SQLite results store (repeatable: merged)")->required();
+  cmd->add_option("--out", opt->out, "Table file to write, e.g. tables/h100-f32.json");
+  cmd->add_option("--gpu", opt->gpu, "GPU name as stored (default: the only one in the stores)");
+  cmd->add_option("--families", *families, "Keep only these kernel families (comma-separated)");
+  cmd->add_option("--portfolio", opt->portfolio, "Ship at most N distinct kernels (0: every shape's best)")
+      ->capture_default_str();
+  cmd->callback([opt, families] {
+    int rc = 0;
+    try {
+      std::string item;
+      for (size_t i = 0; i <= families->size(); ++i) {
+        if (i == families->size() || (*families)[i] == ',') {
+          if (!item.empty()) opt->families.push_back(item);
+          item.clear();
+        } else {
+          item += (*families)[i];
+        }
+      }
+      for (const auto& f : opt->families) default_spec(f);  // throws for an unknown family
+      if (opt->portfolio < 0) throw InputError("--portfolio must be 0 or more");
+      rc = run(*opt);
+    } catch (const store::StoreError& e) {
+      std::fprintf(stderr, "cudal2: error: %s\n", e.what());
+      rc = 2;
+    } catch (const InputError& e) {
+      std::fprintf(stderr, "cudal2: error: %s\n", e.what());
+      rc = 2;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "cudal2: failed: %s\n", e.what());
+      rc = 1;
+    }
+    std::fflush(stdout);
+    std::exit(rc);
+  });
+}
+
+}  // namespace cudal2::exporter

@@ -1,0 +1,180 @@
+// The `cublaslt` family's artifact: the kernel C ABI over one cublasLtMatmul call with exactly
+// the algorithm configuration of its spec (src/codegen/family_cublaslt.hpp). Host code only; the
+// generated source defines CUDAL2_LT_* and includes this, and the JIT links it with -lcublasLt.
+//
+// The cuBLASLt handle is created once per artifact, and the descriptors and configured algorithm
+// once per (M, N, K, split count), on the first call that sees them (can_implement and
+// workspace_size come before any run, and the first run before graph capture), and kept in a
+// small cache: run() itself then only looks them up and enqueues cublasLtMatmul, allocating
+// nothing and synchronizing nothing, so it is capturable.
+#include <cuda_fp16.h>
+#include <stdio.h>
+
+#include <mutex>
+
+#include "cublaslt_plan.h"
+#include "cudal2_kernel_abi.h"
+
+#if !defined(CUDAL2_LT_ALGO) || !defined(CUDAL2_LT_CLUSTER) || !defined(CUDAL2_LAYOUT_TN)
+#error "cublaslt_gemm.h needs the CUDAL2_LT_* configuration macros (generated source)"
+#endif
+
+namespace {
+
+constexpr bool kTn = CUDAL2_LAYOUT_TN != 0;
+constexpr bool kF16 = CUDAL2_ACCUM_F16 != 0;
+
+struct Plan {
+  int64_t m = -1, n = -1, k = -1;
+  int splits = 0;
+  cudal2_lt::Problem problem;
+  cublasLtMatmulAlgo_t algo{};
+  cublasStatus_t status = CUBLAS_STATUS_NOT_INITIALIZED;
+  const char* failed = "not planned";
+  size_t workspace = 0;
+  cudal2_lt::Alignment align;
+};
+
+struct State {
+  std::mutex mu;
+  cublasLtHandle_t handle = nullptr;
+  cublasStatus_t handle_status = CUBLAS_STATUS_NOT_INITIALIZED;
+  static constexpr int kPlans = 8;
+  Plan plans[kPlans];
+  int next = 0;  // round-robin replacement
+  ~State() {
+    for (auto& p : plans) cudal2_lt::destroy(p.problem);
+    if (handle) cublasLtDestroy(handle);
+  }
+};
+
+State& state() {
+  static State s;
+  return s;
+}
+
+cudal2_lt::Config config(int splits) {
+  cudal2_lt::Config c;
+  c.algo = CUDAL2_LT_ALGO, c.tile = CUDAL2_LT_TILE, c.stages = CUDAL2_LT_STAGES, c.splits = splits;
+  c.reduction = CUDAL2_LT_REDUCTION, c.swizzle = CUDAL2_LT_SWIZZLE, c.custom = CUDAL2_LT_CUSTOM;
+  c.inner = CUDAL2_LT_INNER, c.cluster = CUDAL2_LT_CLUSTER;
+  return c;
+}
+
+// The plan for these arguments, built on first sight. Caller holds the mutex.
+const Plan& plan_for(State& s, const cudal2_gemm_args* a) {
+  const int splits = a->splits < 1 ? 1 : a->splits;
+  for (const auto& p : s.plans)
+    if (p.m == a->m && p.n == a->n && p.k == a->k && p.splits == splits) return p;
+  Plan& p = s.plans[s.next];
+  s.next = (s.next + 1) % State::kPlans;
+  cudal2_lt::destroy(p.problem);
+  p = Plan{};
+  p.m = a->m, p.n = a->n, p.k = a->k, p.splits = splits;
+  if (!s.handle && s.handle_status == CUBLAS_STATUS_NOT_INITIALIZED) {
+    s.handle_status = cublasLtCreate(&s.handle);
+    if (s.handle_status == CUBLAS_STATUS_NOT_INITIALIZED) s.handle_status = CUBLAS_STATUS_INTERNAL_ERROR;
+  }
+  if (!s.handle) {
+    p.status = s.handle_status;
+    p.failed = "cublasLtCreate";
+    return p;
+  }
+  if (!cudal2_lt::make_problem(a->m, a->n, a->k, kTn, kF16, p.problem)) {
+    p.status = p.problem.status;
+    p.failed = p.problem.failed;
+    return p;
+  }
+  p.status = cudal2_lt::configure(s.handle, kF16, config(splits), &p.algo, &p.failed);
+  if (p.status != CUBLAS_STATUS_SUCCESS) return p;
+  cublasLtMatmulHeuristicResult_t r{};
+  p.status =
+      cublasLtMatmulAlgoCheck(s.handle, p.problem.op, p.problem.a, p.problem.b, p.problem.c, p.problem.c, &p.algo, &r);
+  if (p.status != CUBLAS_STATUS_SUCCESS) {
+    p.failed = "cublasLtMatmulAlgoCheck";
+    return p;
+  }
+  p.failed = nullptr;
+  p.workspace = r.workspaceSize;
+  p.align = cudal2_lt::min_alignment(p.algo);
+  return p;
+}
+
+void say(char* err, size_t len, const char* fmt, const char* a, const char* b) {
+  if (err && len) snprintf(err, len, fmt, a, b);
+}
+
+bool aligned(const void* p, uint32_t bytes) { return bytes <= 1 || reinterpret_cast<uintptr_t>(p) % bytes == 0; }
+
+}  // namespace
+
+extern "C" {
+
+int cudal2_abi_version(void) { return CUDAL2_KERNEL_ABI_VERSION; }
+
+const char* cudal2_describe(void) { return CUDAL2_SPEC_TEXT; }
+
+int cudal2_can_implement(const cudal2_gemm_args* a, char* err, size_t errlen) {
+  if (a->m < 1 || a->n < 1 || a->k < 1 || a->m > INT32_MAX || a->n > INT32_MAX || a->k > INT32_MAX) {
+    say(err, errlen, "%s%s", "cublaslt: M, N and K must be in 1..2^31-1", "");
+    return 1;
+  }
+  if (a->raster != 0 || a->decomposition != 0 || (a->swizzle != 0 && a->swizzle != 1)) {
+    say(err, errlen, "%s%s", "cublaslt: no raster, decomposition or swizzle knobs", "");
+    return 1;
+  }
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  const Plan& p = plan_for(s, a);
+  if (p.status != CUBLAS_STATUS_SUCCESS) {
+    say(err, errlen, "%s: %s", p.failed, cublasLtGetStatusName(p.status));
+    return 1;
+  }
+  // cuBLASLt's A is our B, its B our A, its C and D our C.
+  if (!aligned(a->B, p.align.a) || !aligned(a->A, p.align.b) || !aligned(a->C, p.align.c) ||
+      !aligned(a->C, p.align.d)) {
+    say(err, errlen, "%s%s", "cublaslt: operand pointers below the algorithm's minimum alignment", "");
+    return 1;
+  }
+  return 0;
+}
+
+size_t cudal2_workspace_size(const cudal2_gemm_args* a) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  const Plan& p = plan_for(s, a);
+  return p.status == CUBLAS_STATUS_SUCCESS ? p.workspace : 0;
+}
+
+int cudal2_run(const cudal2_gemm_args* a, void* stream, char* err, size_t errlen) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  const Plan& p = plan_for(s, a);  // found in the cache: can_implement/workspace_size built it
+  if (p.status != CUBLAS_STATUS_SUCCESS) {
+    say(err, errlen, "%s: %s", p.failed, cublasLtGetStatusName(p.status));
+    return 1;
+  }
+  if (a->workspace_bytes < p.workspace) {
+    say(err, errlen, "%s%s", "cublaslt: workspace smaller than cudal2_workspace_size", "");
+    return 1;
+  }
+  cublasStatus_t st;
+  if (kF16) {
+    const __half alpha = __float2half(1.0f), beta = __float2half(0.0f);
+    st =
+        cublasLtMatmul(s.handle, p.problem.op, &alpha, a->B, p.problem.a, a->A, p.problem.b, &beta, a->C, p.problem.c,
+                       a->C, p.problem.c, &p.algo, a->workspace, a->workspace_bytes, static_cast<cudaStream_t>(stream));
+  } else {
+    const float alpha = 1.0f, beta = 0.0f;
+    st =
+        cublasLtMatmul(s.handle, p.problem.op, &alpha, a->B, p.problem.a, a->A, p.problem.b, &beta, a->C, p.problem.c,
+                       a->C, p.problem.c, &p.algo, a->workspace, a->workspace_bytes, static_cast<cudaStream_t>(stream));
+  }
+  if (st != CUBLAS_STATUS_SUCCESS) {
+    say(err, errlen, "%s: %s", "cublasLtMatmul", cublasLtGetStatusName(st));
+    return 1;
+  }
+  return 0;
+}
+
+}  // extern "C"

@@ -1,0 +1,151 @@
+// cuBLASLt plumbing shared by the `cublaslt` family's artifact (cublaslt_gemm.h) and the
+// enumeration of its space (src/baselines/cublaslt_space.cpp), so both describe the problem and
+// configure an algorithm the same way. Host code only.
+//
+// Row-major C (MxN) = A (MxK) * B is computed as column-major C^T = B^T A^T, as the cuBLASLt
+// baseline does: cuBLASLt's A is our B (N x K column-major view: op N for our NN layout's
+// row-major KxN, op T for TN's column-major KxN), its B our A, its C and D our C.
+#ifndef CUDAL2_CUBLASLT_PLAN_H
+#define CUDAL2_CUBLASLT_PLAN_H
+#include <cublasLt.h>
+#include <stdint.h>
+#include <string.h>
+
+namespace cudal2_lt {
+
+// One algorithm configuration (cublasLtMatmulAlgoConfigAttributes_t values).
+struct Config {
+  int algo = 0, tile = 0, stages = 0, splits = 1, reduction = 0, swizzle = 0, custom = 0, inner = 0, cluster = 0;
+};
+
+inline bool operator==(const Config& a, const Config& b) {
+  return a.algo == b.algo && a.tile == b.tile && a.stages == b.stages && a.splits == b.splits &&
+         a.reduction == b.reduction && a.swizzle == b.swizzle && a.custom == b.custom && a.inner == b.inner &&
+         a.cluster == b.cluster;
+}
+
+// Descriptors of one problem; `failed` names the call that failed, if any.
+struct Problem {
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+  cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
+  const char* failed = nullptr;
+};
+
+inline cublasComputeType_t compute_type(bool f16_accum) { return f16_accum ? CUBLAS_COMPUTE_16F : CUBLAS_COMPUTE_32F; }
+inline cudaDataType_t scale_type(bool f16_accum) { return f16_accum ? CUDA_R_16F : CUDA_R_32F; }
+
+inline void destroy(Problem& p) {
+  if (p.a) cublasLtMatrixLayoutDestroy(p.a);
+  if (p.b) cublasLtMatrixLayoutDestroy(p.b);
+  if (p.c) cublasLtMatrixLayoutDestroy(p.c);
+  if (p.op) cublasLtMatmulDescDestroy(p.op);
+  p.a = p.b = p.c = nullptr;
+  p.op = nullptr;
+}
+
+// Returns false (with p.status and p.failed set) when cuBLASLt refuses a descriptor.
+inline bool make_problem(int64_t m, int64_t n, int64_t k, bool tn, bool f16_accum, Problem& p) {
+  auto ok = [&](cublasStatus_t st, const char* what) {
+    if (st == CUBLAS_STATUS_SUCCESS) return true;
+    p.status = st;
+    p.failed = what;
+    return false;
+  };
+  if (!ok(cublasLtMatmulDescCreate(&p.op, compute_type(f16_accum), scale_type(f16_accum)), "cublasLtMatmulDescCreate"))
+    return false;
+  const cublasOperation_t op_a = tn ? CUBLAS_OP_T : CUBLAS_OP_N, op_b = CUBLAS_OP_N;
+  if (!ok(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &op_a, sizeof op_a), "set TRANSA") ||
+      !ok(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &op_b, sizeof op_b), "set TRANSB"))
+    return false;
+  const uint64_t um = static_cast<uint64_t>(m), un = static_cast<uint64_t>(n), uk = static_cast<uint64_t>(k);
+  if (!ok(tn ? cublasLtMatrixLayoutCreate(&p.a, CUDA_R_16F, uk, un, k)
+             : cublasLtMatrixLayoutCreate(&p.a, CUDA_R_16F, un, uk, n),
+          "cublasLtMatrixLayoutCreate(A)") ||
+      !ok(cublasLtMatrixLayoutCreate(&p.b, CUDA_R_16F, uk, um, k), "cublasLtMatrixLayoutCreate(B)") ||
+      !ok(cublasLtMatrixLayoutCreate(&p.c, CUDA_R_16F, un, um, n), "cublasLtMatrixLayoutCreate(C)"))
+    return false;
+  return true;
+}
+
+// cublasLtMatmulAlgoInit, then every configuration attribute. Returns the first failure, with
+// *failed naming the call.
+inline cublasStatus_t configure(cublasLtHandle_t h, bool f16_accum, const Config& c, cublasLtMatmulAlgo_t* algo,
+                                const char** failed) {
+  memset(algo, 0, sizeof *algo);
+  cublasStatus_t st = cublasLtMatmulAlgoInit(h, compute_type(f16_accum), scale_type(f16_accum), CUDA_R_16F, CUDA_R_16F,
+                                             CUDA_R_16F, CUDA_R_16F, c.algo, algo);
+  if (st != CUBLAS_STATUS_SUCCESS) {
+    *failed = "cublasLtMatmulAlgoInit";
+    return st;
+  }
+  const uint32_t tile = static_cast<uint32_t>(c.tile), stages = static_cast<uint32_t>(c.stages),
+                 reduction = static_cast<uint32_t>(c.reduction), swizzle = static_cast<uint32_t>(c.swizzle),
+                 custom = static_cast<uint32_t>(c.custom);
+  const int32_t splits = c.splits;
+  const uint16_t inner = static_cast<uint16_t>(c.inner), cluster = static_cast<uint16_t>(c.cluster);
+  struct {
+    cublasLtMatmulAlgoConfigAttributes_t attr;
+    const void* value;
+    size_t size;
+    const char* name;
+  } const set[] = {
+      {CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile, "set CUBLASLT_ALGO_CONFIG_TILE_ID"},
+      {CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages, sizeof stages, "set CUBLASLT_ALGO_CONFIG_STAGES_ID"},
+      {CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splits, sizeof splits, "set CUBLASLT_ALGO_CONFIG_SPLITK_NUM"},
+      {CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &reduction, sizeof reduction,
+       "set CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME"},
+      {CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, &swizzle, sizeof swizzle, "set CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING"},
+      {CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, &custom, sizeof custom, "set CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION"},
+      {CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, &inner, sizeof inner, "set CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID"},
+      {CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, &cluster, sizeof cluster, "set CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID"},
+  };
+  for (const auto& s : set) {
+    st = cublasLtMatmulAlgoConfigSetAttribute(algo, s.attr, s.value, s.size);
+    if (st != CUBLAS_STATUS_SUCCESS) {
+      *failed = s.name;
+      return st;
+    }
+  }
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+// The configuration an algorithm carries (one the heuristic returned, say).
+inline Config read_config(const cublasLtMatmulAlgo_t& algo) {
+  Config c;
+  size_t w = 0;
+  int32_t id = 0, splits = 1;
+  uint32_t tile = 0, stages = 0, reduction = 0, swizzle = 0, custom = 0;
+  uint16_t inner = 0, cluster = 0;
+  cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof id, &w);
+  cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile, &w);
+  cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages, sizeof stages, &w);
+  cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splits, sizeof splits, &w);
+  cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &reduction, sizeof reduction, &w);
+  cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, &swizzle, sizeof swizzle, &w);
+  cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, &custom, sizeof custom, &w);
+  cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, &inner, sizeof inner, &w);
+  cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, &cluster, sizeof cluster, &w);
+  c.algo = id, c.tile = static_cast<int>(tile), c.stages = static_cast<int>(stages), c.splits = splits;
+  c.reduction = static_cast<int>(reduction), c.swizzle = static_cast<int>(swizzle), c.custom = static_cast<int>(custom);
+  c.inner = inner, c.cluster = cluster;
+  return c;
+}
+
+// Minimum pointer alignment (bytes) the algorithm needs for cuBLASLt's A, B, C and D.
+struct Alignment {
+  uint32_t a = 16, b = 16, c = 16, d = 16;
+};
+inline Alignment min_alignment(const cublasLtMatmulAlgo_t& algo) {
+  Alignment al;
+  size_t w = 0;
+  cublasLtMatmulAlgoCapGetAttribute(&algo, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_A_BYTES, &al.a, sizeof al.a, &w);
+  cublasLtMatmulAlgoCapGetAttribute(&algo, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_B_BYTES, &al.b, sizeof al.b, &w);
+  cublasLtMatmulAlgoCapGetAttribute(&algo, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_C_BYTES, &al.c, sizeof al.c, &w);
+  cublasLtMatmulAlgoCapGetAttribute(&algo, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_D_BYTES, &al.d, sizeof al.d, &w);
+  return al;
+}
+
+}  // namespace cudal2_lt
+
+#endif

@@ -1,0 +1,714 @@
+// Family wgmma: a Hopper-native HGEMM of our own, raw CUDA with inline PTX (sm_90a).
+// C (row-major MxN) = A (row-major MxK) * B (KxN: row-major "nn", column-major "tn"), any M, N;
+// K (and N for "nn") multiples of 8 so TMA can address the rows.
+//  - A producer warpgroup (one thread) streams 64-wide K tiles of A and B with TMA
+//    (cp.async.bulk.tensor) into 128-byte-swizzled shared memory, `stages` deep, each stage
+//    completing on an mbarrier (full) and handed back on another (empty). Edges: TMA zero-fills
+//    the parts of a box outside the matrix, so the mainloop has no bounds checks.
+//  - BM/64 consumer warpgroups each own 64 rows of the tile and issue wgmma.mma_async m64nBNk16
+//    with A and B read from shared memory through descriptors (B transposed by the instruction's
+//    tnspB bit when it is row-major), fp32 or fp16 accumulators in registers; setmaxnreg moves
+//    registers from the producer to the consumers.
+//  - Persistent: one CTA per SM walks tiles in a grouped order (raster + swizzle, runtime knobs,
+//    wgmma_plan.h); the producer runs ahead into the next tile while the consumers store C.
+//  - Epilogue: when TMA can address C (N % 8 == 0, C 16-byte aligned), each consumer converts its
+//    rows to fp16 in 64-column chunks through two swizzled shared buffers and TMA stores (which
+//    clip at the edges and drain while the next tile's mainloop runs); otherwise registers
+//    straight to global memory, bounds-checked.
+//  - Cluster 2x1 / 1x2: the two CTAs share the B / A tile, each loading half of it with a TMA
+//    multicast; a stage is released to the producers only when the consumers of both CTAs are
+//    done with it. (Measured on the H100 so far: about half the speed of 1x1; see the report of
+//    issue 11.)
+// A generated .cu defines the CUDAL2_* macros of one configuration and includes this file.
+#pragma once
+#include <cuda.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <type_traits>
+
+#include "cudal2_kernel_abi.h"
+#include "wgmma_plan.h"
+
+namespace cudal2_wgmma {
+namespace {
+namespace plan = cudal2_wgmma_plan;
+
+constexpr bool kTN = CUDAL2_LAYOUT_TN;   // B stored as N rows of K (K-major: wgmma's natural B)
+constexpr bool kF16 = CUDAL2_ACCUM_F16;  // fp16 accumulators
+constexpr int BM = CUDAL2_BM, BN = CUDAL2_BN, BK = plan::kTileK;
+constexpr int kStages = CUDAL2_STAGES;
+// Cluster of 2 CTAs along M (they share the B tile: each loads half of it and multicasts it to
+// both) or along N (they share the A tile), or no cluster.
+constexpr int kClusterM = CUDAL2_CLUSTER_M, kClusterN = CUDAL2_CLUSTER_N, kCluster = kClusterM * kClusterN;
+static_assert(kCluster == 1 || (kCluster == 2 && (kClusterM == 1 || kClusterN == 1)), "cluster 1x1, 2x1 or 1x2");
+constexpr int kConsumers = plan::consumers(BM);
+constexpr int kThreads = plan::threads(BM);
+constexpr int kABytes = BM * BK * 2, kBBytes = BN * BK * 2, kStageBytes = kABytes + kBBytes;
+constexpr int kSmem = plan::smem_bytes(BM, BN, kStages);
+static_assert(BM == 64 || BM == 128, "tile M is 64 or 128 (one consumer warpgroup per 64 rows)");
+static_assert(BN % 64 == 0 && BN >= 64 && BN <= 256, "tile N is 64, 128, 192 or 256");
+static_assert(kStages >= 2 && kSmem <= plan::kSmemBudget, "stages do not fit in shared memory");
+// Registers per thread after setmaxnreg: the producer keeps few, the consumers take the rest
+// (64K registers per SM: 128 * 56 + 256 * 224 = 64512).
+constexpr int kProducerRegs = 56, kConsumerRegs = 224;
+
+// ---- PTX wrappers -----------------------------------------------------------------------------
+
+__device__ __forceinline__ uint32_t smem_u32(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count));
+}
+__device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+// Spins until the barrier's phase of the given parity has completed.
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+  asm volatile(
+      "{\n.reg .pred done;\n"
+      "WAIT_%=:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra WAIT_%=;\n}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+// One 2-D box of a tensor map into shared memory, counted on `bar` when it lands.
+__device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap* map, uint32_t bar, int c0, int c1) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], "
+      "[%2];\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1)
+      : "memory");
+}
+// The same box into the same offset of every CTA of the cluster in `mask`, counted on each one's
+// barrier at `bar`'s offset.
+__device__ __forceinline__ void tma_load_multicast(uint32_t dst, const CUtensorMap* map, uint32_t bar, int c0, int c1,
+                                                   uint16_t mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], "
+      "[%1, {%3, %4}], [%2], %5;\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1), "h"(mask)
+      : "memory");
+}
+// Arrival on the barrier at the same offset in cluster CTA `cta` (this one included).
+__device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t cta) {
+  asm volatile(
+      "{\n.reg .b32 remote;\n"
+      "mapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
+      "r"(cta)
+      : "memory");
+}
+__device__ __forceinline__ uint32_t cluster_rank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+}
+// A 2-D box from shared memory to global memory (the parts outside the matrix are not written).
+__device__ __forceinline__ void tma_store(const CUtensorMap* map, uint32_t src, int c0, int c1) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(
+                   reinterpret_cast<uint64_t>(map)),
+               "r"(src), "r"(c0), "r"(c1)
+               : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+// Until at most N bulk groups of this thread still read shared memory.
+template <int N>
+__device__ __forceinline__ void bulk_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
+}
+__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+// Generic-proxy shared-memory writes made visible to the async proxy (TMA).
+__device__ __forceinline__ void fence_async_smem() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+// Barrier among the 128 threads of one warpgroup (ids 1.. ; 0 is __syncthreads).
+__device__ __forceinline__ void wg_sync(int id) { asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory"); }
+__device__ __forceinline__ void st_shared_u32(uint32_t addr, uint32_t v) {
+  asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+}
+__device__ __forceinline__ void prefetch_map(const CUtensorMap* map) {
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
+}
+template <int kRegs>
+__device__ __forceinline__ void regs_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kRegs));
+}
+template <int kRegs>
+__device__ __forceinline__ void regs_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegs));
+}
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+// Shared-memory matrix descriptor, 128-byte swizzle (layout type 1 in bits 62-63); addresses and
+// offsets in 16-byte units. K-major tiles (A; B for "tn"): rows of 64 fp16 = 128 bytes, 8-row
+// groups 1024 bytes apart (stride offset); the leading offset is unused. N-major B ("nn"): the
+// tile is BN/64 column blocks of 64 k-rows x 64 n (8 KB each): 8-row k groups 1024 bytes apart
+// (stride offset), 64-wide n blocks 8 KB apart (leading offset).
+__device__ __forceinline__ uint64_t desc(uint32_t addr, uint32_t lead_bytes, uint32_t stride_bytes) {
+  return uint64_t((addr & 0x3FFFF) >> 4) | uint64_t(lead_bytes >> 4) << 16 | uint64_t(stride_bytes >> 4) << 32 |
+         uint64_t(1) << 62;
+}
+
+template <int N, bool F16>
+struct Wgmma;
+template <>
+struct Wgmma<64, false> {
+  template <int kTnspB>
+  static __device__ __forceinline__ void mma(float (&d)[32], uint64_t da, uint64_t db, uint32_t accumulate) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
+        "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%"
+        "29,%30,%31}, %32, %33, p, 1, 1, 0, %35;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]),
+          "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),
+          "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),
+          "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "l"(da), "l"(db), "r"(accumulate), "n"(kTnspB));
+  }
+};
+
+template <>
+struct Wgmma<128, false> {
+  template <int kTnspB>
+  static __device__ __forceinline__ void mma(float (&d)[64], uint64_t da, uint64_t db, uint32_t accumulate) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "
+        "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%"
+        "29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%"
+        "56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, %67;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]),
+          "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),
+          "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),
+          "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]),
+          "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]),
+          "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+          "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]),
+          "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "l"(da), "l"(db), "r"(accumulate), "n"(kTnspB));
+  }
+};
+
+template <>
+struct Wgmma<192, false> {
+  template <int kTnspB>
+  static __device__ __forceinline__ void mma(float (&d)[96], uint64_t da, uint64_t db, uint32_t accumulate) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n192k16.f32.f16.f16 "
+        "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%"
+        "29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%"
+        "56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%"
+        "83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95}, %96, %97, p, 1, 1, 0, %99;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]),
+          "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),
+          "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),
+          "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]),
+          "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]),
+          "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+          "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]),
+          "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]),
+          "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]),
+          "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]),
+          "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]),
+          "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
+        : "l"(da), "l"(db), "r"(accumulate), "n"(kTnspB));
+  }
+};
+
+template <>
+struct Wgmma<256, false> {
+  template <int kTnspB>
+  static __device__ __forceinline__ void mma(float (&d)[128], uint64_t da, uint64_t db, uint32_t accumulate) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 "
+        "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%"
+        "29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%"
+        "56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%"
+        "83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%"
+        "108,%109,%110,%111,%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127}, %128, "
+        "%129, p, 1, 1, 0, %131;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]),
+          "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),
+          "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),
+          "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]),
+          "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]),
+          "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+          "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]),
+          "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]),
+          "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]),
+          "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]),
+          "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]),
+          "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]),
+          "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]),
+          "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+          "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]),
+          "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]),
+          "+f"(d[126]), "+f"(d[127])
+        : "l"(da), "l"(db), "r"(accumulate), "n"(kTnspB));
+  }
+};
+
+template <>
+struct Wgmma<64, true> {
+  template <int kTnspB>
+  static __device__ __forceinline__ void mma(uint32_t (&d)[16], uint64_t da, uint64_t db, uint32_t accumulate) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f16.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, "
+        "%16, %17, p, 1, 1, 0, %19;\n}\n"
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]), "+r"(d[8]),
+          "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15])
+        : "l"(da), "l"(db), "r"(accumulate), "n"(kTnspB));
+  }
+};
+
+template <>
+struct Wgmma<128, true> {
+  template <int kTnspB>
+  static __device__ __forceinline__ void mma(uint32_t (&d)[32], uint64_t da, uint64_t db, uint32_t accumulate) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f16.f16.f16 "
+        "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%"
+        "29,%30,%31}, %32, %33, p, 1, 1, 0, %35;\n}\n"
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]), "+r"(d[8]),
+          "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]), "+r"(d[16]),
+          "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]), "+r"(d[24]),
+          "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31])
+        : "l"(da), "l"(db), "r"(accumulate), "n"(kTnspB));
+  }
+};
+
+template <>
+struct Wgmma<192, true> {
+  template <int kTnspB>
+  static __device__ __forceinline__ void mma(uint32_t (&d)[48], uint64_t da, uint64_t db, uint32_t accumulate) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %50, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n192k16.f16.f16.f16 "
+        "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%"
+        "29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47}, %48, %49, p, 1, 1, 0, %51;\n}\n"
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]), "+r"(d[8]),
+          "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]), "+r"(d[16]),
+          "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]), "+r"(d[24]),
+          "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31]), "+r"(d[32]),
+          "+r"(d[33]), "+r"(d[34]), "+r"(d[35]), "+r"(d[36]), "+r"(d[37]), "+r"(d[38]), "+r"(d[39]), "+r"(d[40]),
+          "+r"(d[41]), "+r"(d[42]), "+r"(d[43]), "+r"(d[44]), "+r"(d[45]), "+r"(d[46]), "+r"(d[47])
+        : "l"(da), "l"(db), "r"(accumulate), "n"(kTnspB));
+  }
+};
+
+template <>
+struct Wgmma<256, true> {
+  template <int kTnspB>
+  static __device__ __forceinline__ void mma(uint32_t (&d)[64], uint64_t da, uint64_t db, uint32_t accumulate) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k16.f16.f16.f16 "
+        "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%"
+        "29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%"
+        "56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, %67;\n}\n"
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]), "+r"(d[8]),
+          "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]), "+r"(d[16]),
+          "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]), "+r"(d[24]),
+          "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31]), "+r"(d[32]),
+          "+r"(d[33]), "+r"(d[34]), "+r"(d[35]), "+r"(d[36]), "+r"(d[37]), "+r"(d[38]), "+r"(d[39]), "+r"(d[40]),
+          "+r"(d[41]), "+r"(d[42]), "+r"(d[43]), "+r"(d[44]), "+r"(d[45]), "+r"(d[46]), "+r"(d[47]), "+r"(d[48]),
+          "+r"(d[49]), "+r"(d[50]), "+r"(d[51]), "+r"(d[52]), "+r"(d[53]), "+r"(d[54]), "+r"(d[55]), "+r"(d[56]),
+          "+r"(d[57]), "+r"(d[58]), "+r"(d[59]), "+r"(d[60]), "+r"(d[61]), "+r"(d[62]), "+r"(d[63])
+        : "l"(da), "l"(db), "r"(accumulate), "n"(kTnspB));
+  }
+};
+
+using AccT = std::conditional_t<kF16, uint32_t, float>;
+constexpr int kAccRegs = kF16 ? BN / 4 : BN / 2;
+
+struct Params {
+  __half* C;
+  int64_t m, n, k;
+  plan::Tiles tiles;  // output tiles
+  plan::Tiles units;  // scheduling units: output tiles, or pairs of them for a cluster
+  int64_t k_tiles;
+  int raster, swizzle;
+  bool c_vec;  // N even and C 4-byte aligned: half2 stores
+  bool c_tma;  // N % 8 == 0 and C 16-byte aligned: the TMA-store epilogue
+};
+
+// Stage s of the ring: its A tile, its B tile, its two barriers.
+struct Smem {
+  uint32_t base;  // 1024-aligned shared address of stage 0's A tile
+  __device__ __forceinline__ uint32_t a(int s) const { return base + s * kABytes; }
+  __device__ __forceinline__ uint32_t b(int s) const { return base + kStages * kABytes + s * kBBytes; }
+  // Epilogue buffer i (0, 1) of consumer warpgroup c.
+  __device__ __forceinline__ uint32_t epi(int c, int i) const {
+    return base + kStages * kStageBytes + (c * 2 + i) * plan::kEpiChunk;
+  }
+  static constexpr int kBars = kStages * kStageBytes + plan::epi_bytes(BM);
+  __device__ __forceinline__ uint32_t full(int s) const { return base + kBars + s * 8; }
+  __device__ __forceinline__ uint32_t empty(int s) const { return base + kBars + (kStages + s) * 8; }
+};
+
+// Ring position: stage index and the parity of its current use.
+struct Ring {
+  int s = 0;
+  uint32_t phase = 0;
+  __device__ __forceinline__ void next() {
+    if (++s == kStages) s = 0, phase ^= 1;
+  }
+};
+
+__device__ __forceinline__ void fence_reg(float& x) { asm volatile("" : "+f"(x)::"memory"); }
+__device__ __forceinline__ void fence_reg(uint32_t& x) { asm volatile("" : "+r"(x)::"memory"); }
+
+__device__ __forceinline__ void store2(__half* C, const Params& p, int64_t r, int64_t c, __half2 v) {
+  if (r >= p.m) return;
+  __half* dst = C + r * p.n + c;
+  if (p.c_vec && c + 1 < p.n) {
+    *reinterpret_cast<__half2*>(dst) = v;
+  } else {
+    if (c < p.n) dst[0] = __low2half(v);
+    if (c + 1 < p.n) dst[1] = __high2half(v);
+  }
+}
+
+// Consumer warpgroup c: rows c*64 .. c*64+63 of every tile of this CTA.
+template <class TileOf>
+__device__ __forceinline__ void consume(const Smem& sm, const Params& p, const CUtensorMap& map_c, int c, int tid,
+                                        int64_t first, int64_t stride, const TileOf& tile_of) {
+  const int warp = tid / 32, lane = tid % 32;
+  AccT acc[kAccRegs];
+  Ring ring;
+  // A stage is free once every consumer warpgroup of the cluster is done with it (the producers
+  // of the cluster all write into it).
+  auto release = [&](int s) {
+    if (tid != 0) return;
+    if constexpr (kCluster == 1) {
+      mbar_arrive(sm.empty(s));
+    } else {
+#pragma unroll
+      for (int q = 0; q < kCluster; ++q) mbar_arrive_cluster(sm.empty(s), q);
+    }
+  };
+  for (int64_t u = first; u < p.units.count(); u += stride) {
+    const auto tc = tile_of(u);
+    int prev = -1;
+    for (int64_t kt = 0; kt < p.k_tiles; ++kt, ring.next()) {
+      mbar_wait(sm.full(ring.s), ring.phase);
+      const uint32_t a0 = sm.a(ring.s) + c * 64 * 128, b0 = sm.b(ring.s);
+#pragma unroll
+      for (int i = 0; i < kAccRegs; ++i) fence_reg(acc[i]);
+      wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < BK / 16; ++kk) {
+        // Inside the 128-byte swizzle atom a k step of 16 is 32 bytes along a K-major row, or 16
+        // k-rows (2 KB) down an N-major block.
+        const uint64_t da = desc(a0 + kk * 32, 16, 1024);
+        const uint64_t db = kTN ? desc(b0 + kk * 32, 16, 1024) : desc(b0 + kk * 2048, 64 * BK * 2, 1024);
+        Wgmma<BN, kF16>::template mma<kTN ? 0 : 1>(acc, da, db, (kt | kk) != 0);
+      }
+      wgmma_commit();
+#pragma unroll
+      for (int i = 0; i < kAccRegs; ++i) fence_reg(acc[i]);
+      // Keep one stage's wgmmas in flight; the one before it has finished reading its stage.
+      wgmma_wait<1>();
+      if (prev >= 0) release(prev);
+      prev = ring.s;
+    }
+    wgmma_wait<0>();
+#pragma unroll
+    for (int i = 0; i < kAccRegs; ++i) fence_reg(acc[i]);
+    release(prev);
+
+    // Accumulator layout (per n8 block j): this lane holds rows r and r+8, columns 2*(lane%4)+{0,1}.
+    auto pair = [&](int j, int h) -> __half2 {
+      if constexpr (kF16)
+        return *reinterpret_cast<const __half2*>(&acc[2 * j + h]);
+      else
+        return __floats2half2_rn(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+    };
+    if (p.c_tma) {
+      // 64-column chunks through two swizzled 8 KB buffers and TMA stores that run on while the
+      // next tile's mainloop starts; TMA clips what falls outside C.
+      const int row = warp * 16 + lane / 4;  // and row + 8
+#pragma unroll
+      for (int ch = 0; ch < BN / 64; ++ch) {
+        const uint32_t buf = sm.epi(c, ch % 2);
+        if (tid == 0) bulk_wait_read<1>();  // the store that used this buffer has read it
+        wg_sync(1 + c);
+#pragma unroll
+        for (int jj = 0; jj < 8; ++jj) {
+          const int j = ch * 8 + jj;
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const int rr = row + 8 * h;  // 128-byte rows; 16-byte chunk jj swizzled by rr % 8
+            const uint32_t addr = buf + rr * 128 + ((jj ^ (rr % 8)) * 16) + (lane % 4) * 4;
+            const __half2 v = pair(j, h);
+            st_shared_u32(addr, *reinterpret_cast<const uint32_t*>(&v));
+          }
+        }
+        fence_async_smem();
+        wg_sync(1 + c);
+        if (tid == 0) {
+          tma_store(&map_c, buf, static_cast<int>(tc.n * BN + ch * 64), static_cast<int>(tc.m * BM + c * 64));
+          bulk_commit();
+        }
+      }
+    } else {
+      const int64_t r = tc.m * BM + c * 64 + warp * 16 + lane / 4;
+      const int64_t col = tc.n * BN + (lane % 4) * 2;
+#pragma unroll
+      for (int j = 0; j < BN / 8; ++j) {
+        store2(p.C, p, r, col + j * 8, pair(j, 0));
+        store2(p.C, p, r + 8, col + j * 8, pair(j, 1));
+      }
+    }
+  }
+  if (tid == 0) bulk_wait_all();  // shared memory stays valid until the last stores have read it
+}
+
+__global__ void __launch_bounds__(kThreads, 1)
+    wgmma_gemm_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
+                      const __grid_constant__ CUtensorMap map_c, const Params p) {
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  const Smem sm{(smem_u32(smem_raw) + 1023u) & ~1023u};
+  const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
+
+  if (threadIdx.x == 0) {
+    prefetch_map(&map_a);
+    prefetch_map(&map_b);
+    if (p.c_tma) prefetch_map(&map_c);
+    for (int s = 0; s < kStages; ++s) {
+      mbar_init(sm.full(s), 1);                       // the producer's expect_tx arrival (+ the bytes)
+      mbar_init(sm.empty(s), kConsumers * kCluster);  // one arrival per consumer warpgroup of the cluster
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+  // Clusters: the peer's barriers are initialized before anyone multicasts or arrives on them.
+  if constexpr (kCluster > 1) cluster_sync();
+  const uint32_t rank = kCluster > 1 ? cluster_rank() : 0;
+  const int64_t first = blockIdx.x / kCluster, stride = gridDim.x / kCluster;
+  // Unit id -> this CTA's output tile.
+  auto tile_of = [&](int64_t u) {
+    auto tc = plan::tile_coord(u, p.units, p.raster, p.swizzle);
+    if constexpr (kClusterM == 2) tc.m = tc.m * 2 + rank;
+    if constexpr (kClusterN == 2) tc.n = tc.n * 2 + rank;
+    return tc;
+  };
+
+  const int64_t n_units = p.units.count();
+  if (wg == 0) {
+    // Producer warpgroup: one thread issues every TMA; the others only give their registers up.
+    if constexpr (kConsumers == 2) regs_dec<kProducerRegs>();
+    if (tid == 0) {
+      Ring ring;
+      for (int64_t u = first; u < n_units; u += stride) {
+        const auto tc = tile_of(u);
+        const int m0 = static_cast<int>(tc.m * BM), n0 = static_cast<int>(tc.n * BN);
+        for (int64_t kt = 0; kt < p.k_tiles; ++kt, ring.next()) {
+          const int k0 = static_cast<int>(kt * BK);
+          // The cluster's consumers are all done with this stage (ours and the peer's: we write
+          // into both).
+          mbar_wait(sm.empty(ring.s), ring.phase ^ 1);
+          mbar_expect_tx(sm.full(ring.s), kStageBytes);  // zero-filled bytes of edge boxes count too
+          const uint32_t full = sm.full(ring.s);
+          if constexpr (kClusterN == 2) {  // A shared: each CTA loads BM/2 rows for both
+            tma_load_multicast(sm.a(ring.s) + rank * (BM / 2) * 128, &map_a, full, k0,
+                               m0 + static_cast<int>(rank) * (BM / 2), 0x3);
+          } else {
+            tma_load(sm.a(ring.s), &map_a, full, k0, m0);
+          }
+          if constexpr (kTN) {
+            if constexpr (kClusterM == 2)  // B shared: each CTA loads BN/2 rows of it for both
+              tma_load_multicast(sm.b(ring.s) + rank * (BN / 2) * 128, &map_b, full, k0,
+                                 n0 + static_cast<int>(rank) * (BN / 2), 0x3);
+            else
+              tma_load(sm.b(ring.s), &map_b, full, k0, n0);
+          } else {
+#pragma unroll
+            for (int c = 0; c < BN / 64; ++c) {
+              if constexpr (kClusterM == 2) {  // B shared: the 64-wide column blocks dealt out
+                if (c % 2 == static_cast<int>(rank))
+                  tma_load_multicast(sm.b(ring.s) + c * 64 * BK * 2, &map_b, full, n0 + c * 64, k0, 0x3);
+              } else {
+                tma_load(sm.b(ring.s) + c * 64 * BK * 2, &map_b, full, n0 + c * 64, k0);
+              }
+            }
+          }
+        }
+      }
+      // Clusters: this CTA may leave only when no peer consumer will arrive on its barriers any
+      // more, i.e. once every stage has been released for the last time. The producer's other
+      // threads leave at once (no spinning lanes beside the one that issues).
+      if constexpr (kCluster > 1) {
+        for (int s = 0; s < kStages; ++s, ring.next()) mbar_wait(sm.empty(ring.s), ring.phase ^ 1);
+      }
+    }
+  } else {
+    if constexpr (kConsumers == 2) regs_inc<kConsumerRegs>();
+    consume(sm, p, map_c, wg - 1, tid, first, stride, tile_of);
+  }
+}
+
+// ---- Host side ---------------------------------------------------------------------------------
+
+inline void put_err(char* err, size_t len, const char* msg) {
+  if (err && len) std::snprintf(err, len, "%s", msg);
+}
+
+inline const char* refusal(const cudal2_gemm_args& a) {
+  if (a.m < 1 || a.n < 1 || a.k < 1 || a.m > INT32_MAX || a.n > INT32_MAX || a.k > INT32_MAX)
+    return "sizes must be in 1..2^31-1";
+  if (a.raster < 0 || a.raster > 2) return "raster must be 0, 1 or 2";
+  if (a.swizzle != 1 && a.swizzle != 2 && a.swizzle != 4 && a.swizzle != 8) return "swizzle must be 1, 2, 4 or 8";
+  if (a.decomposition != 0 || a.splits != 1) return "wgmma kernels take only decomposition=0 splits=1";
+  if (!plan::tma_rows_ok(a.n, a.k, kTN))
+    return kTN ? "TMA needs 16-byte rows: K must be a multiple of 8"
+               : "TMA needs 16-byte rows: K and N must be multiples of 8";
+  if ((reinterpret_cast<uintptr_t>(a.A) | reinterpret_cast<uintptr_t>(a.B)) % 16)
+    return "TMA needs A and B 16-byte aligned";
+  return nullptr;
+}
+
+using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                                 const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                                 CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+// cuTensorMapEncodeTiled from the driver the runtime already loaded: no -lcuda at link time.
+inline EncodeTiled encoder() {
+  static const EncodeTiled fn = [] {
+    void* f = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess)
+      f = nullptr;
+    return reinterpret_cast<EncodeTiled>(f);
+  }();
+  return fn;
+}
+
+// A row-major (rows x cols) fp16 matrix, boxes of (box_rows x 64) with the 128-byte swizzle; out of
+// bounds reads as zeros.
+inline bool encode(CUtensorMap* map, const void* ptr, int64_t rows, int64_t cols, int box_rows) {
+  const cuuint64_t dims[2] = {cuuint64_t(cols), cuuint64_t(rows)};
+  const cuuint64_t strides[1] = {cuuint64_t(cols) * 2};
+  const cuuint32_t box[2] = {64, cuuint32_t(box_rows)};
+  const cuuint32_t elem[2] = {1, 1};
+  return encoder()(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, const_cast<void*>(ptr), dims, strides, box, elem,
+                   CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+}  // namespace
+}  // namespace cudal2_wgmma
+
+extern "C" int cudal2_abi_version(void) { return CUDAL2_KERNEL_ABI_VERSION; }
+extern "C" const char* cudal2_describe(void) { return CUDAL2_SPEC_TEXT; }
+
+extern "C" int cudal2_can_implement(const cudal2_gemm_args* a, char* err, size_t len) {
+  if (const char* why = cudal2_wgmma::refusal(*a)) {
+    cudal2_wgmma::put_err(err, len, why);
+    return 1;
+  }
+  return 0;
+}
+
+extern "C" size_t cudal2_workspace_size(const cudal2_gemm_args*) { return 0; }
+
+extern "C" int cudal2_run(const cudal2_gemm_args* a, void* stream, char* err, size_t len) {
+  using namespace cudal2_wgmma;
+  if (const char* why = refusal(*a)) {
+    put_err(err, len, why);
+    return 1;
+  }
+  if (!encoder()) {
+    put_err(err, len, "cuTensorMapEncodeTiled not found in the driver");
+    return 1;
+  }
+  // A cluster's CTAs each load half of the operand they share.
+  CUtensorMap map_a, map_b, map_c{};
+  const bool c_tma = a->n % 8 == 0 && reinterpret_cast<uintptr_t>(a->C) % 16 == 0;
+  const bool ok =
+      encode(&map_a, a->A, a->m, a->k, kClusterN == 2 ? BM / 2 : BM) &&
+      (kTN ? encode(&map_b, a->B, a->n, a->k, kClusterM == 2 ? BN / 2 : BN) : encode(&map_b, a->B, a->k, a->n, BK)) &&
+      (!c_tma || encode(&map_c, a->C, a->m, a->n, 64));
+  if (!ok) {
+    put_err(err, len, "cuTensorMapEncodeTiled refused the operands");
+    return 1;
+  }
+  int dev = 0, sms = 0;
+  cudaError_t e = cudaGetDevice(&dev);
+  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+  // Once per artifact: not a stream operation.
+  static const cudaError_t attr =
+      cudaFuncSetAttribute(wgmma_gemm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+  if (e == cudaSuccess) e = attr;
+  if (e != cudaSuccess) {
+    put_err(err, len, cudaGetErrorString(e));
+    return 1;
+  }
+  Params p;
+  p.C = static_cast<__half*>(a->C);
+  p.m = a->m, p.n = a->n, p.k = a->k;
+  p.tiles = plan::tiles(a->m, a->n, BM, BN);
+  p.units = plan::cluster_units(p.tiles, kClusterM, kClusterN);
+  p.k_tiles = plan::k_tiles(a->k);
+  p.raster = plan::resolve_raster(a->raster, p.units);
+  p.swizzle = a->swizzle;
+  p.c_vec = a->n % 2 == 0 && reinterpret_cast<uintptr_t>(a->C) % 4 == 0;
+  p.c_tma = c_tma;
+  // Clusters that fit on the GPU at once (GPCs need not hold an even number of SMs): asked once.
+  static const int fit = [&] {
+    if (kCluster == 1) return sms;
+    cudaLaunchConfig_t cfg{};
+    cudaLaunchAttribute at{};
+    at.id = cudaLaunchAttributeClusterDimension;
+    at.val.clusterDim.x = kCluster, at.val.clusterDim.y = 1, at.val.clusterDim.z = 1;
+    cfg.gridDim = dim3(kCluster * (sms / kCluster)), cfg.blockDim = dim3(kThreads), cfg.dynamicSmemBytes = kSmem;
+    cfg.attrs = &at, cfg.numAttrs = 1;
+    int clusters = 0;
+    if (cudaOccupancyMaxActiveClusters(&clusters, wgmma_gemm_kernel, &cfg) != cudaSuccess || clusters < 1) {
+      cudaGetLastError();
+      clusters = sms / kCluster;
+    }
+    // Diagnostics (device runs only): CUDAL2_WGMMA_CLUSTERS=N reports the count, and overrides
+    // it when N > 0.
+    if (const char* o = std::getenv("CUDAL2_WGMMA_CLUSTERS")) {
+      std::fprintf(stderr, "wgmma: cudaOccupancyMaxActiveClusters says %d (override: %s)\n", clusters, o);
+      if (std::atoi(o) > 0) clusters = std::atoi(o);
+    }
+    return clusters * kCluster;
+  }();
+  const int64_t ctas = plan::persistent_ctas(p.units, fit / kCluster, 1) * kCluster;
+  cudaLaunchConfig_t cfg{};
+  cudaLaunchAttribute at{};
+  at.id = cudaLaunchAttributeClusterDimension;
+  at.val.clusterDim.x = kCluster, at.val.clusterDim.y = 1, at.val.clusterDim.z = 1;
+  cfg.gridDim = dim3(unsigned(ctas)), cfg.blockDim = dim3(kThreads), cfg.dynamicSmemBytes = kSmem;
+  cfg.stream = static_cast<cudaStream_t>(stream);
+  cfg.attrs = &at, cfg.numAttrs = kCluster > 1 ? 1 : 0;
+  e = cudaLaunchKernelEx(&cfg, wgmma_gemm_kernel, map_a, map_b, map_c, p);
+  if (e == cudaSuccess) e = cudaGetLastError();
+  if (e != cudaSuccess) {
+    put_err(err, len, cudaGetErrorString(e));
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,90 @@
+// Host-side planning for the `wgmma` family (src/kernels/wgmma_gemm.cuh) and its CPU tests: tile
+// counts, the persistent grid, the tile order (raster + swizzle), shared-memory sizes and the
+// alignment rules TMA imposes. Plain C++17, no CUDA, everything constexpr.
+#ifndef CUDAL2_WGMMA_PLAN_H
+#define CUDAL2_WGMMA_PLAN_H
+#include <cstddef>
+#include <cstdint>
+
+// Internal linkage, like everything in a kernel artifact but its C ABI (several artifacts share
+// one process).
+namespace cudal2_wgmma_plan {
+namespace {
+
+constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// One K tile is 64 fp16 = one 128-byte swizzle row of TMA and of the wgmma descriptor.
+constexpr int kTileK = 64;
+constexpr int kSmemBudget = 227 * 1024;  // H100 max dynamic shared memory per block
+// Bytes beyond the stages: up to 1023 to align the stages to 1024 (the 128-byte swizzle atom),
+// and two mbarriers per stage.
+constexpr int kSmemSlack = 1024 + 256;
+
+// One producer warpgroup and one consumer warpgroup per 64 rows of the tile.
+constexpr int consumers(int bm) { return bm / 64; }
+constexpr int stage_bytes(int bm, int bn) { return (bm + bn) * kTileK * 2; }
+// The TMA-store epilogue: per consumer warpgroup two 64x64 fp16 buffers (8 KB each), filled in
+// turn while the previous one drains to global memory.
+constexpr int kEpiChunk = 64 * 64 * 2;
+constexpr int epi_bytes(int bm) { return consumers(bm) * 2 * kEpiChunk; }
+constexpr int smem_bytes(int bm, int bn, int stages) {
+  return stages * stage_bytes(bm, bn) + epi_bytes(bm) + kSmemSlack;
+}
+constexpr int max_stages(int bm, int bn) { return (kSmemBudget - kSmemSlack - epi_bytes(bm)) / stage_bytes(bm, bn); }
+constexpr int threads(int bm) { return (consumers(bm) + 1) * 128; }
+
+struct Tiles {
+  int64_t m = 0, n = 0;  // tiles along M and N
+  constexpr int64_t count() const { return m * n; }
+};
+constexpr Tiles tiles(int64_t m, int64_t n, int bm, int bn) { return {ceil_div(m, bm), ceil_div(n, bn)}; }
+constexpr int64_t k_tiles(int64_t k) { return ceil_div(k, kTileK); }
+
+// Persistent grid: one CTA per SM (at most one tile each when there are fewer tiles), a multiple
+// of the cluster size so every cluster is whole.
+constexpr int64_t persistent_ctas(const Tiles& t, int sms, int cluster) {
+  int64_t c = t.count() < sms ? t.count() : sms;
+  c = ceil_div(c, cluster) * cluster;
+  const int64_t most = sms / cluster * cluster;  // whole clusters that fit on the GPU
+  return c > most && most > 0 ? most : c;
+}
+
+// What the persistent loop deals out: output tiles, or for a 2-CTA cluster pairs of tiles along
+// M (2x1) or N (1x2), the CTA of rank r taking tile 2u + r of the pair (past the edge: a tile of
+// zeros it computes but does not store, so that its half of the shared operand still arrives).
+constexpr Tiles cluster_units(const Tiles& t, int cluster_m, int cluster_n) {
+  return {ceil_div(t.m, cluster_m), ceil_div(t.n, cluster_n)};
+}
+
+// Tile order. raster 1 (along M): consecutive tile ids walk down M; 2 (along N): along N.
+// swizzle s (1, 2, 4, 8): the walk zigzags across a band of s tiles of the other dimension, so
+// the tiles in flight at once form a block about s wide instead of a line (L2 reuse of A and B).
+// 0 (heuristic): along M when there are at least as many N tiles as M tiles, else along N (the
+// bands are cut across the longer dimension).
+constexpr int resolve_raster(int raster, const Tiles& t) {
+  if (raster == 1 || raster == 2) return raster;
+  return t.n >= t.m ? 1 : 2;
+}
+
+struct Coord {
+  int64_t m = 0, n = 0;  // tile coordinates
+};
+// Tile id (0 <= id < t.count()) to tile coordinates; a bijection for every raster and swizzle.
+constexpr Coord tile_coord(int64_t id, const Tiles& t, int raster, int swizzle) {
+  const bool along_m = resolve_raster(raster, t) == 1;
+  const int64_t walk = along_m ? t.m : t.n;   // the dimension consecutive ids walk along
+  const int64_t cross = along_m ? t.n : t.m;  // the one the bands are cut across
+  const int64_t s = swizzle < 1 ? 1 : swizzle;
+  const int64_t band = id / (s * walk), in = id % (s * walk);
+  const int64_t width = cross - band * s < s ? cross - band * s : s;  // the last band may be narrower
+  const int64_t w = in / width, c = band * s + in % width;
+  return along_m ? Coord{w, c} : Coord{c, w};
+}
+
+// TMA addresses rows by a byte stride that must be a multiple of 16, from a 16-byte-aligned base:
+// A (M x K) and a column-major B (N x K) need K % 8 == 0; a row-major B (K x N) needs N % 8 == 0.
+constexpr bool tma_rows_ok(int64_t n, int64_t k, bool tn) { return k % 8 == 0 && (tn || n % 8 == 0); }
+
+}  // namespace
+}  // namespace cudal2_wgmma_plan
+#endif

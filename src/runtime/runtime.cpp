@@ -1,0 +1,467 @@
+// libcudal2_runtime: the C API of include/cudal2/cudal2.h. Dispatch: the exact shape in the
+// compiled table -> its kernel (or cuBLASLt where cuBLASLt was measured faster); otherwise the
+// nearest table shape's kernel when it is close enough, can run the shape and beat cuBLASLt
+// there; otherwise cuBLASLt's heuristic top-1. docs/runtime.md has the rule and the contract.
+#include <cublasLt.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <cudal2/cudal2.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <tuple>
+#include <vector>
+
+#include "mma_plan.h"
+#include "runtime/table.hpp"
+
+using cudal2::rt::Entry;
+using cudal2::rt::kEntries;
+using cudal2::rt::KernelInfo;
+using cudal2::rt::kKernels;
+using cudal2::rt::kNumEntries;
+using cudal2::rt::kNumKernels;
+
+namespace {
+
+constexpr size_t kZone = CUDAL2_WORKSPACE_ZERO_BYTES;
+constexpr int64_t kMaxDim = INT32_MAX;
+
+thread_local char g_err[512];
+
+cudal2_status_t fail(cudal2_status_t st, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(g_err, sizeof g_err, fmt, ap);
+  va_end(ap);
+  return st;
+}
+
+// Per-kernel locks for kernels that keep host state (KernelInfo::stateless false).
+std::mutex* kernel_locks() {
+  static std::unique_ptr<std::mutex[]> locks(new std::mutex[kNumKernels > 0 ? kNumKernels : 1]);
+  return locks.get();
+}
+
+// How one kernel runs one problem: knobs, and where its workspace goes. The first
+// CUDAL2_WORKSPACE_ZERO_BYTES of every workspace stay zero: mma split-K counters (which the
+// kernel re-zeroes after each launch) are placed so they end exactly at that boundary, and its
+// partials start there; every other user of workspace gets the part after it.
+struct KernelCall {
+  int kernel = -1;
+  int raster = 0, swizzle = 1, decomposition = 0, splits = 1;
+  size_t offset = kZone;  // where the kernel's workspace pointer points
+  size_t need_total = 0;  // bytes the caller's workspace must have (0: none)
+  bool ok = false;
+};
+
+cudal2_gemm_args make_args(int64_t m, int64_t n, int64_t k, const KernelCall& c) {
+  cudal2_gemm_args a{};
+  a.m = m, a.n = n, a.k = k;
+  a.raster = c.raster, a.swizzle = c.swizzle, a.decomposition = c.decomposition, a.splits = c.splits;
+  return a;
+}
+
+// Fills offset/need_total/ok for kernel c.kernel on (m, n, k); false (with the reason) if it
+// cannot run the problem. Host only (no device work); takes the kernel's lock when needed.
+bool plan_kernel(KernelCall& c, int64_t m, int64_t n, int64_t k, char* why, size_t whylen) {
+  const KernelInfo& ki = kKernels[c.kernel];
+  auto a = make_args(m, n, k, c);
+  // Alignment is part of can_implement for some families: plan with aligned dummy pointers (the
+  // call path requires 16-byte aligned operands).
+  a.A = a.B = reinterpret_cast<const void*>(uintptr_t(256));
+  a.C = reinterpret_cast<void*>(uintptr_t(256));
+  std::unique_lock<std::mutex> lock;
+  if (!ki.stateless) lock = std::unique_lock<std::mutex>(kernel_locks()[c.kernel]);
+  if (ki.can_implement(&a, why, whylen) != 0) return false;
+  const size_t need = ki.workspace_size(&a);
+  if (need == 0) {
+    c.offset = kZone, c.need_total = 0;
+  } else if (std::string_view(ki.family) == "mma") {
+    const auto g = cudal2_plan::grid(m, n, k, ki.tile_m, ki.tile_n, ki.tile_k, c.splits);
+    const size_t cb = cudal2_plan::counters_bytes(g);
+    if (cb > kZone) {
+      std::snprintf(why, whylen, "split-K counters (%zu bytes) exceed the zero area", cb);
+      return false;
+    }
+    c.offset = kZone - cb, c.need_total = kZone - cb + need;
+  } else {
+    c.offset = kZone, c.need_total = kZone + need;
+  }
+  c.ok = true;
+  return true;
+}
+
+struct LtPlan {
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+  size_t ws = 0;
+  ~LtPlan() {
+    if (a) cublasLtMatrixLayoutDestroy(a);
+    if (b) cublasLtMatrixLayoutDestroy(b);
+    if (c) cublasLtMatrixLayoutDestroy(c);
+    if (op) cublasLtMatmulDescDestroy(op);
+  }
+};
+
+struct Plan {
+  cudal2_path_t path = CUDAL2_PATH_CUBLASLT;
+  KernelCall call;
+  const Entry* from = nullptr;  // the table entry (exact or neighbour)
+  std::unique_ptr<LtPlan> lt;
+};
+
+using PlanKey = std::tuple<int, int, int64_t, int64_t, int64_t, size_t>;
+
+const Entry* find_entry(int accum, int layout, int64_t m, int64_t n, int64_t k) {
+  const auto key = std::make_tuple(accum, layout, m, n, k);
+  const Entry* lo = kEntries;
+  const Entry* hi = kEntries + kNumEntries;
+  auto cmp = [](const Entry& e, const decltype(key)& k2) { return std::tie(e.accum, e.layout, e.m, e.n, e.k) < k2; };
+  const Entry* it = std::lower_bound(lo, hi, key, cmp);
+  if (it != hi && std::tie(it->accum, it->layout, it->m, it->n, it->k) == key) return it;
+  return nullptr;
+}
+
+}  // namespace
+
+struct cudal2_context {
+  int device = 0;
+  bool table_on = false;
+  double neighbour_factor = 2.0;
+  cublasLtHandle_t lt = nullptr;
+  void* ws = nullptr;
+  size_t ws_bytes = 0;
+  std::vector<KernelCall> entry_calls;  // per kEntries row, planned once
+  std::shared_mutex mu;
+  std::map<PlanKey, std::unique_ptr<Plan>> plans;  // off-table shapes; never erased (stable pointers)
+};
+
+namespace {
+
+cudal2_status_t build_lt(cudal2_context* h, int layout, int accum, int64_t m, int64_t n, int64_t k, size_t ws_avail,
+                         LtPlan& p) {
+  const bool f32 = accum == CUDAL2_ACCUM_F32;
+  // Row-major C = A*B is column-major C^T = B^T A^T: cuBLASLt's A is our B, its B our A.
+  auto ck = [&](cublasStatus_t st, const char* what) {
+    return st == CUBLAS_STATUS_SUCCESS ? CUDAL2_STATUS_SUCCESS
+                                       : fail(CUDAL2_STATUS_CUBLAS_ERROR, "%s: %s", what, cublasLtGetStatusString(st));
+  };
+  cudal2_status_t s;
+  if ((s = ck(cublasLtMatmulDescCreate(&p.op, f32 ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_16F,
+                                       f32 ? CUDA_R_32F : CUDA_R_16F),
+              "cublasLtMatmulDescCreate")))
+    return s;
+  const cublasOperation_t opA = layout == CUDAL2_LAYOUT_NN ? CUBLAS_OP_N : CUBLAS_OP_T, opB = CUBLAS_OP_N;
+  cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof opA);
+  cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof opB);
+  const auto um = uint64_t(m), un = uint64_t(n), uk = uint64_t(k);
+  if ((s = ck(layout == CUDAL2_LAYOUT_NN ? cublasLtMatrixLayoutCreate(&p.a, CUDA_R_16F, un, uk, int64_t(n))
+                                         : cublasLtMatrixLayoutCreate(&p.a, CUDA_R_16F, uk, un, int64_t(k)),
+              "layout A")) ||
+      (s = ck(cublasLtMatrixLayoutCreate(&p.b, CUDA_R_16F, uk, um, int64_t(k)), "layout B")) ||
+      (s = ck(cublasLtMatrixLayoutCreate(&p.c, CUDA_R_16F, un, um, int64_t(n)), "layout C")))
+    return s;
+  cublasLtMatmulPreference_t pref = nullptr;
+  if ((s = ck(cublasLtMatmulPreferenceCreate(&pref), "preference"))) return s;
+  const uint64_t ws = ws_avail;
+  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+  cublasLtMatmulHeuristicResult_t r{};
+  int returned = 0;
+  const auto st = cublasLtMatmulAlgoGetHeuristic(h->lt, p.op, p.a, p.b, p.c, p.c, pref, 1, &r, &returned);
+  cublasLtMatmulPreferenceDestroy(pref);
+  if ((s = ck(st, "cublasLtMatmulAlgoGetHeuristic"))) return s;
+  if (returned < 1 || r.state != CUBLAS_STATUS_SUCCESS)
+    return fail(CUDAL2_STATUS_CUBLAS_ERROR, "cuBLASLt heuristic found no algorithm for %lldx%lldx%lld", (long long)m,
+                (long long)n, (long long)k);
+  p.algo = r.algo;
+  p.ws = r.workspaceSize;
+  return CUDAL2_STATUS_SUCCESS;
+}
+
+// The nearest table shape (same layout and accumulator) whose kernel beat cuBLASLt, with every
+// dimension within neighbour_factor; distance = sum of |log ratio| over M, N, K.
+const Entry* nearest(const cudal2_context* h, int accum, int layout, int64_t m, int64_t n, int64_t k) {
+  if (!(h->neighbour_factor > 1.0)) return nullptr;
+  const double lim = std::log(h->neighbour_factor) + 1e-9;
+  const Entry* best = nullptr;
+  double best_d = 0;
+  for (int i = 0; i < kNumEntries; ++i) {
+    const Entry& e = kEntries[i];
+    if (e.accum != accum || e.layout != layout || e.kernel < 0) continue;
+    if (e.fallback_us > 0 && !(e.us < e.fallback_us)) continue;
+    const double dm = std::fabs(std::log(double(m) / double(e.m))), dn = std::fabs(std::log(double(n) / double(e.n))),
+                 dk = std::fabs(std::log(double(k) / double(e.k)));
+    if (dm > lim || dn > lim || dk > lim) continue;
+    const double d = dm + dn + dk;
+    if (!best || d < best_d) best = &e, best_d = d;
+  }
+  return best;
+}
+
+// neighbours false: the shape is in the table and cuBLASLt was measured faster there than any
+// kernel, so no neighbour's kernel is tried.
+cudal2_status_t make_plan(cudal2_context* h, int layout, int accum, int64_t m, int64_t n, int64_t k, size_t ws_bytes,
+                          bool neighbours, std::unique_ptr<Plan>& out) {
+  auto p = std::make_unique<Plan>();
+  const size_t ws_avail = ws_bytes > kZone ? ws_bytes - kZone : 0;
+  if (h->table_on && neighbours) {
+    if (const Entry* e = nearest(h, accum, layout, m, n, k)) {
+      KernelCall c;
+      c.kernel = e->kernel, c.raster = e->raster, c.swizzle = e->swizzle, c.decomposition = e->decomposition;
+      c.splits = e->splits;
+      char why[256] = "";
+      if (plan_kernel(c, m, n, k, why, sizeof why) && c.need_total <= ws_bytes) {
+        p->path = CUDAL2_PATH_NEIGHBOUR_KERNEL, p->call = c, p->from = e;
+        out = std::move(p);
+        return CUDAL2_STATUS_SUCCESS;
+      }
+    }
+  }
+  p->path = CUDAL2_PATH_CUBLASLT;
+  p->lt = std::make_unique<LtPlan>();
+  if (auto s = build_lt(h, layout, accum, m, n, k, ws_avail, *p->lt)) return s;
+  out = std::move(p);
+  return CUDAL2_STATUS_SUCCESS;
+}
+
+// The plan for a shape that has no usable table kernel: from the cache, or made once.
+cudal2_status_t get_plan(cudal2_context* h, int layout, int accum, int64_t m, int64_t n, int64_t k, size_t ws_bytes,
+                         bool neighbours, const Plan*& plan) {
+  const PlanKey key{layout, accum, m, n, k, ws_bytes > kZone ? ws_bytes - kZone : 0};
+  {
+    std::shared_lock lock(h->mu);
+    if (auto it = h->plans.find(key); it != h->plans.end()) {
+      plan = it->second.get();
+      return CUDAL2_STATUS_SUCCESS;
+    }
+  }
+  std::unique_lock lock(h->mu);
+  if (auto it = h->plans.find(key); it != h->plans.end()) {
+    plan = it->second.get();
+    return CUDAL2_STATUS_SUCCESS;
+  }
+  std::unique_ptr<Plan> p;
+  if (auto s = make_plan(h, layout, accum, m, n, k, ws_bytes, neighbours, p)) return s;
+  plan = p.get();
+  h->plans.emplace(key, std::move(p));
+  return CUDAL2_STATUS_SUCCESS;
+}
+
+cudal2_status_t run_kernel(const KernelCall& c, int64_t m, int64_t n, int64_t k, const void* A, const void* B, void* C,
+                           void* ws, size_t ws_bytes, cudaStream_t stream) {
+  if (c.need_total > ws_bytes)
+    return fail(CUDAL2_STATUS_INSUFFICIENT_WORKSPACE, "%lldx%lldx%lld needs %zu bytes of workspace, got %zu",
+                (long long)m, (long long)n, (long long)k, c.need_total, ws_bytes);
+  const KernelInfo& ki = kKernels[c.kernel];
+  auto a = make_args(m, n, k, c);
+  a.A = A, a.B = B, a.C = C;
+  if (ws && ws_bytes > c.offset) {
+    a.workspace = static_cast<char*>(ws) + c.offset;
+    a.workspace_bytes = ws_bytes - c.offset;
+  }
+  char err[256] = "";
+  int rc;
+  if (ki.stateless) {
+    rc = ki.run(&a, stream, err, sizeof err);
+  } else {
+    std::lock_guard<std::mutex> lock(kernel_locks()[c.kernel]);
+    rc = ki.run(&a, stream, err, sizeof err);
+  }
+  if (rc != 0) return fail(CUDAL2_STATUS_KERNEL_ERROR, "kernel '%s': %s", ki.spec, err);
+  return CUDAL2_STATUS_SUCCESS;
+}
+
+cudal2_status_t run_lt(cudal2_context* h, const LtPlan& p, int accum, const void* A, const void* B, void* C, void* ws,
+                       size_t ws_bytes, cudaStream_t stream) {
+  void* w = p.ws ? static_cast<char*>(ws) + kZone : nullptr;
+  const size_t wb = p.ws ? ws_bytes - kZone : 0;
+  cublasStatus_t st;
+  if (accum == CUDAL2_ACCUM_F32) {
+    const float alpha = 1.0f, beta = 0.0f;
+    st = cublasLtMatmul(h->lt, p.op, &alpha, B, p.a, A, p.b, &beta, C, p.c, C, p.c, &p.algo, w, wb, stream);
+  } else {
+    const __half alpha = __float2half(1.0f), beta = __float2half(0.0f);
+    st = cublasLtMatmul(h->lt, p.op, &alpha, B, p.a, A, p.b, &beta, C, p.c, C, p.c, &p.algo, w, wb, stream);
+  }
+  if (st != CUBLAS_STATUS_SUCCESS)
+    return fail(CUDAL2_STATUS_CUBLAS_ERROR, "cublasLtMatmul: %s", cublasLtGetStatusString(st));
+  return CUDAL2_STATUS_SUCCESS;
+}
+
+cudal2_status_t check_problem(int layout, int accum, int64_t m, int64_t n, int64_t k) {
+  if (layout != CUDAL2_LAYOUT_NN && layout != CUDAL2_LAYOUT_TN)
+    return fail(CUDAL2_STATUS_INVALID_VALUE, "unknown layout %d", layout);
+  if (accum != CUDAL2_ACCUM_F32 && accum != CUDAL2_ACCUM_F16)
+    return fail(CUDAL2_STATUS_INVALID_VALUE, "unknown accumulator %d", accum);
+  if (m < 1 || n < 1 || k < 1 || m > kMaxDim || n > kMaxDim || k > kMaxDim)
+    return fail(CUDAL2_STATUS_INVALID_VALUE, "sizes must be in 1..2^31-1 (got %lldx%lldx%lld)", (long long)m,
+                (long long)n, (long long)k);
+  return CUDAL2_STATUS_SUCCESS;
+}
+
+cudal2_context* g_default = nullptr;
+cudal2_status_t g_default_status = CUDAL2_STATUS_SUCCESS;
+std::once_flag g_default_once;
+
+cudal2_status_t resolve(cudal2_handle_t& h) {
+  if (h) return CUDAL2_STATUS_SUCCESS;
+  std::call_once(g_default_once, [] { g_default_status = cudal2_create(&g_default, nullptr); });
+  if (g_default_status) return fail(g_default_status, "creating the default handle failed");
+  h = g_default;
+  return CUDAL2_STATUS_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+cudal2_status_t cudal2_create(cudal2_handle_t* handle, const cudal2_options* options) {
+  g_err[0] = 0;
+  if (!handle) return fail(CUDAL2_STATUS_INVALID_VALUE, "handle is NULL");
+  *handle = nullptr;
+  auto h = std::make_unique<cudal2_context>();
+  cudal2_options opt{0, 2.0, 1};
+  if (options) opt = *options;
+  h->neighbour_factor = opt.neighbour_factor;
+  cudaError_t ce = cudaGetDevice(&h->device);
+  int major = 0, minor = 0;
+  if (ce == cudaSuccess) ce = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, h->device);
+  if (ce == cudaSuccess) ce = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, h->device);
+  if (ce != cudaSuccess) return fail(CUDAL2_STATUS_CUDA_ERROR, "no usable CUDA device: %s", cudaGetErrorString(ce));
+  // The table's kernels are compiled for sm_90a: elsewhere everything goes to cuBLASLt.
+  h->table_on = opt.use_table != 0 && major == 9 && minor == 0 && kNumKernels > 0;
+  kernel_locks();
+  if (auto st = cublasLtCreate(&h->lt); st != CUBLAS_STATUS_SUCCESS)
+    return fail(CUDAL2_STATUS_CUBLAS_ERROR, "cublasLtCreate: %s", cublasLtGetStatusString(st));
+  // Plan every table entry once; the workspace must hold what the largest needs.
+  size_t need = 0;
+  h->entry_calls.resize(static_cast<size_t>(kNumEntries));
+  for (int i = 0; i < kNumEntries && h->table_on; ++i) {
+    const Entry& e = kEntries[i];
+    if (e.kernel < 0) continue;
+    KernelCall& c = h->entry_calls[i];
+    c.kernel = e.kernel, c.raster = e.raster, c.swizzle = e.swizzle, c.decomposition = e.decomposition;
+    c.splits = e.splits;
+    char why[256];
+    if (plan_kernel(c, e.m, e.n, e.k, why, sizeof why)) need = std::max(need, c.need_total);
+  }
+  h->ws_bytes = opt.workspace_bytes ? opt.workspace_bytes : std::max(CUDAL2_DEFAULT_WORKSPACE_BYTES, need);
+  if (h->ws_bytes < kZone) h->ws_bytes = kZone;
+  if ((ce = cudaMalloc(&h->ws, h->ws_bytes)) != cudaSuccess ||
+      (ce = cudaMemset(h->ws, 0, h->ws_bytes)) != cudaSuccess || (ce = cudaDeviceSynchronize()) != cudaSuccess) {
+    if (h->ws) cudaFree(h->ws);
+    cublasLtDestroy(h->lt);
+    return fail(CUDAL2_STATUS_ALLOC_FAILED, "workspace of %zu bytes: %s", h->ws_bytes, cudaGetErrorString(ce));
+  }
+  *handle = h.release();
+  return CUDAL2_STATUS_SUCCESS;
+}
+
+cudal2_status_t cudal2_destroy(cudal2_handle_t h) {
+  g_err[0] = 0;
+  if (!h) return CUDAL2_STATUS_SUCCESS;
+  if (h->ws) cudaFree(h->ws);
+  h->plans.clear();
+  if (h->lt) cublasLtDestroy(h->lt);
+  delete h;
+  return CUDAL2_STATUS_SUCCESS;
+}
+
+cudal2_status_t cudal2_gemm(cudal2_handle_t h, cudal2_layout_t layout, cudal2_accum_t accum, int64_t m, int64_t n,
+                            int64_t k, const void* A, const void* B, void* C, void* workspace, size_t workspace_bytes,
+                            cudal2_stream_t stream) {
+  g_err[0] = 0;
+  if (auto s = check_problem(layout, accum, m, n, k)) return s;
+  if (!A || !B || !C) return fail(CUDAL2_STATUS_INVALID_VALUE, "A, B and C must not be NULL");
+  if ((reinterpret_cast<uintptr_t>(A) | reinterpret_cast<uintptr_t>(B) | reinterpret_cast<uintptr_t>(C)) % 16)
+    return fail(CUDAL2_STATUS_MISALIGNED, "A, B and C must be 16-byte aligned");
+  if (auto s = resolve(h)) return s;
+  if (!workspace) {
+    workspace = h->ws, workspace_bytes = h->ws_bytes;
+  } else if (reinterpret_cast<uintptr_t>(workspace) % 256) {
+    return fail(CUDAL2_STATUS_MISALIGNED, "workspace must be 256-byte aligned");
+  }
+  auto s_ = reinterpret_cast<cudaStream_t>(stream);
+  bool neighbours = true;
+  if (h->table_on) {
+    if (const Entry* e = find_entry(accum, layout, m, n, k)) {
+      const KernelCall& c = h->entry_calls[static_cast<size_t>(e - kEntries)];
+      if (c.ok) return run_kernel(c, m, n, k, A, B, C, workspace, workspace_bytes, s_);
+      neighbours = false;  // a table shape on cuBLASLt stays on cuBLASLt
+    }
+  }
+  const Plan* p = nullptr;
+  if (auto s = get_plan(h, layout, accum, m, n, k, workspace_bytes, neighbours, p)) return s;
+  if (p->path == CUDAL2_PATH_NEIGHBOUR_KERNEL)
+    return run_kernel(p->call, m, n, k, A, B, C, workspace, workspace_bytes, s_);
+  if (p->lt->ws && workspace_bytes < kZone + p->lt->ws)
+    return fail(CUDAL2_STATUS_INSUFFICIENT_WORKSPACE, "cuBLASLt needs %zu bytes of workspace", kZone + p->lt->ws);
+  return run_lt(h, *p->lt, accum, A, B, C, workspace, workspace_bytes, s_);
+}
+
+cudal2_status_t cudal2_query(cudal2_handle_t h, cudal2_layout_t layout, cudal2_accum_t accum, int64_t m, int64_t n,
+                             int64_t k, cudal2_dispatch_info* info) {
+  g_err[0] = 0;
+  if (!info) return fail(CUDAL2_STATUS_INVALID_VALUE, "info is NULL");
+  if (auto s = check_problem(layout, accum, m, n, k)) return s;
+  if (auto s = resolve(h)) return s;
+  *info = cudal2_dispatch_info{CUDAL2_PATH_CUBLASLT, "cublaslt", 0, 0, 0, 0};
+  bool neighbours = true;
+  if (h->table_on) {
+    if (const Entry* e = find_entry(accum, layout, m, n, k)) {
+      const KernelCall& c = h->entry_calls[static_cast<size_t>(e - kEntries)];
+      if (c.ok) {
+        *info = {CUDAL2_PATH_TABLE_KERNEL, e->spec, e->m, e->n, e->k, c.need_total};
+        return CUDAL2_STATUS_SUCCESS;
+      }
+      neighbours = false;
+    }
+  }
+  const Plan* p = nullptr;
+  if (auto s = get_plan(h, layout, accum, m, n, k, h->ws_bytes, neighbours, p)) return s;
+  if (p->path == CUDAL2_PATH_NEIGHBOUR_KERNEL)
+    *info = {CUDAL2_PATH_NEIGHBOUR_KERNEL, p->from->spec, p->from->m, p->from->n, p->from->k, p->call.need_total};
+  else
+    info->workspace_bytes = p->lt->ws ? kZone + p->lt->ws : 0;
+  return CUDAL2_STATUS_SUCCESS;
+}
+
+const char* cudal2_status_string(cudal2_status_t s) {
+  switch (s) {
+    case CUDAL2_STATUS_SUCCESS:
+      return "success";
+    case CUDAL2_STATUS_INVALID_VALUE:
+      return "invalid value";
+    case CUDAL2_STATUS_MISALIGNED:
+      return "misaligned pointer";
+    case CUDAL2_STATUS_INSUFFICIENT_WORKSPACE:
+      return "insufficient workspace";
+    case CUDAL2_STATUS_CUDA_ERROR:
+      return "CUDA error";
+    case CUDAL2_STATUS_CUBLAS_ERROR:
+      return "cuBLASLt error";
+    case CUDAL2_STATUS_KERNEL_ERROR:
+      return "kernel error";
+    case CUDAL2_STATUS_ALLOC_FAILED:
+      return "allocation failed";
+    case CUDAL2_STATUS_INTERNAL_ERROR:
+      return "internal error";
+  }
+  return "unknown status";
+}
+
+const char* cudal2_last_error(void) { return g_err; }
+
+cudal2_table_info cudal2_get_table_info(void) {
+  return {cudal2::rt::kTableGpu, cudal2::rt::kTableSource, kNumKernels, kNumEntries};
+}
+
+}  // extern "C"

@@ -1,0 +1,43 @@
+#pragma once
+// The dispatch table compiled into libcudal2_runtime: generated at build time by cudal2_rtgen
+// (src/runtime/rtgen.cpp) from the exported JSON table (CUDAL2_RUNTIME_PORTFOLIO), together with
+// one .cu per kernel, each exposing the kernel C ABI under its own prefix (cudal2_rt_k<i>_run ...).
+#include <cstddef>
+#include <cstdint>
+
+#include "cudal2_kernel_abi.h"
+
+namespace cudal2::rt {
+
+struct KernelInfo {
+  const char* spec;    // compile-time spec text (the kernel as compiled)
+  const char* family;  // "mma", "tiny", "sm90_cutlass", ...
+  int layout;          // CUDAL2_LAYOUT_NN / _TN
+  int accum;           // CUDAL2_ACCUM_F32 / _F16
+  int tile_m, tile_n, tile_k;
+  // Families other than mma and tiny may keep per-kernel host state (CUTLASS adapters, cached
+  // plans): their calls are serialized by a per-kernel mutex.
+  bool stateless;
+  int (*can_implement)(const cudal2_gemm_args*, char*, size_t);
+  size_t (*workspace_size)(const cudal2_gemm_args*);
+  int (*run)(const cudal2_gemm_args*, void*, char*, size_t);
+};
+
+struct Entry {
+  int accum, layout;  // sorted by (accum, layout, m, n, k)
+  std::int64_t m, n, k;
+  int kernel;  // index into kKernels; -1: cuBLASLt (it was faster, or nothing was measured)
+  int raster, swizzle, decomposition, splits;  // the runtime knobs of the measured spec
+  const char* spec;                            // full spec text (with knobs), or "cublaslt"
+  float us;                                    // measured time of what runs here (0: unknown)
+  float fallback_us;                           // measured cuBLASLt (or proxy) time (0: unknown)
+};
+
+extern const KernelInfo kKernels[];
+extern const int kNumKernels;
+extern const Entry kEntries[];
+extern const int kNumEntries;
+extern const char kTableGpu[];
+extern const char kTableSource[];
+
+}  // namespace cudal2::rt

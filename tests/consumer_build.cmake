@@ -1,0 +1,23 @@
+# cmake -DBUILD_DIR=... -DROOT=... -DSOURCE=... -DGENERATOR=... -DCXX=... -P consumer_build.cmake
+file(REMOVE_RECURSE "${ROOT}")
+function(step)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "failed (${rc}): ${ARGN}\n${out}\n${err}")
+  endif()
+endfunction()
+step(${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${ROOT}/prefix")
+# Relocatable: move the installed tree and use it from its new place.
+file(RENAME "${ROOT}/prefix" "${ROOT}/moved-prefix")
+file(GLOB_RECURSE _cfg "${ROOT}/moved-prefix/*.cmake")
+foreach(f ${_cfg})
+  file(READ "${f}" txt)
+  string(FIND "${txt}" "${BUILD_DIR}" hit)
+  if(NOT hit EQUAL -1)
+    message(FATAL_ERROR "${f} names the build directory ${BUILD_DIR}: not relocatable")
+  endif()
+endforeach()
+step(${CMAKE_COMMAND} -S "${SOURCE}" -B "${ROOT}/build" -G "${GENERATOR}" -DCMAKE_BUILD_TYPE=Release
+     -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_PREFIX_PATH=${ROOT}/moved-prefix)
+step(${CMAKE_COMMAND} --build "${ROOT}/build")
+message(STATUS "consumer built: ${ROOT}/build/consumer")

@@ -1,0 +1,432 @@
+// libcudal2_runtime on the GPU (issue 10): cudal2_gemm against a cuBLAS reference on the table's
+// shapes and off-table shapes (M = 1, 7, 100, odd N and K), NN and TN, fp32 and fp16
+// accumulation; CUDA-graph capture and replay; calls from many threads at once; error statuses;
+// and two measurements printed as tables: host time per call (cudal2_gemm vs cublasLtMatmul) and
+// the off-table rule (the neighbour kernel vs cuBLASLt, graph-replay time per call).
+#include <cublasLt.h>
+#include <cublas_v2.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+#include <cudal2/gemm.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <thread>
+#include <vector>
+
+namespace {
+
+#define CK(x) ASSERT_EQ((x), cudaSuccess) << #x
+
+struct Problem {
+  cudal2_layout_t layout;
+  cudal2_accum_t accum;
+  int64_t m, n, k;
+};
+
+const char* path_name(cudal2_path_t p) {
+  return p == CUDAL2_PATH_TABLE_KERNEL ? "table" : p == CUDAL2_PATH_NEIGHBOUR_KERNEL ? "neighbour" : "cublaslt";
+}
+
+// Device operands with random fp16 values in [-1, 1], the output and the reference output.
+struct Buffers {
+  Problem p;
+  __half *A = nullptr, *B = nullptr, *C = nullptr, *R = nullptr;
+  explicit Buffers(const Problem& pr, uint32_t seed = 1) : p(pr) {
+    std::mt19937 rng(seed + uint32_t(pr.m * 31 + pr.n * 17 + pr.k));
+    std::uniform_real_distribution<float> u(-1.f, 1.f);
+    auto fill = [&](__half*& d, size_t count) {
+      std::vector<__half> h(count);
+      for (auto& x : h) x = __float2half(u(rng));
+      cudaMalloc(&d, count * sizeof(__half));
+      cudaMemcpy(d, h.data(), count * sizeof(__half), cudaMemcpyHostToDevice);
+    };
+    fill(A, size_t(p.m * p.k));
+    fill(B, size_t(p.k * p.n));
+    cudaMalloc(&C, size_t(p.m * p.n) * sizeof(__half));
+    cudaMalloc(&R, size_t(p.m * p.n) * sizeof(__half));
+    cudaMemset(C, 0xff, size_t(p.m * p.n) * sizeof(__half));  // NaN until written
+  }
+  Buffers(const Buffers&) = delete;
+  Buffers& operator=(const Buffers&) = delete;
+  ~Buffers() { cudaFree(A), cudaFree(B), cudaFree(C), cudaFree(R); }
+  void clear_c(cudaStream_t s = nullptr) { cudaMemsetAsync(C, 0xff, size_t(p.m * p.n) * sizeof(__half), s); }
+};
+
+// Reference with cuBLAS: row-major C = A*B is column-major C^T = B^T A^T.
+void reference(cublasHandle_t h, Buffers& b) {
+  const auto& p = b.p;
+  const float one = 1, zero = 0;
+  const __half hone = __float2half(1.f), hzero = __float2half(0.f);
+  const bool f32 = p.accum == CUDAL2_ACCUM_F32;
+  const cublasOperation_t opB = p.layout == CUDAL2_LAYOUT_NN ? CUBLAS_OP_N : CUBLAS_OP_T;
+  const int ldb = p.layout == CUDAL2_LAYOUT_NN ? int(p.n) : int(p.k);
+  const auto st =
+      cublasGemmEx(h, opB, CUBLAS_OP_N, int(p.n), int(p.m), int(p.k), f32 ? (const void*)&one : &hone, b.B, CUDA_R_16F,
+                   ldb, b.A, CUDA_R_16F, int(p.k), f32 ? (const void*)&zero : &hzero, b.R, CUDA_R_16F, int(p.n),
+                   f32 ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_16F, CUBLAS_GEMM_DEFAULT);
+  ASSERT_EQ(st, CUBLAS_STATUS_SUCCESS);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+}
+
+// Every element within tolerance of the reference (fp16 output; fp16 accumulation looser).
+::testing::AssertionResult matches(Buffers& b) {
+  const size_t count = size_t(b.p.m * b.p.n);
+  std::vector<__half> c(count), r(count);
+  cudaMemcpy(c.data(), b.C, count * 2, cudaMemcpyDeviceToHost);
+  cudaMemcpy(r.data(), b.R, count * 2, cudaMemcpyDeviceToHost);
+  const bool f32 = b.p.accum == CUDAL2_ACCUM_F32;
+  const double rel = f32 ? 4e-3 : 2e-2, abs_ = (f32 ? 2e-3 : 3e-2) * std::sqrt(double(b.p.k));
+  size_t bad = 0;
+  double worst = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const double x = __half2float(c[i]), y = __half2float(r[i]);
+    const double err = std::fabs(x - y);
+    if (!(err <= rel * std::fabs(y) + abs_)) ++bad;
+    if (std::isfinite(err))
+      worst = std::max(worst, err);
+    else
+      worst = INFINITY;
+  }
+  if (bad)
+    return ::testing::AssertionFailure() << bad << " of " << count << " elements off (worst abs err " << worst << ")";
+  return ::testing::AssertionSuccess();
+}
+
+class RuntimeGpu : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    cublasCreate(&cublas_);
+    handle_ = new cudal2::Handle();
+  }
+  static void TearDownTestSuite() {
+    delete handle_;
+    cublasDestroy(cublas_);
+  }
+  static cublasHandle_t cublas_;
+  static cudal2::Handle* handle_;
+};
+cublasHandle_t RuntimeGpu::cublas_ = nullptr;
+cudal2::Handle* RuntimeGpu::handle_ = nullptr;
+
+// The sample grid's shapes that fit comfortably, both layouts: what the seed table covers.
+std::vector<Problem> table_problems() {
+  const int64_t shapes[][3] = {{64, 64, 64},       {128, 128, 128},    {256, 256, 256},    {512, 512, 512},
+                               {1024, 1024, 1024}, {64, 64, 16384},    {256, 256, 8192},   {64, 4096, 4096},
+                               {4096, 64, 4096},   {128, 16384, 1024}, {2048, 2048, 2048}, {16384, 4096, 512}};
+  std::vector<Problem> out;
+  for (auto layout : {CUDAL2_LAYOUT_NN, CUDAL2_LAYOUT_TN})
+    for (const auto& s : shapes) out.push_back({layout, CUDAL2_ACCUM_F32, s[0], s[1], s[2]});
+  return out;
+}
+
+std::vector<Problem> off_table_problems() {
+  const int64_t shapes[][3] = {{1, 64, 64},    {7, 128, 128}, {100, 256, 256}, {1, 4096, 4096}, {7, 1000, 513},
+                               {100, 77, 129}, {64, 63, 65},  {97, 128, 100},  {100, 72, 200},  {33, 4097, 1031}};
+  std::vector<Problem> out;
+  for (auto layout : {CUDAL2_LAYOUT_NN, CUDAL2_LAYOUT_TN})
+    for (const auto& s : shapes) out.push_back({layout, CUDAL2_ACCUM_F32, s[0], s[1], s[2]});
+  out.push_back({CUDAL2_LAYOUT_NN, CUDAL2_ACCUM_F16, 128, 128, 128});
+  out.push_back({CUDAL2_LAYOUT_TN, CUDAL2_ACCUM_F16, 100, 77, 129});
+  return out;
+}
+
+void check_problems(cudal2::Handle& h, cublasHandle_t cublas, const std::vector<Problem>& ps, int* table_hits) {
+  for (const auto& p : ps) {
+    Buffers b(p);
+    reference(cublas, b);
+    const auto info = cudal2::query(h, p.layout, p.accum, p.m, p.n, p.k);
+    if (info.path == CUDAL2_PATH_TABLE_KERNEL && table_hits) ++*table_hits;
+    ASSERT_EQ(cudal2::try_gemm(h, p.layout, p.accum, p.m, p.n, p.k, b.A, b.B, b.C), CUDAL2_STATUS_SUCCESS)
+        << cudal2_last_error();
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    EXPECT_TRUE(matches(b)) << (p.layout ? "tn " : "nn ") << p.m << "x" << p.n << "x" << p.k << " via "
+                            << path_name(info.path) << " " << info.spec;
+    std::printf("  %s %s %6lldx%6lldx%6lld  %-9s %s\n", p.layout ? "tn" : "nn", p.accum ? "f16" : "f32", (long long)p.m,
+                (long long)p.n, (long long)p.k, path_name(info.path), info.spec);
+  }
+}
+
+TEST_F(RuntimeGpu, TableShapesMatchCublas) {
+  const auto t = cudal2_get_table_info();
+  std::printf("table %s (%s): %d kernels, %d entries\n", t.source, t.gpu, t.kernels, t.entries);
+  int hits = 0;
+  check_problems(*handle_, cublas_, table_problems(), &hits);
+  int major = 0;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
+  if (major == 9 && t.kernels > 0) {
+    EXPECT_GT(hits, 0) << "no table shape ran a table kernel";
+  }
+}
+
+TEST_F(RuntimeGpu, OffTableShapesMatchCublas) { check_problems(*handle_, cublas_, off_table_problems(), nullptr); }
+
+TEST_F(RuntimeGpu, CallerWorkspaceAndDefaultHandle) {
+  const Problem p{CUDAL2_LAYOUT_TN, CUDAL2_ACCUM_F32, 100, 72, 200};
+  Buffers b(p);
+  reference(cublas_, b);
+  void* ws = nullptr;
+  const size_t bytes = CUDAL2_DEFAULT_WORKSPACE_BYTES;
+  CK(cudaMalloc(&ws, bytes));
+  CK(cudaMemset(ws, 0, bytes));
+  ASSERT_EQ(cudal2::try_gemm(*handle_, p.layout, p.accum, p.m, p.n, p.k, b.A, b.B, b.C, nullptr, ws, bytes),
+            CUDAL2_STATUS_SUCCESS);
+  CK(cudaDeviceSynchronize());
+  EXPECT_TRUE(matches(b));
+  b.clear_c();
+  cudal2::gemm(p.layout, p.accum, p.m, p.n, p.k, b.A, b.B, b.C);  // the process-wide default handle
+  CK(cudaDeviceSynchronize());
+  EXPECT_TRUE(matches(b));
+  cudaFree(ws);
+}
+
+TEST_F(RuntimeGpu, ErrorsAreStatusesWithAMessage) {
+  Buffers b({CUDAL2_LAYOUT_NN, CUDAL2_ACCUM_F32, 64, 64, 64});
+  EXPECT_EQ(cudal2::try_gemm(*handle_, CUDAL2_LAYOUT_NN, CUDAL2_ACCUM_F32, 0, 64, 64, b.A, b.B, b.C),
+            CUDAL2_STATUS_INVALID_VALUE);
+  EXPECT_NE(std::string(cudal2_last_error()).find("sizes"), std::string::npos);
+  EXPECT_EQ(cudal2::try_gemm(*handle_, CUDAL2_LAYOUT_NN, CUDAL2_ACCUM_F32, 64, 64, 64, b.A + 1, b.B, b.C),
+            CUDAL2_STATUS_MISALIGNED);
+  EXPECT_EQ(cudal2::try_gemm(*handle_, (cudal2_layout_t)7, CUDAL2_ACCUM_F32, 64, 64, 64, b.A, b.B, b.C),
+            CUDAL2_STATUS_INVALID_VALUE);
+  EXPECT_THROW(cudal2::gemm(*handle_, CUDAL2_LAYOUT_NN, CUDAL2_ACCUM_F32, 64, -1, 64, b.A, b.B, b.C), cudal2::Error);
+  EXPECT_STREQ(cudal2_status_string(CUDAL2_STATUS_MISALIGNED), "misaligned pointer");
+}
+
+// One graph holding a table-kernel call, an off-table call whose first use happens during capture
+// (descriptors created while capturing), and a cuBLASLt f16 call; replayed twice.
+TEST_F(RuntimeGpu, CapturesIntoACudaGraph) {
+  std::vector<Problem> ps = {{CUDAL2_LAYOUT_NN, CUDAL2_ACCUM_F32, 64, 64, 64},
+                             {CUDAL2_LAYOUT_TN, CUDAL2_ACCUM_F32, 96, 96, 96},
+                             {CUDAL2_LAYOUT_NN, CUDAL2_ACCUM_F32, 7, 1000, 513},
+                             {CUDAL2_LAYOUT_TN, CUDAL2_ACCUM_F16, 200, 136, 72}};
+  std::vector<std::unique_ptr<Buffers>> bs;
+  for (const auto& p : ps) {
+    bs.push_back(std::make_unique<Buffers>(p, 7));
+    reference(cublas_, *bs.back());
+  }
+  cudal2::Handle h;  // fresh: no cached plans yet
+  cudaStream_t s;
+  CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  cudaGraph_t g;
+  CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  for (auto& b : bs)
+    ASSERT_EQ(cudal2::try_gemm(h, b->p.layout, b->p.accum, b->p.m, b->p.n, b->p.k, b->A, b->B, b->C, s),
+              CUDAL2_STATUS_SUCCESS)
+        << cudal2_last_error();
+  CK(cudaStreamEndCapture(s, &g));
+  cudaGraphExec_t ge;
+  CK(cudaGraphInstantiate(&ge, g, 0));
+  for (int rep = 0; rep < 2; ++rep) {
+    for (auto& b : bs) b->clear_c(s);
+    CK(cudaGraphLaunch(ge, s));
+    CK(cudaStreamSynchronize(s));
+    for (auto& b : bs) EXPECT_TRUE(matches(*b)) << "replay " << rep << " " << b->p.m << "x" << b->p.n << "x" << b->p.k;
+  }
+  cudaGraphExecDestroy(ge);
+  cudaGraphDestroy(g);
+  cudaStreamDestroy(s);
+}
+
+// 8 threads, one shared handle, each with its own stream and workspace, 3 shapes x 20 calls.
+TEST_F(RuntimeGpu, ManyThreadsOneHandle) {
+  const std::vector<Problem> ps = {{CUDAL2_LAYOUT_NN, CUDAL2_ACCUM_F32, 64, 64, 64},
+                                   {CUDAL2_LAYOUT_TN, CUDAL2_ACCUM_F32, 128, 128, 128},
+                                   {CUDAL2_LAYOUT_NN, CUDAL2_ACCUM_F32, 100, 77, 129},
+                                   {CUDAL2_LAYOUT_TN, CUDAL2_ACCUM_F32, 64, 4096, 4096}};
+  std::vector<std::unique_ptr<Buffers>> refs;
+  for (const auto& p : ps) {
+    refs.push_back(std::make_unique<Buffers>(p, 3));
+    reference(cublas_, *refs.back());
+  }
+  cudal2::Handle h;
+  constexpr int kThreads = 8;
+  std::vector<int> failures(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      cudaStream_t s;
+      cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+      void* ws = nullptr;
+      const size_t bytes = CUDAL2_DEFAULT_WORKSPACE_BYTES;
+      cudaMalloc(&ws, bytes);
+      cudaMemset(ws, 0, bytes);
+      std::vector<__half*> outs;
+      for (const auto& r : refs) {
+        __half* c = nullptr;
+        cudaMalloc(&c, size_t(r->p.m * r->p.n) * 2);
+        outs.push_back(c);
+      }
+      cudaDeviceSynchronize();
+      for (int it = 0; it < 20; ++it)
+        for (size_t i = 0; i < refs.size(); ++i) {
+          const auto& r = *refs[i];
+          if (cudal2::try_gemm(h, r.p.layout, r.p.accum, r.p.m, r.p.n, r.p.k, r.A, r.B, outs[i], s, ws, bytes))
+            ++failures[t];
+        }
+      cudaStreamSynchronize(s);
+      for (size_t i = 0; i < refs.size(); ++i) {
+        const size_t count = size_t(refs[i]->p.m * refs[i]->p.n);
+        std::vector<__half> c(count), r(count);
+        cudaMemcpy(c.data(), outs[i], count * 2, cudaMemcpyDeviceToHost);
+        cudaMemcpy(r.data(), refs[i]->R, count * 2, cudaMemcpyDeviceToHost);
+        for (size_t e = 0; e < count; ++e) {
+          const double x = __half2float(c[e]), y = __half2float(r[e]);
+          if (!(std::fabs(x - y) <= 4e-3 * std::fabs(y) + 2e-3 * std::sqrt(double(refs[i]->p.k)))) {
+            ++failures[t];
+            break;
+          }
+        }
+        cudaFree(outs[i]);
+      }
+      cudaFree(ws);
+      cudaStreamDestroy(s);
+    });
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(failures[t], 0) << "thread " << t;
+}
+
+// Host wall time per call: 10000 back-to-back async calls on a tiny table shape (the queue fills,
+// so this is bounded by the GPU as well), and the enqueue time alone (batches of 200 calls timed
+// on the host, synchronizing between batches outside the timed region).
+TEST_F(RuntimeGpu, HostOverheadPerCall) {
+  const Problem p{CUDAL2_LAYOUT_NN, CUDAL2_ACCUM_F32, 64, 64, 64};
+  const Problem q{CUDAL2_LAYOUT_NN, CUDAL2_ACCUM_F32, 100, 72, 200};
+  Buffers b(p), c(q);
+  cudaStream_t s;
+  CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  cudal2::Handle lt_only(cudal2_options{0, 0.0, 0});
+  using clk = std::chrono::steady_clock;
+  auto per_call = [&](auto&& call, int n) {
+    for (int i = 0; i < 100; ++i) call();
+    cudaStreamSynchronize(s);
+    const auto t0 = clk::now();
+    for (int i = 0; i < n; ++i) call();
+    const auto t1 = clk::now();
+    cudaStreamSynchronize(s);
+    return std::chrono::duration<double, std::micro>(t1 - t0).count() / n;
+  };
+  auto enqueue_only = [&](auto&& call) {
+    double total = 0;
+    for (int batch = 0; batch < 50; ++batch) {
+      cudaStreamSynchronize(s);
+      const auto t0 = clk::now();
+      for (int i = 0; i < 200; ++i) call();
+      total += std::chrono::duration<double, std::micro>(clk::now() - t0).count();
+    }
+    cudaStreamSynchronize(s);
+    return total / (50 * 200);
+  };
+  // cublasLtMatmul with descriptors and algorithm prepared once (what a caching caller does).
+  cublasLtHandle_t lt;
+  cublasLtCreate(&lt);
+  cublasLtMatmulDesc_t op;
+  cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F);
+  cublasLtMatrixLayout_t la, lb, lc;
+  cublasLtMatrixLayoutCreate(&la, CUDA_R_16F, 64, 64, 64);
+  cublasLtMatrixLayoutCreate(&lb, CUDA_R_16F, 64, 64, 64);
+  cublasLtMatrixLayoutCreate(&lc, CUDA_R_16F, 64, 64, 64);
+  cublasLtMatmulPreference_t pref;
+  cublasLtMatmulPreferenceCreate(&pref);
+  const uint64_t wsb = 32 << 20;
+  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsb, sizeof wsb);
+  cublasLtMatmulHeuristicResult_t r{};
+  int got = 0;
+  cublasLtMatmulAlgoGetHeuristic(lt, op, la, lb, lc, lc, pref, 1, &r, &got);
+  ASSERT_EQ(got, 1);
+  void* ws = nullptr;
+  cudaMalloc(&ws, wsb);
+  const float one = 1, zero = 0;
+  auto lt_call = [&] { cublasLtMatmul(lt, op, &one, b.B, la, b.A, lb, &zero, b.C, lc, b.C, lc, &r.algo, ws, wsb, s); };
+  auto cudal2_table = [&] { cudal2_gemm(handle_->get(), p.layout, p.accum, 64, 64, 64, b.A, b.B, b.C, nullptr, 0, s); };
+  auto cudal2_lt = [&] { cudal2_gemm(lt_only.get(), p.layout, p.accum, 64, 64, 64, b.A, b.B, b.C, nullptr, 0, s); };
+  auto cudal2_off = [&] {
+    cudal2_gemm(handle_->get(), q.layout, q.accum, q.m, q.n, q.k, c.A, c.B, c.C, nullptr, 0, s);
+  };
+  const auto info_off = cudal2::query(*handle_, q.layout, q.accum, q.m, q.n, q.k);
+  std::printf("\nhost time per call, 64x64x64 nn f32 (us): 10000 async calls | enqueue only\n");
+  std::printf("  cublasLtMatmul (prepared descriptors)        %8.3f | %8.3f\n", per_call(lt_call, 10000),
+              enqueue_only(lt_call));
+  std::printf("  cudal2_gemm, table kernel                    %8.3f | %8.3f\n", per_call(cudal2_table, 10000),
+              enqueue_only(cudal2_table));
+  std::printf("  cudal2_gemm, use_table=0 (cuBLASLt path)     %8.3f | %8.3f\n", per_call(cudal2_lt, 10000),
+              enqueue_only(cudal2_lt));
+  std::printf("  cudal2_gemm, off-table 100x72x200 (%-9s) %8.3f | %8.3f\n", path_name(info_off.path),
+              per_call(cudal2_off, 10000), enqueue_only(cudal2_off));
+  cudaFree(ws);
+  cublasLtMatmulPreferenceDestroy(pref);
+  cublasLtMatrixLayoutDestroy(la), cublasLtMatrixLayoutDestroy(lb), cublasLtMatrixLayoutDestroy(lc);
+  cublasLtMatmulDescDestroy(op);
+  cublasLtDestroy(lt);
+  cudaStreamDestroy(s);
+}
+
+// The off-table rule, measured: for off-table shapes that get a neighbour's kernel, its
+// graph-replay time per call against cuBLASLt's (a handle with neighbour_factor 0).
+TEST_F(RuntimeGpu, NeighbourRuleVersusCublasLt) {
+  cudal2::Handle no_neighbours(cudal2_options{0, 0.0, 1});
+  cudaStream_t s;
+  CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  auto graph_us = [&](cudal2::Handle& h, Buffers& b) {
+    cudaGraph_t g;
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+    for (int i = 0; i < 50; ++i) cudal2::try_gemm(h, b.p.layout, b.p.accum, b.p.m, b.p.n, b.p.k, b.A, b.B, b.C, s);
+    cudaStreamEndCapture(s, &g);
+    cudaGraphExec_t ge;
+    cudaGraphInstantiate(&ge, g, 0);
+    cudaGraphLaunch(ge, s);
+    cudaStreamSynchronize(s);
+    cudaEvent_t e0, e1;
+    cudaEventCreate(&e0), cudaEventCreate(&e1);
+    std::vector<float> t;
+    for (int r = 0; r < 15; ++r) {
+      cudaEventRecord(e0, s);
+      cudaGraphLaunch(ge, s);
+      cudaEventRecord(e1, s);
+      cudaEventSynchronize(e1);
+      float ms = 0;
+      cudaEventElapsedTime(&ms, e0, e1);
+      t.push_back(ms * 1000 / 50);
+    }
+    std::sort(t.begin(), t.end());
+    cudaEventDestroy(e0), cudaEventDestroy(e1);
+    cudaGraphExecDestroy(ge);
+    cudaGraphDestroy(g);
+    return double(t[t.size() / 2]);
+  };
+  std::printf("\noff-table rule: graph-replay us per call, neighbour kernel vs cuBLASLt heuristic\n");
+  int neighbours = 0, wins = 0;
+  for (const auto& p : off_table_problems()) {
+    // Also shapes next to the table's small ones, where the seed's kernels are neighbours.
+    const auto info = cudal2::query(*handle_, p.layout, p.accum, p.m, p.n, p.k);
+    if (info.path != CUDAL2_PATH_NEIGHBOUR_KERNEL) continue;
+    Buffers b(p);
+    const double nb = graph_us(*handle_, b), lt = graph_us(no_neighbours, b);
+    ++neighbours;
+    wins += nb < lt;
+    std::printf("  %s %5lldx%5lldx%5lld  from %lldx%lldx%lld  neighbour %7.2f  cublaslt %7.2f  ratio %.3f  %s\n",
+                p.layout ? "tn" : "nn", (long long)p.m, (long long)p.n, (long long)p.k, (long long)info.table_m,
+                (long long)info.table_n, (long long)info.table_k, nb, lt, lt / nb, info.spec);
+  }
+  for (int64_t m : {48, 80, 96, 160, 200})
+    for (auto layout : {CUDAL2_LAYOUT_NN, CUDAL2_LAYOUT_TN}) {
+      const Problem p{layout, CUDAL2_ACCUM_F32, m, m, m};
+      const auto info = cudal2::query(*handle_, p.layout, p.accum, p.m, p.n, p.k);
+      if (info.path != CUDAL2_PATH_NEIGHBOUR_KERNEL) continue;
+      Buffers b(p);
+      const double nb = graph_us(*handle_, b), lt = graph_us(no_neighbours, b);
+      ++neighbours;
+      wins += nb < lt;
+      std::printf("  %s %5lldx%5lldx%5lld  from %lldx%lldx%lld  neighbour %7.2f  cublaslt %7.2f  ratio %.3f  %s\n",
+                  p.layout ? "tn" : "nn", (long long)p.m, (long long)p.n, (long long)p.k, (long long)info.table_m,
+                  (long long)info.table_n, (long long)info.table_k, nb, lt, lt / nb, info.spec);
+    }
+  std::printf("  neighbour faster than cuBLASLt on %d of %d off-table shapes\n", wins, neighbours);
+  cudaStreamDestroy(s);
+}
+
+}  // namespace

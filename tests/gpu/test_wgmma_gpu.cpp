@@ -1,0 +1,120 @@
+// Family wgmma (src/kernels/wgmma_gemm.cuh), compiled by the JIT on this machine: every variant
+// (both layouts, fp32 and fp16 accumulation, tiles 64/128 x 64..256, clusters 1x1 / 2x1 / 1x2,
+// the TMA-store epilogue and the register-store one for rows TMA cannot store) passes the full
+// verification on odd shapes: M and N in {1, 7, 65, 1000, 4097} where TMA can address the rows
+// (K % 8 == 0, and N % 8 == 0 for nn), partial tiles on every edge, K below one k-tile, a cluster
+// partner past the edge. A timing table beside cuBLASLt auto-tuning follows (nothing asserted).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <memory>
+
+#include "baselines/baselines.hpp"
+#include "codegen/codegen.hpp"
+#include "eval/artifact.hpp"
+#include "eval/bench.hpp"
+#include "jit/compiler.hpp"
+
+namespace cudal2 {
+namespace {
+
+std::vector<MethodFactory> compile_wgmma(const std::vector<std::string>& texts) {
+  std::vector<KernelSpec> specs;
+  std::vector<std::string> sources;
+  for (const auto& t : texts) {
+    specs.push_back(parse_spec(t));
+    sources.push_back(generate_source(specs.back()));
+  }
+  const auto built = Compiler().compile_all(sources);
+  std::vector<MethodFactory> out;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    EXPECT_TRUE(built[i].ok()) << texts[i] << "\n" << built[i].log;
+    if (!built[i].ok()) continue;
+    const std::string name = "wgmma" + std::to_string(i);
+    std::printf("%-8s = %s  (compiled in %.1f s%s)\n", name.c_str(), specs[i].text().c_str(), built[i].seconds,
+                built[i].cached ? ", cached" : "");
+    auto art = std::make_shared<Artifact>(built[i].artifact);
+    const auto spec = specs[i];
+    out.push_back({name, false, [art, spec, name] { return make_artifact_runner(art, spec, name); }});
+  }
+  std::fflush(stdout);
+  return out;
+}
+
+void expect_all_ok(const BenchReport& r) {
+  for (const auto& sr : r.shapes)
+    for (const auto& mr : sr.methods) {
+      if (mr.baseline) continue;
+      EXPECT_EQ(mr.status, "ok") << sr.shape.str() << " " << mr.method << ": " << mr.reason << " " << mr.exact.failure
+                                 << " " << mr.exact.detail << " " << mr.normal.failure << " " << mr.normal.detail;
+    }
+}
+
+// K a multiple of 8 (TMA rows); N any for tn.
+const std::vector<Shape> kTnShapes{{1, 1, 8},        {7, 7, 64},         {65, 4097, 1000}, {4097, 65, 8},
+                                   {1000, 1, 4104},  {1, 1000, 64},      {4097, 7, 72},    {7, 4097, 1000},
+                                   {65, 65, 65 * 8}, {1000, 1000, 1000}, {256, 256, 256}};
+// K and N multiples of 8 for nn.
+const std::vector<Shape> kNnShapes{{1, 8, 8},        {7, 1000, 64},      {65, 4104, 1000},
+                                   {4097, 8, 72},    {1000, 1000, 4104}, {1, 64, 1000},
+                                   {4097, 4104, 64}, {65, 72, 520},      {256, 256, 256}};
+
+BenchReport run_odd(const std::vector<std::string>& specs, const std::vector<Shape>& shapes, Accum accum) {
+  BenchOptions o;
+  o.accum = accum;
+  o.methods = compile_wgmma(specs);
+  o.shapes = shapes;
+  o.reps = 3;
+  o.progress = false;
+  const auto r = run_bench(o);
+  print_table(r, o);
+  return r;
+}
+
+TEST(WgmmaGpu, OddShapesVerifyTn) {
+  expect_all_ok(run_odd({"wgmma tn f32 tile=128x256x64 cluster=1x1 stages=4",
+                         "wgmma tn f32 tile=128x192x64 cluster=2x1 stages=4 | raster=along_n swizzle=8",
+                         "wgmma tn f32 tile=128x128x64 cluster=1x2 stages=6 | raster=along_m swizzle=2",
+                         "wgmma tn f32 tile=64x64x64 cluster=1x1 stages=8",
+                         "wgmma tn f32 tile=64x128x64 cluster=2x1 stages=5 | swizzle=4"},
+                        kTnShapes, Accum::F32));
+}
+
+TEST(WgmmaGpu, OddShapesVerifyNn) {
+  expect_all_ok(
+      run_odd({"wgmma nn f32 tile=128x256x64 cluster=1x1 stages=4 | raster=along_n swizzle=8",
+               "wgmma nn f32 tile=128x256x64 cluster=2x1 stages=4",
+               "wgmma nn f32 tile=128x192x64 cluster=1x2 stages=3 | raster=along_m swizzle=4",
+               "wgmma nn f32 tile=64x256x64 cluster=1x1 stages=5", "wgmma nn f32 tile=64x64x64 cluster=1x2 stages=6"},
+              kNnShapes, Accum::F32));
+}
+
+TEST(WgmmaGpu, OddShapesVerifyFp16Accumulate) {
+  expect_all_ok(
+      run_odd({"wgmma tn f16 tile=128x256x64 cluster=2x1 stages=4", "wgmma tn f16 tile=64x128x64 cluster=1x1 stages=6"},
+              kTnShapes, Accum::F16));
+  expect_all_ok(run_odd({"wgmma nn f16 tile=128x128x64 cluster=1x1 stages=6"}, kNnShapes, Accum::F16));
+}
+
+// Large aligned shapes beside cuBLASLt auto-tuning (graph timer); only correctness is asserted.
+TEST(WgmmaGpu, LargeShapesBesideCublasLt) {
+  BenchOptions o;
+  o.methods = compile_wgmma({
+      "wgmma nn f32 tile=128x256x64 cluster=1x1 stages=4 | raster=along_n swizzle=8",
+      "wgmma tn f32 tile=128x256x64 cluster=1x1 stages=4 | raster=along_m swizzle=8",
+      "wgmma nn f32 tile=128x256x64 cluster=2x1 stages=4 | raster=along_n swizzle=8",
+      "wgmma nn f32 tile=128x128x64 cluster=1x1 stages=6 | raster=along_n swizzle=8",
+      "wgmma nn f32 tile=64x64x64 cluster=1x1 stages=8",
+  });
+  for (const std::string n : {"cublaslt-autotune-nn", "cublaslt-autotune-tn"})
+    o.methods.push_back({n, true, [n] { return make_baseline(n, Accum::F32); }});
+  o.shapes = {{2048, 2048, 2048}, {4096, 4096, 1024}, {4096, 4096, 4096}, {4096, 128, 4096}};
+  o.reps = 10;
+  o.progress = false;
+  const auto r = run_bench(o);
+  print_table(r, o);
+  expect_all_ok(r);
+}
+
+}  // namespace
+}  // namespace cudal2

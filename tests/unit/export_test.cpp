@@ -1,0 +1,209 @@
+// `cudal2 export` on synthetic stores built here: the best spec per shape with the baselines of
+// its job, merging stores, GPU selection, the family filter, the greedy portfolio and its curve,
+// the JSON table (stable bytes), and the CLI end to end.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "codegen/spec.hpp"
+#include "core/problem.hpp"
+#include "export/export.hpp"
+#include "store/store.hpp"
+
+namespace cudal2::exporter {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kGpu = "NVIDIA H100 80GB HBM3";
+
+class ExportTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("cudal2_export_test_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // One ok offline graph measurement of `spec` (its canonical text is stored) on a shape.
+  static void put(store::Store& db, const std::string& spec_text, Shape s, double us, double cublas_us,
+                  const std::string& gpu = kGpu, const std::string& timer = "graph", const std::string& status = "ok") {
+    const auto spec = parse_spec(spec_text);
+    db.put_spec({spec.hash(), spec.family, spec.text(), ""});
+    store::MeasurementRow m;
+    m.spec_hash = spec.hash();
+    m.gpu = gpu;
+    m.dtype = std::string(to_string(spec.accum));
+    m.layout = std::string(to_string(spec.layout));
+    m.m = s.m, m.n = s.n, m.k = s.k;
+    m.mode = "offline", m.timer = timer, m.status = status;
+    if (status == "ok") m.median_us = m.p10_us = m.p90_us = m.min_us = us;
+    const std::string lt = "cublaslt-heuristic-" + m.layout;
+    m.baseline_json = nlohmann::json{{"cublas-nn", {{"offline", {{"graph", {{"median", cublas_us}}}}}}},
+                                     {lt, {{"offline", {{"graph", {{"median", cublas_us * 1.1}}}}}}}}
+                          .dump();
+    db.put_measurement(m);
+  }
+  fs::path dir_;
+};
+
+const std::string kTinyA = "tiny nn f32 tile=16x16x32 warps=1x1 kwarps=4 | splits=1";
+const std::string kTinyB = "tiny nn f32 tile=16x32x64 warps=1x2 kwarps=4 | splits=1";
+const std::string kMma1 = "mma nn f32 tile=64x64x32 warps=2x2 stages=4 | splits=1";
+const std::string kMma4 = "mma nn f32 tile=64x64x32 warps=2x2 stages=4 | splits=4";  // same kernel, other knob
+
+TEST_F(ExportTest, BestSpecBaselinesAndRatios) {
+  {
+    auto db = store::Store::open(dir_ / "a.db");
+    put(db, kTinyA, {64, 64, 64}, 2.0, 3.0);
+    put(db, kTinyB, {64, 64, 64}, 1.5, 3.0);
+    put(db, kTinyB, {64, 64, 64}, 1.0, 3.0, kGpu, "eager");                  // other timer: ignored
+    put(db, kTinyA, {64, 64, 64}, 0.5, 3.0, kGpu, "graph", "wrong-result");  // failed: ignored
+    put(db, kMma1, {128, 64, 64}, 4.0, 2.0);
+  }
+  Options o;
+  o.dbs = {(dir_ / "a.db").string()};
+  const auto t = collect(o);
+  EXPECT_EQ(t.gpu, kGpu);
+  ASSERT_EQ(t.shapes.size(), 2u);
+  const auto& e = t.shapes[0];
+  EXPECT_EQ(e.m, 64);
+  ASSERT_EQ(e.specs.size(), 2u);
+  EXPECT_EQ(e.specs[0].text, parse_spec(kTinyB).text());
+  EXPECT_DOUBLE_EQ(e.best_us(), 1.5);
+  EXPECT_DOUBLE_EQ(e.baselines.at("cublas-nn"), 3.0);
+  EXPECT_DOUBLE_EQ(e.fallback_us, 3.3);
+  EXPECT_EQ(e.fallback_source, "cublaslt-heuristic-nn");
+  // 128x64x64: the kernel is slower than the fallback, so the table runs cuBLASLt there.
+  const auto p = choose_portfolio(t, 0);
+  EXPECT_EQ(p.choices[0].kernel, 0);
+  EXPECT_EQ(p.choices[1].kernel, -1);
+  EXPECT_DOUBLE_EQ(p.choices[1].us, 2.2);  // cuBLASLt heuristic: 1.1 x 2.0
+  const auto j = nlohmann::json::parse(to_json_text(t, p, {}, 0));
+  EXPECT_EQ(j["format"], "cudal2-table");
+  ASSERT_EQ(j["entries"].size(), 2u);
+  EXPECT_DOUBLE_EQ(j["entries"][0]["baselines"]["cublas-nn"]["ratio"].get<double>(), 2.0);
+  EXPECT_EQ(j["entries"][1]["run"]["spec"], "cublaslt");
+  EXPECT_EQ(j["kernels"].size(), 1u);
+}
+
+TEST_F(ExportTest, MergesStoresAndPicksTheGpu) {
+  {
+    auto a = store::Store::open(dir_ / "a.db");
+    put(a, kTinyA, {64, 64, 64}, 2.0, 3.0);
+    auto b = store::Store::open(dir_ / "b.db");
+    put(b, kTinyB, {64, 64, 64}, 1.8, 3.0);
+    put(b, kTinyA, {64, 64, 64}, 1.7, 3.0);  // A got faster in the second store
+    put(b, kTinyA, {64, 64, 64}, 1.0, 3.0, "NVIDIA H200");
+  }
+  Options o;
+  o.dbs = {(dir_ / "a.db").string(), (dir_ / "b.db").string()};
+  EXPECT_THROW(collect(o), InputError);  // two GPUs: must choose
+  o.gpu = kGpu;
+  const auto t = collect(o);
+  ASSERT_EQ(t.shapes.size(), 1u);
+  EXPECT_EQ(t.shapes[0].specs[0].text, parse_spec(kTinyA).text());
+  EXPECT_DOUBLE_EQ(t.shapes[0].best_us(), 1.7);
+  o.gpu = "NVIDIA Nothing";
+  EXPECT_THROW(collect(o), InputError);
+  o.dbs = {(dir_ / "missing.db").string()};
+  EXPECT_THROW(collect(o), InputError);
+}
+
+TEST_F(ExportTest, FamilyFilter) {
+  {
+    auto db = store::Store::open(dir_ / "a.db");
+    put(db, kTinyA, {64, 64, 64}, 2.0, 3.0);
+    put(db, kMma1, {64, 64, 64}, 1.0, 3.0);
+  }
+  Options o;
+  o.dbs = {(dir_ / "a.db").string()};
+  o.families = {"tiny"};
+  const auto t = collect(o);
+  ASSERT_EQ(t.shapes.size(), 1u);
+  EXPECT_EQ(t.shapes[0].specs.size(), 1u);
+  EXPECT_EQ(t.shapes[0].specs[0].text, parse_spec(kTinyA).text());
+}
+
+TEST_F(ExportTest, GreedyPortfolioCountsKernelsNotKnobs) {
+  // Kernel X (the mma kernel, two knob settings) is best on 3 shapes; tiny A best on one, and
+  // within 10% on the others; tiny B only on one shape, 1% better than A.
+  {
+    auto db = store::Store::open(dir_ / "a.db");
+    const Shape s1{64, 64, 64}, s2{64, 64, 128}, s3{64, 64, 256}, s4{64, 64, 512};
+    put(db, kMma1, s1, 1.0, 10);
+    put(db, kMma4, s2, 1.0, 10);
+    put(db, kMma1, s3, 1.0, 10);
+    put(db, kTinyA, s1, 1.1, 10);
+    put(db, kTinyA, s2, 1.1, 10);
+    put(db, kTinyA, s3, 1.1, 10);
+    put(db, kTinyA, s4, 1.01, 10);
+    put(db, kTinyB, s4, 1.0, 10);
+  }
+  Options o;
+  o.dbs = {(dir_ / "a.db").string()};
+  const auto t = collect(o);
+  ASSERT_EQ(t.shapes.size(), 4u);
+  const auto p1 = choose_portfolio(t, 1);
+  ASSERT_EQ(p1.kernels.size(), 1u);
+  EXPECT_EQ(p1.kernels[0], parse_spec(kTinyA).compile_text());  // covers all four shapes
+  EXPECT_NEAR(p1.geomean_loss, std::exp((3 * std::log(1.1) + std::log(1.01)) / 4), 1e-9);
+  const auto p2 = choose_portfolio(t, 2);
+  ASSERT_EQ(p2.kernels.size(), 2u);
+  // The mma kernel joins; shape 2 runs its splits=4 spec.
+  const auto mma = parse_spec(kMma1).compile_text();
+  EXPECT_TRUE(p2.kernels[0] == mma || p2.kernels[1] == mma);
+  EXPECT_EQ(p2.choices[1].spec, parse_spec(kMma4).text());
+  const auto all = choose_portfolio(t, 0);
+  EXPECT_EQ(all.kernels.size(), 3u);
+  EXPECT_NEAR(all.geomean_loss, 1.0, 1e-12);
+  const auto curve = portfolio_curve(t, {1, 2, 4});
+  ASSERT_EQ(curve.size(), 3u);
+  EXPECT_GE(curve[0].geomean_loss, curve[1].geomean_loss);
+  EXPECT_GE(curve[1].geomean_loss, curve[2].geomean_loss);
+  EXPECT_EQ(curve[2].kernels, 3);
+  EXPECT_EQ(curve[2].shapes_on_fallback, 0);
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST_F(ExportTest, CliWritesAStableTable) {
+  {
+    auto db = store::Store::open(dir_ / "a.db");
+    put(db, kTinyA, {64, 64, 64}, 2.0, 3.0);
+    put(db, kMma1, {128, 128, 128}, 2.5, 3.0);
+    put(db, kTinyB, {64, 64, 64}, 2.2, 3.0);
+  }
+  const auto out = dir_ / "tables" / "t.json";
+  const std::string cmd = std::string(CUDAL2_CLI) + " export --db " + (dir_ / "a.db").string() + " --out " +
+                          out.string() + " --portfolio 1 > " + (dir_ / "log.txt").string() + " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << slurp(dir_ / "log.txt");
+  const auto first = slurp(out);
+  const auto log = slurp(dir_ / "log.txt");
+  EXPECT_NE(log.find("portfolio curve"), std::string::npos) << log;
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  EXPECT_EQ(slurp(out), first);  // re-export: the same bytes
+  const auto j = nlohmann::json::parse(first);
+  EXPECT_EQ(j["portfolio_limit"], 1);
+  EXPECT_EQ(j["kernels"].size(), 1u);
+  EXPECT_EQ(j["entries"].size(), 2u);
+  EXPECT_EQ(j["curve"].size(), 7u);
+  // An unreadable store: one error line, exit 2.
+  const std::string bad = std::string(CUDAL2_CLI) + " export --db " + (dir_ / "none.db").string() + " > /dev/null 2>&1";
+  EXPECT_EQ(WEXITSTATUS(std::system(bad.c_str())), 2);
+}
+
+}  // namespace
+}  // namespace cudal2::exporter

@@ -1,0 +1,159 @@
+// The tuner survives any answer from its evaluation worker: each malformed answer is recognised
+// by the typed parser (here), and a whole tuning call over a fake worker that gives it records a
+// protocol-error and goes on (below). CPU only: the fake worker is a shell script.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "eval/candidate.hpp"
+#include "eval/job_answer.hpp"
+
+namespace cudal2 {
+namespace {
+
+using nlohmann::json;
+
+json good_answer() {
+  return json::parse(R"({"ok":true,"gpu":"NVIDIA H100","shapes":[{"m":64,"n":64,"k":64,"methods":[
+    {"method":"k-1","status":"ok","failure":"","reason":"","rel_err":0.0002,
+     "timing":{"offline":{"graph":{"median":2.5,"p10":2.4,"p90":2.6,"min":2.3,"n":20}}}},
+    {"method":"cublas-nn","status":"ok","failure":"","reason":"","rel_err":null,"timing":{}}]}]})");
+}
+
+TEST(JobAnswer, AGoodAnswerParses) {
+  std::string why;
+  const auto a = parse_job_answer(good_answer(), &why);
+  ASSERT_TRUE(a) << why;
+  EXPECT_TRUE(a->ok);
+  ASSERT_EQ(a->shapes.size(), 1u);
+  EXPECT_EQ(a->shapes[0].shape.k, 64);
+  ASSERT_EQ(a->shapes[0].methods.size(), 2u);
+  EXPECT_DOUBLE_EQ(a->shapes[0].methods[0].timing.at("offline").at("graph").median, 2.5);
+  EXPECT_FALSE(a->shapes[0].methods[1].rel_err.has_value());  // null: unknown, not an error
+}
+
+TEST(JobAnswer, FatalAnswersKeepOnlyKnownKinds) {
+  std::string why;
+  auto a = parse_job_answer(json{{"ok", false}, {"fatal", true}, {"kind", "illegal-address"}}, &why);
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->kind, "illegal-address");
+  a = parse_job_answer(json{{"ok", false}, {"fatal", true}, {"kind", "ok"}}, &why);
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->kind, "cuda-fatal");  // a worker cannot turn a fault into success by naming it
+  a = parse_job_answer(json{{"ok", false}, {"error", 7}}, &why);
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->error, "job failed");
+}
+
+// Each case breaks one thing in a good answer.
+struct Broken {
+  const char* name;
+  std::function<void(json&)> edit;
+};
+
+const std::vector<Broken>& broken_answers() {
+  static const std::vector<Broken> b{
+      {"not-an-object", [](json& j) { j = json::array({1, 2}); }},
+      {"null", [](json& j) { j = nullptr; }},
+      {"ok-missing", [](json& j) { j.erase("ok"); }},
+      {"ok-not-boolean", [](json& j) { j["ok"] = "yes"; }},
+      {"gpu-missing", [](json& j) { j.erase("gpu"); }},
+      {"gpu-number", [](json& j) { j["gpu"] = 3; }},
+      {"shapes-not-array", [](json& j) { j["shapes"] = json::object(); }},
+      {"shape-m-zero", [](json& j) { j["shapes"][0]["m"] = 0; }},
+      {"shape-n-string", [](json& j) { j["shapes"][0]["n"] = "64"; }},
+      {"shape-k-null", [](json& j) { j["shapes"][0]["k"] = nullptr; }},
+      {"methods-missing", [](json& j) { j["shapes"][0].erase("methods"); }},
+      {"method-name-missing", [](json& j) { j["shapes"][0]["methods"][0].erase("method"); }},
+      {"status-unknown", [](json& j) { j["shapes"][0]["methods"][0]["status"] = "fast"; }},
+      {"status-number", [](json& j) { j["shapes"][0]["methods"][0]["status"] = 1; }},
+      {"timing-not-object", [](json& j) { j["shapes"][0]["methods"][0]["timing"] = 5; }},
+      {"timing-unknown-mode", [](json& j) { j["shapes"][0]["methods"][0]["timing"]["warp"] = json::object(); }},
+      {"timing-unknown-timer",
+       [](json& j) { j["shapes"][0]["methods"][0]["timing"]["offline"]["sundial"] = json::object(); }},
+      {"median-null", [](json& j) { j["shapes"][0]["methods"][0]["timing"]["offline"]["graph"]["median"] = nullptr; }},
+      {"median-string", [](json& j) { j["shapes"][0]["methods"][0]["timing"]["offline"]["graph"]["median"] = "0.5"; }},
+      {"median-negative", [](json& j) { j["shapes"][0]["methods"][0]["timing"]["offline"]["graph"]["median"] = -1; }},
+      {"median-zero", [](json& j) { j["shapes"][0]["methods"][0]["timing"]["offline"]["graph"]["median"] = 0; }},
+      {"p90-missing", [](json& j) { j["shapes"][0]["methods"][0]["timing"]["offline"]["graph"].erase("p90"); }},
+      {"n-zero", [](json& j) { j["shapes"][0]["methods"][0]["timing"]["offline"]["graph"]["n"] = 0; }},
+      {"n-float", [](json& j) { j["shapes"][0]["methods"][0]["timing"]["offline"]["graph"]["n"] = 2.5; }},
+  };
+  return b;
+}
+
+TEST(JobAnswer, EveryMalformedAnswerIsRejectedWithItsPath) {
+  for (const auto& b : broken_answers()) {
+    json j = good_answer();
+    b.edit(j);
+    std::string why;
+    EXPECT_FALSE(parse_job_answer(j, &why)) << b.name;
+    EXPECT_NE(why.find("malformed worker answer"), std::string::npos) << b.name << ": " << why;
+  }
+}
+
+// The whole tuning call over a worker that answers each malformed line (or garbage, or nothing):
+// the candidate is recorded as protocol-error/exited and the call returns normally.
+class FakeWorker : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("cudal2_fake_" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string script(const std::string& name, const std::string& body) {
+    const auto p = dir_ / name;
+    std::ofstream(p) << "#!/bin/sh\nread line\n" << body << "\n";
+    std::filesystem::permissions(p, std::filesystem::perms::owner_all);
+    return p.string();
+  }
+  CandidateOutcome run(const std::string& worker) {
+    EvalRequest req;
+    // The free-form control candidate: compiled by the JIT (nvcc is on CI), never run here.
+    req.free_sources = {R"(#include "cudal2_kernel_abi.h"
+extern "C" int cudal2_abi_version(void) { return CUDAL2_KERNEL_ABI_VERSION; }
+extern "C" const char* cudal2_describe(void) { return "never run"; }
+extern "C" int cudal2_can_implement(const cudal2_gemm_args*, char*, size_t) { return 0; }
+extern "C" size_t cudal2_workspace_size(const cudal2_gemm_args*) { return 0; }
+extern "C" int cudal2_run(const cudal2_gemm_args*, void*, char*, size_t) { return 0; }
+)"};
+    req.shapes = {{64, 64, 64}};
+    req.db_path = (dir_ / "t.db").string();
+    req.worker_exe = worker;
+    req.timeout_s = 5;
+    req.job_overhead_s = 5;
+    req.progress = false;
+    const auto out = evaluate_candidates(req);
+    EXPECT_EQ(out.size(), 1u);
+    return out.empty() ? CandidateOutcome{} : out[0];
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(FakeWorker, MalformedAnswersAreRecordedNotThrown) {
+  int i = 0;
+  for (const auto& b : broken_answers()) {
+    json j = good_answer();
+    b.edit(j);
+    std::string line = j.dump();
+    std::string quoted;
+    for (char c : line) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    const auto out = run(script("w" + std::to_string(i++) + ".sh", "printf '%s\\n' '" + quoted + "'"));
+    EXPECT_EQ(out.status, "protocol-error") << b.name << ": " << out.detail;
+  }
+}
+
+TEST_F(FakeWorker, GarbageSilenceAndDeathAreRecorded) {
+  EXPECT_EQ(run(script("garbage.sh", "echo 'ok, 0.5 us'")).status, "protocol-error");
+  EXPECT_EQ(run(script("silent.sh", "sleep 60")).status, "hang");
+  EXPECT_EQ(run(script("dies.sh", "exit 3")).status, "exited");
+  EXPECT_EQ(run(script("killed.sh", "kill -SEGV $$")).status, "crash");
+  // A well-formed answer that does not mention the candidate cannot make it pass.
+  EXPECT_EQ(run(script("other.sh", "echo '{\"ok\":true,\"gpu\":\"g\",\"shapes\":[]}'")).status, "protocol-error");
+}
+
+}  // namespace
+}  // namespace cudal2

@@ -2,10 +2,16 @@
 """Pick a portfolio of specs from tuning stores: each shape's `top` fastest specs of each family
 (offline, graph timer, status ok), deduplicated, printed one spec text per line.
 
-Usage: python3 bench/portfolio.py DB[,DB...] [--top N] [--families mma,tiny] [--shapes FILE]
+Usage: python3 bench/portfolio.py STORE[,STORE...] [--top N] [--families mma,tiny] [--shapes FILE]
+STORE: a SQLite store, or a directory holding its CSV export (bench/store_csv.py).
 """
 import argparse
+import os
 import sqlite3
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import store_csv  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("dbs")
@@ -19,7 +25,7 @@ if a.shapes:
     only = {tuple(int(x) for x in l.split(",")) for l in open(a.shapes) if l.strip() and not l.startswith("#")}
 out = []
 for path in a.dbs.split(","):
-    c = sqlite3.connect(path)
+    c = store_csv.load(path, ":memory:") if os.path.isdir(path) else sqlite3.connect(path)
     rows = c.execute(
         "SELECT s.family, s.text, m.m, m.n, m.k, m.layout, MIN(m.median_us) FROM measurements m JOIN specs s "
         "ON s.hash = m.spec_hash WHERE m.mode='offline' AND m.timer='graph' AND m.status='ok' "

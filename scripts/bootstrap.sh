@@ -10,7 +10,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ninja-build pkg-config libcli11-dev nlohmann-json3-dev libfmt-dev
-          libgtest-dev libgmock-dev libsqlite3-dev python3-venv python3-pip)
+          libgtest-dev libgmock-dev libsqlite3-dev python3-venv python3-pip
+          libcpp-httplib-dev  # HTTP client and server: the LLM proposer and `cudal2 serve`
+          clang-format  # .ci/run fails on formatting drift (scripts/check_format.sh)
+          chromium fonts-dejavu-core)  # chromium: headless screenshot test of `cudal2 report`
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -36,5 +39,12 @@ if ! .venv/bin/python -c "import cutlass_library" >/dev/null 2>&1 ||
    [ "$(.venv/bin/python -m pip show nvidia-cutlass 2>/dev/null | awk '/^Version/{print $2}')" != "4.2.0.0" ]; then
   echo "bootstrap: installing $CUTLASS_PIN into .venv"
   .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps "$CUTLASS_PIN"
+fi
+# The Python package (python/: torch.ops.cudal2.mm) and `cudal2 report`: PyTorch (PyPI's wheel,
+# about 2 minutes and 5 GB with its CUDA libraries), matplotlib, pytest, setuptools for `pip install ./python`.
+PY_PINS=("torch==2.15.0" "matplotlib==3.11.2" "numpy" "pytest" "setuptools>=70.1")
+if ! .venv/bin/python -c "import torch, matplotlib, pytest, setuptools" >/dev/null 2>&1; then
+  echo "bootstrap: installing ${PY_PINS[*]} into .venv"
+  .venv/bin/python -m pip install -q --disable-pip-version-check "${PY_PINS[@]}"
 fi
 echo "bootstrap: ok"

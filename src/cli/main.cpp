@@ -9,14 +9,20 @@
 #include <sstream>
 
 #include "baselines/baselines.hpp"
+#include "cli/lt_space.hpp"
+#include "cli/report.hpp"
+#include "cli/suggest.hpp"
 #include "core/problem.hpp"
 #include "core/roofline.hpp"
 #include "eval/bench.hpp"
 #include "eval/candidate.hpp"
 #include "eval/device.hpp"
 #include "eval/remote.hpp"
-#include "cli/lt_space.hpp"
 #include "export/export.hpp"
+#include "llm/policy.hpp"
+#include "search/policy.hpp"
+#include "search/tune.hpp"
+#include "serve/serve.hpp"
 #include "store/error.hpp"
 
 namespace {
@@ -48,7 +54,8 @@ struct ShapeArgs {
   std::vector<std::string> shapes, shape_files;
   std::string grid, shard, classes;
   void add(CLI::App* app) {
-    app->add_option("--class", classes, "Keep only shapes of these classes: small, skinny, medium, large (comma-separated)");
+    app->add_option("--class", classes,
+                    "Keep only shapes of these classes: small, skinny, medium, large (comma-separated)");
     app->add_option("--shape", shapes, "Problem M,N,K (repeatable)");
     app->add_option("--shapes", shape_files, "File with one M,N,K per line ('#' comments)");
     app->add_option("--grid", grid, "Shape grid: paper (1000 shapes) or sample (16)");
@@ -122,6 +129,8 @@ cudal2::BenchOptions to_options(const BenchArgs& a, const ShapeArgs& sa, const s
 int main(int argc, char** argv) {
   // `cudal2 lt-space`: the cublaslt family's specs for one shape (src/cli/lt_space.cpp).
   if (argc > 1 && std::string_view(argv[1]) == "lt-space") return cudal2::lt_space_main(argc - 1, argv + 1);
+  // `cudal2 report`: HTML + figures from CSVs/stores (python/cudal2/report.py; src/cli/report.cpp).
+  if (argc > 1 && std::string_view(argv[1]) == "report") return cudal2::report_main(argc - 1, argv + 1);
   std::string cmdline;
   for (int i = 1; i < argc; ++i) cmdline += (i > 1 ? " " : "") + std::string(argv[i]);
 
@@ -177,8 +186,9 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     c->add_option("--baselines", baselines, "Baselines timed in the same jobs (comma-separated)")
         ->capture_default_str();
-    c->add_flag_callback("--no-confine", [&] { ev.confine = false; },
-                "Run candidates unconfined (diagnosis only: a machine where the sandbox itself fails)");
+    c->add_flag_callback(
+        "--no-confine", [&] { ev.confine = false; },
+        "Run candidates unconfined (diagnosis only: a machine where the sandbox itself fails)");
   };
   add_eval_opts(eval, eval_shapes);
   std::string search = "exhaustive";
@@ -186,7 +196,19 @@ int main(int argc, char** argv) {
   ShapeArgs tune_shapes;
   auto* tune =
       app.add_subcommand("tune", "Search the kernel space for the given shapes; results go to the store (resumable)");
-  tune->add_option("--search", search, "Search strategy: exhaustive")->capture_default_str();
+  tune->add_option("--search", search,
+                   fmt::format("Search policy: {}", fmt::join(cudal2::search::policy_names(), ", ")))
+      ->capture_default_str();
+  cudal2::search::PolicyOptions policy_opts;
+  tune->add_option("--seed", policy_opts.seed, "Seed of random and learning policies (0: a fixed default)");
+  tune->add_option("--policy-file", policy_opts.state_path, "Policy state: loaded at start, saved after each round");
+  cudal2::llm::add_llm_options(tune, policy_opts.extra);  // --llm-*: src/llm/cli.cpp, docs/llm.md
+  int round = 0;
+  tune->add_option("--round", round, "Candidates per propose/observe round (0: the whole budget at once)")
+      ->capture_default_str();
+  int lt_max = 16;
+  tune->add_option("--lt-max", lt_max, "cublaslt family: specs per shape and layout (cuBLASLt's neighbourhood)")
+      ->capture_default_str();
   tune->add_option("--budget", budget, "Stop after this many candidates (0: no limit)");
   double budget_minutes = 0;
   tune->add_option("--budget-minutes", budget_minutes, "Stop starting new candidates after this many minutes");
@@ -215,7 +237,10 @@ int main(int argc, char** argv) {
   worker->group("");
   auto* runner = app.add_subcommand("runner", "Internal: run one untrusted candidate for the judge (confined)");
   runner->group("");
-  cudal2::exporter::add_export_command(app);  // `cudal2 export`: src/export/export.cpp
+  cudal2::exporter::add_export_command(app);                                 // `cudal2 export`: src/export/export.cpp
+  cudal2::serve::add_serve_command(app, cudal2::search::score_measurement);  // `cudal2 serve`: src/serve/
+  cudal2::cli::add_suggest_command(app);                                     // `cudal2 suggest`: src/cli/suggest.cpp
+  cudal2::cli::add_merge_command(app);                                       // `cudal2 merge`: src/cli/merge.cpp
 
   const auto subs = app.get_subcommands([](const CLI::App*) { return true; });
   const bool known =
@@ -257,40 +282,29 @@ int main(int argc, char** argv) {
           throw cudal2::InputError(
               fmt::format("unknown baseline '{}' (known: {})", b, fmt::join(cudal2::baseline_names(), ", ")));
       ev.command_line = cmdline;
+      ev.score = cudal2::search::score_measurement;  // the reward column of every stored row
       if (is_tune) {
-        if (search != "exhaustive")
-          throw cudal2::InputError(fmt::format("unknown search '{}' (available: exhaustive)", search));
-        const auto accum = cudal2::parse_accum(tune_accum);
-        const auto all = cudal2::search_space(split_list(families), space, accum);
-        if (final_top > 0 && final_csv.empty()) throw cudal2::InputError("--final-top needs --final-csv FILE");
-        cudal2::require_gpu();
-        if (!skip_search) ev.specs = cudal2::exhaustive_candidates(ev.db_path, ev.shapes, ev.modes.front(), all, budget);
-        std::fprintf(stderr, "cudal2 tune: %zu of %zu candidate(s) left to evaluate on %zu shape(s)\n",
-                     ev.specs.size(), all.size(), ev.shapes.size());
-        ev.deadline_minutes = budget_minutes;
-        const auto outcomes = cudal2::evaluate_candidates(ev);
-        cudal2::print_tune_summary(outcomes);
-        if (final_top > 0) {
-          // Phase 2: each shape's fastest specs against the baselines, every timer, both modes.
-          for (const auto& [shape, specs] : cudal2::top_candidates(ev.db_path, ev.shapes, accum, final_top)) {
-            if (specs.empty()) continue;
-            cudal2::EvalRequest fin = ev;
-            fin.specs = specs;
-            fin.shapes = {shape};
-            fin.modes = parse_modes(final_mode);
-            fin.timers = {true, true, true};
-            fin.reps = final_reps;
-            fin.batch = static_cast<int>(specs.size());
-            fin.csv_path = final_csv;
-            fin.baselines = split_list(final_baselines);
-            fin.name_by_hash = true;
-            fin.deadline_minutes = 0;
-            std::fprintf(stderr, "cudal2 tune: final measurement of %s (%zu specs)\n", shape.str().c_str(),
-                         specs.size());
-            cudal2::evaluate_candidates(fin);
-          }
-          std::printf("final measurement written to %s\n", final_csv.c_str());
-        }
+        cudal2::search::TuneOptions to;
+        to.eval = ev;
+        to.search = search;
+        to.policy = policy_opts;
+        to.policy.extra["db"] = ev.db_path;  // --search llm reads the store (references, failures)
+        to.families = split_list(families);
+        to.space = space;
+        to.accum = cudal2::parse_accum(tune_accum);
+        to.budget = budget;
+        to.budget_minutes = budget_minutes;
+        to.round = round;
+        to.skip_search = skip_search;
+        to.lt_max = lt_max;
+        to.final_top = final_top;
+        to.final_csv = final_csv;
+        to.final_modes = parse_modes(final_mode);
+        to.final_reps = final_reps;
+        to.final_baselines = split_list(final_baselines);
+        const auto result = cudal2::search::run_tune(to);
+        cudal2::search::print_tune_summary(result.outcomes);
+        if (final_top > 0) std::printf("final measurement written to %s\n", final_csv.c_str());
         return 0;
       } else {
         for (const auto& t : spec_texts) ev.specs.push_back(cudal2::parse_spec(t));

@@ -4,11 +4,11 @@
 #include <algorithm>
 #include <array>
 #include <bit>
-#include <cstdlib>
-#include <tuple>
 #include <charconv>
+#include <cstdlib>
 #include <map>
 #include <sstream>
+#include <tuple>
 
 #include "codegen/family_cublaslt.hpp"
 #include "codegen/family_wgmma.hpp"
@@ -124,8 +124,7 @@ std::string invalid_reason_mma(const KernelSpec& s) {
 
 std::string invalid_reason_tiny(const KernelSpec& s) {
   namespace plan = cudal2_plan;
-  if (!is_pow2(s.warps_m) || !is_pow2(s.warps_n) || !is_pow2(s.warps_k) ||
-      s.warps_m * s.warps_n * s.warps_k > 8)
+  if (!is_pow2(s.warps_m) || !is_pow2(s.warps_n) || !is_pow2(s.warps_k) || s.warps_m * s.warps_n * s.warps_k > 8)
     return fmt::format("warps {}x{} kwarps {}: powers of two, at most 8 warps", s.warps_m, s.warps_n, s.warps_k);
   if (s.tile_m % s.warps_m || s.tile_n % s.warps_n) return "tile not divisible by the warps";
   const int wtm = s.tile_m / s.warps_m, wtn = s.tile_n / s.warps_n;
@@ -133,10 +132,11 @@ std::string invalid_reason_tiny(const KernelSpec& s) {
   if (wtm != 16 && wtm != 32) return fmt::format("warp tile M {} not 16 or 32", wtm);
   if (wtn != 8 && wtn != 16 && wtn != 32) return fmt::format("warp tile N {} not 8, 16 or 32", wtn);
   // A k-block is 32 wide: one 16-byte load per row and lane feeds two k16 steps.
-  if (s.tile_k != 32 && s.tile_k != 64 && s.tile_k != 128) return fmt::format("tile K {} not in {{32,64,128}}", s.tile_k);
+  if (s.tile_k != 32 && s.tile_k != 64 && s.tile_k != 128)
+    return fmt::format("tile K {} not in {{32,64,128}}", s.tile_k);
   if (plan::tiny_fragment_regs(wtm, wtn, s.tile_k) > plan::kMaxTinyFragmentRegs)
-    return fmt::format("tile K {} with a {}x{} warp tile: over {} fragment registers per k-block", s.tile_k, wtm,
-                       wtn, plan::kMaxTinyFragmentRegs);
+    return fmt::format("tile K {} with a {}x{} warp tile: over {} fragment registers per k-block", s.tile_k, wtm, wtn,
+                       plan::kMaxTinyFragmentRegs);
   if (plan::tiny_smem_bytes(s.tile_m, s.tile_n, s.warps_k) > plan::kStaticSmemBudget)
     return "kwarps reduction buffer over 48 KB of static shared memory";
   if (auto why = own_knobs_reason(s); !why.empty()) return why;
@@ -183,9 +183,8 @@ std::vector<KernelSpec> enumerate_mma(Layout layout, Accum accum, bool with_runt
 
 std::vector<KernelSpec> enumerate_tiny(Layout layout, Accum accum) {
   std::vector<KernelSpec> out;
-  const std::vector<std::tuple<int, int, int>> warps{{1, 1, 1}, {1, 1, 2}, {1, 1, 4}, {1, 1, 8},
-                                                     {1, 2, 1}, {1, 2, 2}, {1, 2, 4}, {2, 1, 1},
-                                                     {2, 1, 2}, {2, 1, 4}, {2, 2, 1}, {2, 2, 2}};
+  const std::vector<std::tuple<int, int, int>> warps{{1, 1, 1}, {1, 1, 2}, {1, 1, 4}, {1, 1, 8}, {1, 2, 1}, {1, 2, 2},
+                                                     {1, 2, 4}, {2, 1, 1}, {2, 1, 2}, {2, 1, 4}, {2, 2, 1}, {2, 2, 2}};
   for (auto [wtm, wtn] : std::vector<std::pair<int, int>>{{16, 16}, {16, 32}, {32, 16}, {32, 32}})
     for (auto [wm, wn, wk] : warps)
       for (int bk : {32, 64}) {
@@ -434,22 +433,23 @@ std::vector<KernelSpec> enumerate_sm90(Layout layout, Accum accum, bool with_run
   return out;
 }
 
-std::vector<KernelSpec> enumerate_specs(std::string_view family, Layout layout, Accum accum,
-                                        bool with_runtime_knobs) {
+std::vector<KernelSpec> enumerate_specs(std::string_view family, Layout layout, Accum accum, bool with_runtime_knobs) {
   if (family == kSm90) return enumerate_sm90(layout, accum, with_runtime_knobs);
   if (family == kMma) return enumerate_mma(layout, accum, with_runtime_knobs);
   if (family == kTiny) return enumerate_tiny(layout, accum);
   if (family == kWgmmaFamily) return enumerate_wgmma(layout, accum, with_runtime_knobs);
   if (family == kCublasLtFamily)
-    throw InputError("the cublaslt family's space depends on the GPU and the shape: cublaslt_neighbourhood(), "
-                     "or `cudal2 lt-space --shape M,N,K`");
+    throw InputError(
+        "the cublaslt family's space depends on the GPU and the shape: cublaslt_neighbourhood(), "
+        "or `cudal2 lt-space --shape M,N,K`");
   throw InputError(fmt::format("unknown family '{}' (known: sm90_cutlass, mma, tiny)", family));
 }
 
 std::string shape_refusal(const KernelSpec& s, const Shape& shape) {
   if (s.family == kWgmmaFamily) return wgmma_shape_refusal(s, shape);
   // cublaslt: cublasLtMatmulAlgoCheck decides, in the artifact's can_implement.
-  if (s.family == kMma || s.family == kTiny || s.family == kCublasLtFamily) return "";  // any shape; unaligned ones on a checked path
+  if (s.family == kMma || s.family == kTiny || s.family == kCublasLtFamily)
+    return "";  // any shape; unaligned ones on a checked path
   if (shape.k % 8 || shape.n % 8)
     return fmt::format("{} needs K and N to be multiples of 8 (16-byte rows for TMA); got {}", s.family, shape.str());
   return "";

@@ -72,8 +72,8 @@ class ArtifactRunner final : public Runner {
     // bench's shared library workspace would be scribbled on by the other methods in between.
     const size_t need = art_->workspace_size(args_);
     if (need > kMaxWorkspace)
-      throw RunnerError(fmt::format("needs {} MiB of workspace, more than the {} MiB allowed", need >> 20,
-                                    kMaxWorkspace >> 20));
+      throw RunnerError(
+          fmt::format("needs {} MiB of workspace, more than the {} MiB allowed", need >> 20, kMaxWorkspace >> 20));
     workspace_ = GuardedBuffer();
     args_.workspace = nullptr;
     args_.workspace_bytes = 0;

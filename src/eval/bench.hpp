@@ -36,9 +36,9 @@ struct BenchOptions {
   bool resume = false;   // keep csv_path's rows, skip shapes already complete there
   std::string command_line;
   Ceilings ceilings;
-  bool progress = true;  // progress lines on stderr
+  bool progress = true;                          // progress lines on stderr
   std::array<bool, 3> timers{true, true, true};  // TimerKind::Graph, Eager, Host
-  std::optional<JobSecrets> secrets;  // tests only: fixed secrets instead of fresh ones
+  std::optional<JobSecrets> secrets;             // tests only: fixed secrets instead of fresh ones
 };
 
 struct MethodResult {

@@ -11,11 +11,12 @@
 #include <thread>
 
 #include "baselines/baselines.hpp"
+#include "baselines/cublaslt_space.hpp"
 #include "codegen/codegen.hpp"
 #include "eval/artifact.hpp"
-#include "eval/remote.hpp"
 #include "eval/device.hpp"
 #include "eval/job_answer.hpp"
+#include "eval/remote.hpp"
 #include "jit/compiler.hpp"
 #include "sandbox/sandbox.hpp"
 #include "store/store.hpp"
@@ -25,7 +26,6 @@ namespace cudal2 {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
 
 std::string self_exe() { return std::filesystem::read_symlink("/proc/self/exe").string(); }
 
@@ -52,10 +52,21 @@ std::vector<std::string> timer_names(const std::array<bool, 3>& on) {
 }  // namespace
 
 std::string failure_kind_of_check(const std::string& failed_check) {
-  static const std::set<std::string> kinds{
-      "out-of-bounds", "wrong-result", "input-modified", "implausible-time", "timing-mismatch", "inconsistent-time",
-      "host-thread", "illegal-address", "device-assert", "illegal-instruction", "cuda-fatal", "crash", "hang",
-      "exited", "protocol-error"};
+  static const std::set<std::string> kinds{"out-of-bounds",
+                                           "wrong-result",
+                                           "input-modified",
+                                           "implausible-time",
+                                           "timing-mismatch",
+                                           "inconsistent-time",
+                                           "host-thread",
+                                           "illegal-address",
+                                           "device-assert",
+                                           "illegal-instruction",
+                                           "cuda-fatal",
+                                           "crash",
+                                           "hang",
+                                           "exited",
+                                           "protocol-error"};
   if (kinds.count(failed_check)) return failed_check;
   if (failed_check == "out-of-bounds write") return "out-of-bounds";
   if (failed_check == "exact mismatch" || failed_check == "normal error" || failed_check == "unwritten output" ||
@@ -98,9 +109,8 @@ nlohmann::json run_eval_job(const nlohmann::json& req) {
       spec.accum = o.accum;
     }
     const std::string artifact = c.at("artifact");
-    o.methods.push_back({name, false, [rc, artifact, spec, text, name] {
-                           return make_remote_runner(rc, artifact, spec, text, name);
-                         }});
+    o.methods.push_back(
+        {name, false, [rc, artifact, spec, text, name] { return make_remote_runner(rc, artifact, spec, text, name); }});
   }
   for (const auto& b : req.at("baselines")) {
     const std::string n = b.get<std::string>();
@@ -147,8 +157,71 @@ nlohmann::json run_eval_job(const nlohmann::json& req) {
   return {{"ok", true}, {"gpu", query_gpu(0).name}, {"shapes", shapes}};
 }
 
+nlohmann::json run_lt_space_job(const nlohmann::json& req) {
+  if (req.value("op", "") != "lt-space") return {{"ok", false}, {"error", "unknown op"}};
+  std::string why;
+  if (!gpu_available(&why)) return {{"ok", false}, {"error", why}};
+  try {
+    const Accum accum = parse_accum(req.value("accum", "f32"));
+    const int max = req.value("max", 16);
+    nlohmann::json spaces = nlohmann::json::array();
+    for (const auto& s : req.at("shapes")) {
+      const Shape shape{s.at(0), s.at(1), s.at(2)};
+      for (const auto& l : req.at("layouts")) {
+        nlohmann::json specs = nlohmann::json::array();
+        for (const auto& spec : cublaslt_neighbourhood(shape, parse_layout(l.get<std::string>()), accum, max))
+          specs.push_back(spec.text());
+        spaces.push_back({{"shape", {shape.m, shape.n, shape.k}}, {"layout", l}, {"specs", specs}});
+      }
+    }
+    return {{"ok", true}, {"gpu", query_gpu(0).name}, {"spaces", spaces}};
+  } catch (const std::exception& e) {
+    return {{"ok", false}, {"error", e.what()}};
+  }
+}
+
 int worker_main() {
-  return sandbox::serve([](const nlohmann::json& req) { return run_eval_job(req); });
+  return sandbox::serve([](const nlohmann::json& req) {
+    return req.value("op", "") == "lt-space" ? run_lt_space_job(req) : run_eval_job(req);
+  });
+}
+
+std::vector<std::pair<Problem, std::vector<KernelSpec>>> worker_lt_space(const std::string& worker_exe,
+                                                                         const std::vector<Shape>& shapes,
+                                                                         const std::vector<Layout>& layouts,
+                                                                         Accum accum, int max_per_problem,
+                                                                         int timeout_s) {
+  nlohmann::json job{{"op", "lt-space"}, {"accum", std::string(to_string(accum))}, {"max", max_per_problem}};
+  job["shapes"] = nlohmann::json::array();
+  for (const auto& s : shapes) job["shapes"].push_back({s.m, s.n, s.k});
+  job["layouts"] = nlohmann::json::array();
+  for (auto l : layouts) job["layouts"].push_back(std::string(to_string(l)));
+  sandbox::Options wopt;
+  wopt.timeout = std::chrono::seconds(timeout_s);
+  sandbox::Worker worker({worker_exe.empty() ? self_exe() : worker_exe, "worker"}, wopt);
+  const auto r = worker.call(job, std::chrono::seconds(timeout_s));
+  if (!r.ok() || !r.response.is_object() || r.response.value("ok", false) != true) {
+    const bool said =
+        r.ok() && r.response.is_object() && r.response.contains("error") && r.response.at("error").is_string();
+    throw std::runtime_error("the worker could not list the cublaslt family's space: " +
+                             (said ? r.response.at("error").get<std::string>() : r.message));
+  }
+  std::vector<std::pair<Problem, std::vector<KernelSpec>>> out;
+  try {
+    for (const auto& sp : r.response.at("spaces")) {
+      Problem p;
+      const auto& sh = sp.at("shape");
+      p.shape = {sh.at(0).get<int64_t>(), sh.at(1).get<int64_t>(), sh.at(2).get<int64_t>()};
+      p.layout = parse_layout(sp.at("layout").get<std::string>());
+      p.accum = accum;
+      std::vector<KernelSpec> specs;
+      for (const auto& t : sp.at("specs")) specs.push_back(parse_spec(t.get<std::string>()));
+      out.emplace_back(p, std::move(specs));
+    }
+  } catch (const std::exception& e) {
+    throw std::runtime_error(std::string("the worker's lt-space answer is malformed: ") + e.what());
+  }
+  return out;
 }
 
 namespace {
@@ -161,6 +234,15 @@ struct Pending {
   Accum accum = Accum::F32;
   CompileResult built;
 };
+
+std::optional<double> score_of(const EvalRequest& req, const Pending& p, const std::string& status, double time_us = 0,
+                               double baseline_us = 0, std::optional<double> rel_err = std::nullopt) {
+  if (!req.score) return std::nullopt;
+  ScoreInput in;
+  in.status = status, in.time_us = time_us, in.baseline_us = baseline_us, in.rel_err = rel_err;
+  in.source_bytes = p.spec ? 0 : p.source.size();
+  return req.score(in);
+}
 
 class Evaluator {
  public:
@@ -185,8 +267,8 @@ class Evaluator {
       // The worker died, hung or answered nonsense, and took the job with it: find who by
       // running the candidates one at a time.
       if (req_.progress)
-        std::fprintf(stderr, "cudal2: a job of %zu candidates failed (%s); retrying them one at a time\n",
-                     cands.size(), describe_failure(r, malformed).c_str());
+        std::fprintf(stderr, "cudal2: a job of %zu candidates failed (%s); retrying them one at a time\n", cands.size(),
+                     describe_failure(r, malformed).c_str());
       for (size_t i = 0; i < cands.size(); ++i) evaluate({cands[i]}, {outs[i]});
       return;
     }
@@ -206,7 +288,7 @@ class Evaluator {
       else
         co.status = r.kind == sandbox::Outcome::ProtocolError ? "protocol-error" : "exited";
       co.detail = describe_failure(r, malformed);
-      store_failure(*cands[0], co.status, co.detail);
+      store_failure(*cands[0], co.status, co.detail, co);
       return;
     }
     for (size_t i = 0; i < cands.size(); ++i) {
@@ -254,7 +336,8 @@ class Evaluator {
   static std::string describe_failure(const sandbox::Result& r, const std::string& malformed) {
     if (!malformed.empty()) return malformed;
     if (r.ok()) {
-      const auto& e = r.response.is_object() && r.response.contains("error") ? r.response.at("error") : nlohmann::json();
+      const auto& e =
+          r.response.is_object() && r.response.contains("error") ? r.response.at("error") : nlohmann::json();
       return e.is_string() ? e.get<std::string>() : std::string("job failed");
     }
     std::string tail = r.stderr_tail;
@@ -272,11 +355,13 @@ class Evaluator {
   }
 
   // One failure row per shape, so a resumed run skips the candidate.
-  void store_failure(const Pending& p, const std::string& kind, const std::string& detail) {
+  void store_failure(const Pending& p, const std::string& kind, const std::string& detail, CandidateOutcome& co) {
     for (const auto& s : req_.shapes) {
       auto mr = row_for(p, local_gpu_, s);
       mr.mode = std::string(to_string(req_.modes.front())), mr.timer = "graph";
       mr.status = kind, mr.failure = detail.substr(0, 4000);
+      mr.reward = score_of(req_, p, kind);
+      if (mr.reward) co.score[s.str()] = *mr.reward;
       db_.put_measurement(mr);
     }
   }
@@ -286,6 +371,7 @@ class Evaluator {
     std::string worst, worst_detail;
     for (const auto& sh : answer.shapes) {
       nlohmann::json baselines = nlohmann::json::object();
+      std::map<std::pair<std::string, std::string>, double> best_baseline;  // (mode, timer) -> us
       const MethodAnswer* cand = nullptr;
       for (const auto& m : sh.methods) {
         if (m.method == name)
@@ -293,13 +379,19 @@ class Evaluator {
         else if (m.method.rfind("k-", 0) != 0 && m.method.rfind("candidate-", 0) != 0) {
           nlohmann::json t = nlohmann::json::object();
           for (const auto& [mode, timers] : m.timing)
-            for (const auto& [timer, sum] : timers) t[mode][timer] = summary_json(sum);
+            for (const auto& [timer, sum] : timers) {
+              t[mode][timer] = summary_json(sum);
+              auto& b = best_baseline[{mode, timer}];
+              if (sum.median > 0 && (b == 0 || sum.median < b)) b = sum.median;
+            }
           baselines[m.method] = t;
         }
       }
       if (!cand) continue;
       ++seen;
       const Shape& s = sh.shape;
+      if (const auto b = best_baseline.find({"offline", "graph"}); b != best_baseline.end())
+        co.baseline_us[s.str()] = b->second;
       std::string kind = cand->status == "ok" ? "ok" : cand->status == "unsupported" ? "unsupported" : "error";
       if (cand->status == "failed") kind = failure_kind_of_check(cand->failure);
       if (kind == "ok") ++ok_shapes;
@@ -327,13 +419,17 @@ class Evaluator {
           }
           if (cand->rel_err) mr.rel_err = *cand->rel_err;
           mr.baseline_json = baselines.dump();
+          const auto b = best_baseline.find({ms, ts});
+          mr.reward = score_of(req_, p, mr.status, mr.median_us.value_or(0), b == best_baseline.end() ? 0.0 : b->second,
+                               mr.rel_err);
+          if (mr.reward && mode == Mode::Offline && t == TimerKind::Graph) co.score[s.str()] = *mr.reward;
           db_.put_measurement(mr);
         }
     }
     if (seen == 0) {  // the worker's answer does not mention this candidate at all
       co.status = "protocol-error";
       co.detail = "the worker's answer has no result for " + name;
-      store_failure(p, co.status, co.detail);
+      store_failure(p, co.status, co.detail, co);
       return;
     }
     co.status = !worst.empty() ? worst : ok_shapes ? "ok" : unsupported ? "unsupported" : "error";
@@ -396,7 +492,8 @@ std::vector<CandidateOutcome> evaluate_candidates(const EvalRequest& req) {
     if (req.deadline_minutes > 0 &&
         std::chrono::duration<double>(Clock::now() - t0).count() > 60.0 * req.deadline_minutes) {
       for (size_t i = first; i < cands.size(); ++i) out[i].status = "not-run";
-      if (req.progress) std::fprintf(stderr, "cudal2: --budget-minutes reached; %zu candidate(s) left\n", cands.size() - first);
+      if (req.progress)
+        std::fprintf(stderr, "cudal2: --budget-minutes reached; %zu candidate(s) left\n", cands.size() - first);
       next.wait();  // let the chunk in flight finish compiling: its artifacts stay cached
       break;
     }
@@ -426,6 +523,8 @@ std::vector<CandidateOutcome> evaluate_candidates(const EvalRequest& req) {
         mr.dtype = std::string(to_string(p.accum)), mr.layout = std::string(to_string(p.layout));
         mr.m = s.m, mr.n = s.n, mr.k = s.k, mr.mode = std::string(to_string(req.modes.front()));
         mr.timer = "graph", mr.status = co.status, mr.failure = co.detail, mr.run_id = run;
+        mr.reward = score_of(req, p, co.status);
+        if (mr.reward) co.score[s.str()] = *mr.reward;
         db.put_measurement(mr);
       }
     }
@@ -438,71 +537,11 @@ std::vector<CandidateOutcome> evaluate_candidates(const EvalRequest& req) {
       const double el = std::chrono::duration<double>(Clock::now() - t0).count();
       int ok = 0;
       for (size_t i = 0; i < done; ++i) ok += out[i].status == "ok";
-      std::fprintf(stderr, "[%zu/%zu] candidates evaluated, %d ok | elapsed %.0fs, ETA %.0fs\n", done, cands.size(),
-                   ok, el, el * static_cast<double>(cands.size() - done) / static_cast<double>(done));
+      std::fprintf(stderr, "[%zu/%zu] candidates evaluated, %d ok | elapsed %.0fs, ETA %.0fs\n", done, cands.size(), ok,
+                   el, el * static_cast<double>(cands.size() - done) / static_cast<double>(done));
     }
   }
   db.finish_run(run);
-  return out;
-}
-
-std::vector<KernelSpec> search_space(const std::vector<std::string>& families, const std::string& space, Accum accum) {
-  if (space != "full" && space != "core") throw InputError(fmt::format("unknown space '{}' (full, core)", space));
-  std::vector<KernelSpec> out;
-  for (const auto& f : families) {
-    if (f != "sm90_cutlass") {
-      // Our own families compile in seconds: their whole space, split counts included.
-      for (auto layout : {Layout::NN, Layout::TN})
-        for (const auto& s : enumerate_specs(f, layout, accum, true)) out.push_back(s);
-      continue;
-    }
-    for (auto layout : {Layout::NN, Layout::TN})
-      for (const auto& s : enumerate_sm90(layout, accum, false)) {
-        // core: K tile 64 (one 128-byte swizzle row), clusters of at most 2, N tiles 64/128/256,
-        // the cooperative and ping-pong mainloops: docs/tuning.md says why.
-        if (space == "core" && (s.tile_k != 64 || s.cluster_m * s.cluster_n > 2 || s.tile_n < 64 ||
-                                s.tile_n == 192 || s.mainloop == Mainloop::WarpSpecialized))
-          continue;
-        out.push_back(s);
-      }
-  }
-  return out;
-}
-
-std::vector<KernelSpec> exhaustive_candidates(const std::string& db_path, const std::vector<Shape>& shapes, Mode mode,
-                                              const std::vector<KernelSpec>& space, int budget) {
-  auto db = store::Store::open(db_path);
-  const std::string gpu = gpu_available() ? query_gpu(0).name : "unknown";
-  std::vector<KernelSpec> out;
-  for (const auto& s : space) {
-    bool done = true;
-    for (const auto& sh : shapes)
-      done = done && db.has_measurement(s.hash(), gpu, to_string(s.accum), to_string(s.layout), sh.m, sh.n, sh.k,
-                                        to_string(mode));
-    if (done) continue;
-    out.push_back(s);
-    if (budget > 0 && static_cast<int>(out.size()) >= budget) break;
-  }
-  return out;
-}
-
-std::vector<std::pair<Shape, std::vector<KernelSpec>>> top_candidates(const std::string& db_path,
-                                                                      const std::vector<Shape>& shapes, Accum accum,
-                                                                      int top) {
-  auto db = store::Store::open(db_path);
-  const std::string gpu = gpu_available() ? query_gpu(0).name : "unknown";
-  std::vector<std::pair<Shape, std::vector<KernelSpec>>> out;
-  for (const auto& sh : shapes) {
-    std::vector<KernelSpec> specs;
-    for (auto layout : {Layout::NN, Layout::TN})
-      for (const auto& [hash, us] : db.top_specs(gpu, to_string(accum), to_string(layout), sh.m, sh.n, sh.k,
-                                                 "offline", "graph", top)) {
-        const auto row = db.get_spec(hash);
-        if (!row || row->family == "source") continue;
-        specs.push_back(parse_spec(row->text));
-      }
-    out.emplace_back(sh, std::move(specs));
-  }
   return out;
 }
 
@@ -511,23 +550,6 @@ void print_outcomes(const std::vector<CandidateOutcome>& outcomes) {
     std::printf("%-16s %-16s %s\n", o.spec_hash.c_str(), o.status.c_str(), o.spec_text.c_str());
     if (o.status != "ok" && !o.detail.empty()) std::printf("    %s\n", o.detail.substr(0, 300).c_str());
   }
-}
-
-void print_tune_summary(const std::vector<CandidateOutcome>& outcomes) {
-  std::map<std::string, int> by_status;
-  double compile_s = 0, measure_s = 0;
-  std::map<std::string, std::pair<double, std::string>> best;  // shape -> (us, spec)
-  for (const auto& o : outcomes) {
-    ++by_status[o.status];
-    compile_s += o.compile_seconds;
-    measure_s += o.measure_seconds;
-    for (const auto& [shape, us] : o.graph_us)
-      if (!best.count(shape) || us < best[shape].first) best[shape] = {us, o.spec_text};
-  }
-  std::printf("%zu candidate(s):", outcomes.size());
-  for (const auto& [st, n] : by_status) std::printf(" %s %d", st.c_str(), n);
-  std::printf("\ncompile time %.0f s (summed over parallel compiles), measure time %.0f s\n", compile_s, measure_s);
-  for (const auto& [shape, b] : best) std::printf("  %-20s %9.2f us  %s\n", shape.c_str(), b.first, b.second.c_str());
 }
 
 int print_best(const std::string& db_path, const std::string& gpu_in) {

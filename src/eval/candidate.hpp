@@ -2,8 +2,10 @@
 // Evaluating kernel candidates: the job a worker process runs (load artifacts, verify and time
 // them against the baselines in one bench, on the same inputs), and the parent side that
 // compiles, sends jobs to a sandboxed worker, attributes failures, and stores every outcome.
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,7 +23,20 @@ namespace cudal2 {
 // that could not run; {"ok":false,"fatal":true,"kind":K,"exit_after":true,...} when a kernel left
 // the CUDA context unusable (illegal address, device assert, ...): the worker then exits.
 nlohmann::json run_eval_job(const nlohmann::json& request);
-int worker_main();  // `cudal2 worker`: serves jobs on stdin/stdout until EOF
+// Request {"op":"lt-space", "shapes":[[m,n,k],...], "layouts":["nn",...], "accum":..., "max":N}:
+// the cublaslt family's specs for those problems on this GPU (cublaslt_neighbourhood, which needs
+// a CUDA context); response {"ok":true, "gpu":NAME, "specs":[TEXT,...]}.
+nlohmann::json run_lt_space_job(const nlohmann::json& request);
+int worker_main();  // `cudal2 worker`: serves jobs (ops eval and lt-space) on stdin/stdout until EOF
+
+// Parent side of the lt-space op: starts a worker (worker_exe, default this executable) and asks
+// it; one entry per shape and layout, in that order. Throws std::runtime_error when the worker
+// cannot answer (no GPU, cuBLASLt failure, timeout, a malformed answer).
+std::vector<std::pair<Problem, std::vector<KernelSpec>>> worker_lt_space(const std::string& worker_exe,
+                                                                         const std::vector<Shape>& shapes,
+                                                                         const std::vector<Layout>& layouts,
+                                                                         Accum accum, int max_per_problem,
+                                                                         int timeout_s = 300);
 
 // What happened to a candidate, one word (stored as the measurement status):
 //   ok, unsupported (refused every shape), compile-error, compile-timeout, wrong-result,
@@ -29,6 +44,16 @@ int worker_main();  // `cudal2 worker`: serves jobs on stdin/stdout until EOF
 //   cuda-fatal (the context was poisoned), crash (the worker died by a signal), hang (killed after
 //   the timeout), exited, protocol-error, error (anything else, with a reason).
 std::string failure_kind_of_check(const std::string& failed_check);  // verification check -> kind
+
+// What a stored measurement is scored on (the tuner passes search::reward; eval itself scores
+// nothing: it measures).
+struct ScoreInput {
+  std::string status;      // "ok" or the failure kind stored
+  double time_us = 0;      // the row's median when ok
+  double baseline_us = 0;  // the best baseline of the same job, same mode and timer (0: none)
+  std::optional<double> rel_err;
+  size_t source_bytes = 0;  // free-form candidates' source length (0 for generated sources)
+};
 
 struct EvalRequest {
   std::vector<KernelSpec> specs;
@@ -43,18 +68,20 @@ struct EvalRequest {
   double verify_budget = double(1 << 28);
   std::vector<std::string> baselines{"cublas-nn", "cublas-tn", "cublaslt-autotune-nn", "cublaslt-autotune-tn"};
   std::string db_path = "cudal2.db";
-  std::string worker_exe;  // default: this executable
-  int timeout_s = 120;     // per candidate in a job, on top of job_overhead_s
-  int job_overhead_s = 180;  // baselines (auto-tuning), inputs, references
-  int batch = 4;           // candidates per worker job; a failed job is retried one candidate at a time
-  std::string csv_path;    // optional: the worker appends the bench's CSV rows here
-  bool name_by_hash = false;  // method names "k-<hash>" instead of "candidate-<i>" (CSV rows)
+  std::string worker_exe;       // default: this executable
+  int timeout_s = 120;          // per candidate in a job, on top of job_overhead_s
+  int job_overhead_s = 180;     // baselines (auto-tuning), inputs, references
+  int batch = 4;                // candidates per worker job; a failed job is retried one candidate at a time
+  std::string csv_path;         // optional: the worker appends the bench's CSV rows here
+  bool name_by_hash = false;    // method names "k-<hash>" instead of "candidate-<i>" (CSV rows)
   double deadline_minutes = 0;  // >0: start no new chunk of candidates after this long
   std::string command_line;
   bool progress = true;
   // Confine each candidate's runner process (docs/threat-model.md). Off only to diagnose a
   // machine where the confinement itself fails; results are then marked unconfined.
   bool confine = true;
+  // Scores every measurement row before it is stored (the row's reward column); empty: none.
+  std::function<std::optional<double>(const ScoreInput&)> score;
 };
 
 struct CandidateOutcome {
@@ -65,6 +92,10 @@ struct CandidateOutcome {
   double measure_seconds = 0;  // this candidate's share of its job's wall time
   // Offline graph-timer median per shape ("MxNxK" -> us) where the candidate passed.
   std::map<std::string, double> graph_us;
+  // Per shape: the best baseline's offline graph median in the same job, and the score of the
+  // candidate's offline graph row (or of its failure), when EvalRequest::score is set.
+  std::map<std::string, double> baseline_us;
+  std::map<std::string, double> score;
 };
 
 // Compiles the candidates (a parallel pool, overlapped with measuring), evaluates them in batches
@@ -72,20 +103,7 @@ struct CandidateOutcome {
 // arrive), and returns what happened to each candidate, in input order.
 std::vector<CandidateOutcome> evaluate_candidates(const EvalRequest& req);
 
-// Exhaustive search order over the families' spaces ("full": every valid compile-time
-// configuration; "core": the sub-space docs/tuning.md describes), NN and TN, default runtime
-// knobs plus the split counts of families that have them, minus specs the store already has a
-// result for on every shape (that is what makes a rerun resume), at most `budget` (0: all).
-std::vector<KernelSpec> search_space(const std::vector<std::string>& families, const std::string& space, Accum accum);
-std::vector<KernelSpec> exhaustive_candidates(const std::string& db_path, const std::vector<Shape>& shapes, Mode mode,
-                                              const std::vector<KernelSpec>& space, int budget);
-// The `top` fastest specs per shape and layout in the store (offline, graph timer).
-std::vector<std::pair<Shape, std::vector<KernelSpec>>> top_candidates(const std::string& db_path,
-                                                                      const std::vector<Shape>& shapes, Accum accum,
-                                                                      int top);
 void print_outcomes(const std::vector<CandidateOutcome>& outcomes);
-// Counts by outcome, compile and measure time, and the best candidate per shape.
-void print_tune_summary(const std::vector<CandidateOutcome>& outcomes);
 // `cudal2 show`: best spec per shape for a GPU (default: this machine's), with its speedup over
 // the best cuBLAS and the best cuBLASLt auto-tuning time measured in the same job.
 int print_best(const std::string& db_path, const std::string& gpu = "");

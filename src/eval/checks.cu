@@ -38,8 +38,7 @@ __global__ void compare_kernel(const uint16_t* C, const uint16_t* R, size_t n, f
   }
 }
 
-__global__ void checksum_kernel(const unsigned char* p, size_t bytes, unsigned long long key,
-                                unsigned long long* out) {
+__global__ void checksum_kernel(const unsigned char* p, size_t bytes, unsigned long long key, unsigned long long* out) {
   unsigned long long acc = 0;
   const size_t words = bytes / 8;
   const auto* w = reinterpret_cast<const unsigned long long*>(p);

@@ -13,8 +13,8 @@
 namespace cudal2 {
 
 struct OutputCheck {
-  int64_t unwritten = 0;  // still the poison
-  int64_t nonfinite = 0;  // NaN/Inf where the reference is finite
+  int64_t unwritten = 0;   // still the poison
+  int64_t nonfinite = 0;   // NaN/Inf where the reference is finite
   int64_t mismatched = 0;  // |c - r| > rel*|r| + abs
   int64_t first_bad = -1;  // smallest index of any of the above
   float first_got = 0, first_want = 0;
@@ -29,8 +29,7 @@ class DeviceChecker {
   DeviceChecker& operator=(const DeviceChecker&) = delete;
 
   // C and ref: n fp16 values.
-  OutputCheck compare(const void* C, const void* ref, size_t n, ElementTolerance tol, uint16_t poison,
-                      cudaStream_t s);
+  OutputCheck compare(const void* C, const void* ref, size_t n, ElementTolerance tol, uint16_t poison, cudaStream_t s);
   // An order-independent sum of splitmix(key, index, 8-byte word): changing any byte changes it
   // unless the writer knows the key.
   uint64_t checksum(const void* p, size_t bytes, uint64_t key, cudaStream_t s);
@@ -38,7 +37,7 @@ class DeviceChecker {
   int64_t guard_damage(const GuardedBuffer& b, cudaStream_t s);
 
  private:
-  unsigned long long* dev_ = nullptr;  // scratch counters
+  unsigned long long* dev_ = nullptr;   // scratch counters
   unsigned long long* host_ = nullptr;  // pinned copy
 };
 

@@ -5,8 +5,8 @@
 #include <cuda_fp16.h>
 #include <dlfcn.h>
 
-#include <atomic>
 #include <fmt/format.h>
+#include <atomic>
 
 #include "eval/verify.hpp"
 

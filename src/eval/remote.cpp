@@ -29,8 +29,12 @@ using Clock = std::chrono::steady_clock;
 
 // Calibration: trusted spin kernels of this length, timed through the same request path as the
 // candidate's samples, before any candidate code is loaded.
-constexpr unsigned long long kCalibrationNs = 300000;
-constexpr int kCalibrationRounds = 9;
+// Graphs of 1, 64 and 512 spin kernels of 2 us: the request overhead grows with the number of
+// graph nodes (launching a graph of hundreds of calls takes the host a while), so the allowance
+// for a batch of n calls is interpolated from these.
+constexpr unsigned long long kCalibrationNs = 2000;
+constexpr int kCalibrationSizes[] = {1, 64, 512};
+constexpr int kCalibrationRounds = 5;
 
 std::string to_hex(const void* p, size_t n) {
   std::string out;
@@ -72,6 +76,7 @@ struct RunnerSide {
   std::unique_ptr<MappedKernel> kernel;
   std::unique_ptr<MethodTimer> timer;
   std::unique_ptr<CallGraph> spin;
+  void* scratch = nullptr;
 
   void* map(const json& buf) {
     const std::string h = buf.at("handle");
@@ -100,6 +105,11 @@ struct RunnerSide {
     a.splits = spec.splits;
     return a;
   }
+  void touch_gpu() {
+    if (!scratch) CUDAL2_CUDA(cudaMalloc(&scratch, 256));
+    fill_u16(scratch, 1, 0, stream);
+    CUDAL2_CUDA(cudaStreamSynchronize(stream));
+  }
   MappedKernel& bound() {
     if (!kernel) throw InputError("no problem bound");
     return *kernel;
@@ -121,14 +131,16 @@ struct RunnerSide {
       return {{"ok", true}, {"pid", getpid()}};
     }
     if (op == "calibrate") {
-      if (!spin) {
-        const unsigned long long ns = req.at("ns");
-        spin = std::make_unique<CallGraph>([ns](cudaStream_t s) { launch_spin(s, ns); }, stream, 1);
+      const unsigned long long ns = req.at("ns");
+      const int calls = req.at("calls");
+      touch_gpu();
+      if (!spin || spin->calls() != calls) {
+        spin = std::make_unique<CallGraph>([ns](cudaStream_t s) { launch_spin(s, ns); }, stream, calls);
         if (!spin->ok()) throw CudaError(spin->error());
       }
       const double us = spin->replay_us(stream);
       CUDAL2_CUDA(cudaDeviceSynchronize());
-      return {{"ok", true}, {"us", us}, {"calls", 1}};
+      return {{"ok", true}, {"us", us}, {"calls", calls}};
     }
     if (op == "load") {
       art = std::make_shared<Artifact>(req.at("artifact").get<std::string>());
@@ -181,6 +193,9 @@ struct RunnerSide {
     if (op == "sample") {
       if (!timer) throw InputError("no timer set up");
       const std::string t = req.at("timer");
+      // The judge used the GPU just before this request: let the GPU switch to this process's
+      // context now, outside the timed region (the host timer would count the switch otherwise).
+      touch_gpu();
       double us = 0;
       int calls = 1;
       if (t == "single") {
@@ -260,6 +275,7 @@ class RemoteTimer final : public SampleTimer {
   TimingConfig cfg_;
   L2Flusher* flusher_;
   std::vector<double> excess_, single_;
+  std::map<std::string, std::vector<double>> excess_by_;  // per timer, for the report
 };
 
 class RemoteRunner final : public Runner {
@@ -288,8 +304,8 @@ class RemoteRunner final : public Runner {
     if (!r.at("refusal").get<std::string>().empty()) throw RunnerError(r.at("refusal").get<std::string>());
     const size_t need = r.at("workspace");
     if (need > kMaxWorkspace)
-      throw RunnerError(fmt::format("needs {} MiB of workspace, more than the {} MiB allowed", need >> 20,
-                                    kMaxWorkspace >> 20));
+      throw RunnerError(
+          fmt::format("needs {} MiB of workspace, more than the {} MiB allowed", need >> 20, kMaxWorkspace >> 20));
     workspace_ = GuardedBuffer();
     json bind = {{"op", "bind"}, {"m", shape.m}, {"n", shape.n}, {"k", shape.k}};
     bind["A"] = export_buffer(*ops.bufA);
@@ -330,7 +346,8 @@ class RemoteRunner final : public Runner {
     const std::string proc = fmt::format("/proc/{}", pid_);
     std::vector<std::string> extra, children;
     for (const auto& t : list_dir(proc + "/task")) {
-      if (!base_threads_.count(t)) extra.push_back(fmt::format("{} ({})", t, read_small(proc + "/task/" + t + "/comm")));
+      if (!base_threads_.count(t))
+        extra.push_back(fmt::format("{} ({})", t, read_small(proc + "/task/" + t + "/comm")));
       const std::string kids = read_small(proc + "/task/" + t + "/children");
       if (!kids.empty()) children.push_back(kids);
     }
@@ -358,10 +375,14 @@ class RemoteRunner final : public Runner {
       if (tail.size() > 1500) tail = "..." + tail.substr(tail.size() - 1500);
       const std::string detail = r.message + (tail.empty() ? "" : "\n" + tail);
       switch (r.kind) {
-        case sandbox::Outcome::Hung: fail("hang", detail);
-        case sandbox::Outcome::Crashed: fail("crash", detail);
-        case sandbox::Outcome::ProtocolError: fail("protocol-error", detail);
-        default: fail("exited", detail);
+        case sandbox::Outcome::Hung:
+          fail("hang", detail);
+        case sandbox::Outcome::Crashed:
+          fail("crash", detail);
+        case sandbox::Outcome::ProtocolError:
+          fail("protocol-error", detail);
+        default:
+          fail("exited", detail);
       }
     }
     const json& resp = r.response;
@@ -373,15 +394,28 @@ class RemoteRunner final : public Runner {
       fail(fatal.count(kind) ? kind : "cuda-fatal", resp.value("error", ""));
     }
     if (!resp.at("ok").get<bool>()) {
-      const std::string err = resp.contains("error") && resp.at("error").is_string() ? resp.at("error").get<std::string>()
-                                                                                     : resp.dump().substr(0, 200);
+      const std::string err = resp.contains("error") && resp.at("error").is_string()
+                                  ? resp.at("error").get<std::string>()
+                                  : resp.dump().substr(0, 200);
       fail("error", err);
     }
     return resp;
   }
 
-  double allowance_us() const { return allowance_us_; }
-  double calibrated_us() const { return calib_median_us_; }
+  // What a request running `calls` calls costs beyond the device time, as calibrated (piecewise
+  // linear in the number of calls, extrapolated past the largest size).
+  double overhead_us(int calls) const {
+    if (overhead_.empty()) return 0;
+    if (calls <= overhead_.front().first) return overhead_.front().second;
+    for (size_t i = 1; i < overhead_.size(); ++i) {
+      const auto [n0, e0] = overhead_[i - 1];
+      const auto [n1, e1] = overhead_[i];
+      if (calls <= n1 || i + 1 == overhead_.size()) return e0 + (e1 - e0) * (calls - n0) / static_cast<double>(n1 - n0);
+    }
+    return overhead_.back().second;
+  }
+  double margin_us() const { return margin_us_; }
+  double single_latency_us() const { return single_latency_us_; }
 
  private:
   [[noreturn]] void fail(const std::string& kind, const std::string& detail) {
@@ -411,20 +445,27 @@ class RemoteRunner final : public Runner {
     confinement_ = cfg_.confine ? worker_->confinement().summary() : "off";
     // Each round as a sample goes: the judge works on the GPU first (so the GPU switches from the
     // judge's context to the runner's inside the request, as it does before every sample).
-    std::vector<double> excess;
-    for (int i = 0; i < kCalibrationRounds; ++i) {
-      fill_u16(warm.data(), 2048, static_cast<uint16_t>(i), nullptr);
-      CUDAL2_CUDA(cudaDeviceSynchronize());
-      const auto t0 = Clock::now();
-      const json c = call({{"op", "calibrate"}, {"ns", kCalibrationNs}});
-      const double wall = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
-      if (!c.at("us").is_number()) fail("protocol-error", "malformed answer to calibrate");
-      excess.push_back(wall - c.at("us").get<double>());
+    std::vector<double> spread;
+    for (int calls : kCalibrationSizes) {
+      std::vector<double> excess, single_us;
+      for (int i = 0; i < kCalibrationRounds; ++i) {
+        fill_u16(warm.data(), 2048, static_cast<uint16_t>(i), nullptr);
+        CUDAL2_CUDA(cudaDeviceSynchronize());
+        const auto t0 = Clock::now();
+        const json c = call({{"op", "calibrate"}, {"ns", kCalibrationNs}, {"calls", calls}});
+        const double wall = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+        if (!c.at("us").is_number()) fail("protocol-error", "malformed answer to calibrate");
+        excess.push_back(wall - c.at("us").get<double>() * calls);
+        single_us.push_back(c.at("us").get<double>());
+      }
+      overhead_.emplace_back(calls, percentile(excess, 50));
+      // A one-call graph of a 2 us kernel reports 2 us plus the graph's own fixed latency (event
+      // and kernel nodes one after the other, nothing to overlap): the same latency is in every
+      // single-call sample, and the batch-vs-single comparison takes it out.
+      if (calls == 1) single_latency_us_ = std::max(0.0, percentile(single_us, 50) - kCalibrationNs / 1000.0);
+      spread.push_back(percentile(excess, 75) - percentile(excess, 25));
     }
-    // A cheat must hide more than this per request to pass; offline batches are sized to ~1 ms
-    // (docs/threat-model.md).
-    calib_median_us_ = percentile(excess, 50);
-    allowance_us_ = calib_median_us_ + 150 + 3 * (percentile(excess, 75) - percentile(excess, 25));
+    margin_us_ = 150 + 3 * *std::max_element(spread.begin(), spread.end());
     base_threads_ = list_dir(fmt::format("/proc/{}/task", pid_));
     call({{"op", "load"},
           {"artifact", artifact_},
@@ -442,7 +483,8 @@ class RemoteRunner final : public Runner {
   std::string confinement_;
   pid_t pid_ = -1;
   std::set<std::string> base_threads_;
-  double allowance_us_ = 250, calib_median_us_ = 0;
+  std::vector<std::pair<int, double>> overhead_;  // (calls, median excess) from calibration
+  double margin_us_ = 150, single_latency_us_ = 0;
   GuardedBuffer workspace_;
   bool bound_ = false;
   std::string dead_kind_, dead_detail_;
@@ -466,8 +508,16 @@ double RemoteTimer::timed_request(const std::string& timer, std::vector<double>&
   if (!r.at("us").is_number() || !r.at("calls").is_number_integer() || !(r.at("us").get<double>() >= 0))
     throw CandidateFault("protocol-error", "malformed answer to sample: " + r.dump().substr(0, 200));
   const double us = r.at("us");
+  const int calls = r.at("calls");
   into.push_back(us);
-  excess_.push_back(wall - us * r.at("calls").get<int>());
+  // What the judge's clock saw beyond the runner's claim and the calibrated overhead of a
+  // request of that many calls.
+  // Beyond the calibrated overhead, 3% of the claimed time is allowed: measured on the H100, honest
+  // requests of 2-200 ms calls on large operands (the judge had just filled hundreds of MB) saw
+  // 0.2-2% more than the calibration with its small buffers predicts. Work hidden off the timed
+  // stream cannot use this slack in graph replays (they are verified), only in eager/host samples.
+  excess_.push_back(wall - us * calls * 1.03 - r_.overhead_us(calls));
+  excess_by_[timer].push_back(excess_.back());
   return us;
 }
 
@@ -491,27 +541,38 @@ std::string RemoteTimer::defect(double floor_us) const {
     if (v.empty()) continue;
     const double med = percentile(v, 50);
     if (med < floor_us)
-      return fmt::format("implausible-time: {} median {:.3g} us is below the {:.3g} us the hardware allows", to_string(t),
-                         med, floor_us);
+      return fmt::format("implausible-time: {} median {:.3g} us is below the {:.3g} us the hardware allows",
+                         to_string(t), med, floor_us);
   }
   if (excess_.size() >= 3) {
     const double med = percentile(excess_, 50);
-    if (med > r_.allowance_us())
+    if (med > r_.margin_us())
       return fmt::format(
-          "timing-mismatch: the judge's clock saw {:.0f} us more per request than the runner reported (median; "
-          "calibrated overhead {:.0f} us, allowance {:.0f} us): work outside the timed stream, or forged times",
-          med, r_.calibrated_us(), r_.allowance_us());
+          "timing-mismatch: the judge's clock saw {:.0f} us more per request than the runner reported and the "
+          "calibrated request overhead explain (median; allowed {:.0f} us): work outside the timed stream, or "
+          "forged times [{}]",
+          med, r_.margin_us(), [&] {
+            std::string per;
+            for (const auto& [t, v] : excess_by_)
+              per += fmt::format("{}{}: median {:.0f} us over {}", per.empty() ? "" : ", ", t, percentile(v, 50),
+                                 v.size());
+            return per + fmt::format("; overhead(1) {:.0f} us, overhead({}) {:.0f} us", r_.overhead_us(1), inner_,
+                                     r_.overhead_us(inner_));
+          }());
   }
   if (cfg_.mode == Mode::Offline && single_.size() >= 3) {
     double batch = 1e300;
     for (auto t : {TimerKind::Graph, TimerKind::Eager})
-      if (!samples_[static_cast<int>(t)].empty()) batch = std::min(batch, percentile(samples_[static_cast<int>(t)], 50));
-    const double single = percentile(single_, 50);
-    if (batch < 1e300 && batch < 0.5 * single - 2.0)
+      if (!samples_[static_cast<int>(t)].empty())
+        batch = std::min(batch, percentile(samples_[static_cast<int>(t)], 50));
+    // One more microsecond of slack for the calibration's own error (a spin kernel lasts at least,
+    // not exactly, its 2 us).
+    const double single = percentile(single_, 50) - r_.single_latency_us() - 1.0;
+    if (batch < 1e300 && batch < 0.5 * single - 1.0)
       return fmt::format(
-          "inconsistent-time: {:.3g} us per call in batches but {:.3g} us for a fresh single call: later calls of a "
-          "batch do less work",
-          batch, single);
+          "inconsistent-time: {:.3g} us per call in batches but {:.3g} us for a fresh single call (after the "
+          "calibrated {:.3g} us of one-call graph latency): later calls of a batch do less work",
+          batch, single, r_.single_latency_us());
   }
   return "";
 }

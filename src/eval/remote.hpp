@@ -15,9 +15,9 @@
 namespace cudal2 {
 
 struct RemoteConfig {
-  std::string runner_exe;                 // the cudal2 executable (`cudal2 runner`)
-  std::chrono::seconds timeout{60};       // per request to the runner
-  bool confine = true;                    // sandbox confinement of the runner process
+  std::string runner_exe;            // the cudal2 executable (`cudal2 runner`)
+  std::chrono::seconds timeout{60};  // per request to the runner
+  bool confine = true;               // sandbox confinement of the runner process
 };
 
 // A candidate artifact as a Runner whose work happens in its own runner process. prepare()

@@ -119,7 +119,8 @@ class MethodTimer : public SampleTimer {
   void sample(TimerKind t, std::mt19937_64* gap_rng) override;
   // Every timer the config enables, in order graph, eager, host.
   void sample_all(std::mt19937_64& rng);
-  // Event time of one eager call (no batch): what a fresh call costs.
+  // Device time of one call on its own (a one-call graph; eager if capture fails): what a fresh
+  // call costs.
   double single_us();
 
  private:
@@ -129,7 +130,7 @@ class MethodTimer : public SampleTimer {
   TimingConfig cfg_;
   L2Flusher* flusher_;
   LaunchFn fn_;
-  std::unique_ptr<CallGraph> graph_;
+  std::unique_ptr<CallGraph> graph_, single_;
   EventPair events_;
 };
 

@@ -309,7 +309,12 @@ void add_export_command(CLI::App& app) {
   cmd->add_option("--families", *families, "Keep only these kernel families (comma-separated)");
   cmd->add_option("--portfolio", opt->portfolio, "Ship at most N distinct kernels (0: every shape's best)")
       ->capture_default_str();
-  cmd->callback([opt, families] {
+  auto trajectories = std::make_shared<std::string>();
+  auto unscored = std::make_shared<bool>(false);
+  cmd->add_option("--trajectories", *trajectories,
+                  "Write the LLM proposer's turns as JSON lines for an RL trainer (docs/llm.md) instead of the table");
+  cmd->add_flag("--include-unscored", *unscored, "With --trajectories: also turns that have no reward yet");
+  cmd->callback([opt, families, trajectories, unscored] {
     int rc = 0;
     try {
       std::string item;
@@ -323,7 +328,7 @@ void add_export_command(CLI::App& app) {
       }
       for (const auto& f : opt->families) default_spec(f);  // throws for an unknown family
       if (opt->portfolio < 0) throw InputError("--portfolio must be 0 or more");
-      rc = run(*opt);
+      rc = trajectories->empty() ? run(*opt) : write_trajectories(opt->dbs, *trajectories, *unscored);
     } catch (const store::StoreError& e) {
       std::fprintf(stderr, "cudal2: error: %s\n", e.what());
       rc = 2;

@@ -85,6 +85,12 @@ std::string to_json_text(const Table& t, const Portfolio& p, const std::vector<C
 // Whole command: collect, choose, print the curve, write opt.out. Returns the exit code.
 int run(const Options& opt);
 
+// `cudal2 export --trajectories FILE.jsonl` (src/export/trajectories.cpp): the LLM proposer's
+// turns as JSON lines {prompt (messages), completion (messages), reward, measurement, problem,
+// source, episode, turn, ...} (docs/llm.md). Turns without a reward are skipped unless
+// include_unscored. Returns the exit code.
+int write_trajectories(const std::vector<std::string>& dbs, const std::string& out_path, bool include_unscored = false);
+
 // Registers `cudal2 export` on the CLI; its callback runs it and exits the process with its code.
 void add_export_command(CLI::App& app);
 

@@ -18,8 +18,7 @@ __device__ __forceinline__ uint32_t smem_u32(const void* p) {
 // 16-byte global->shared copy through L2 only (.cg: tiles are reused from shared memory, not
 // L1); a false `valid` copies no bytes and writes zeros, which is how edge tiles get padded.
 __device__ __forceinline__ void cp_async16(void* smem, const void* gmem, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(smem)), "l"(gmem),
-               "r"(valid ? 16 : 0));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(smem)), "l"(gmem), "r"(valid ? 16 : 0));
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>
@@ -66,10 +65,9 @@ template <>
 struct Acc<true> {
   uint32_t v[2] = {0u, 0u};
   __device__ __forceinline__ void mma(const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%0,%1}, {%2,%3,%4,%5}, {%6,%7}, {%0,%1};\n"
-        : "+r"(v[0]), "+r"(v[1])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%0,%1}, {%2,%3,%4,%5}, {%6,%7}, {%0,%1};\n"
+                 : "+r"(v[0]), "+r"(v[1])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
   }
   __device__ __forceinline__ float4 get() const {
     const float2 lo = __half22float2(*reinterpret_cast<const __half2*>(&v[0]));
@@ -121,8 +119,7 @@ __device__ __forceinline__ uint32_t load2(const __half* p, int64_t rows, int64_t
 
 // Writes one accumulator tile's values of this lane (rows r and r+8, columns c and c+1) to the
 // row-major m x n fp16 C, skipping what falls outside. vec2: a 4-byte store per row pair.
-__device__ __forceinline__ void store_c(__half* C, int64_t m, int64_t n, int64_t r, int64_t c, float4 v,
-                                        bool vec2) {
+__device__ __forceinline__ void store_c(__half* C, int64_t m, int64_t n, int64_t r, int64_t c, float4 v, bool vec2) {
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const int64_t row = r + 8 * h;

@@ -13,8 +13,8 @@ namespace {
 using namespace cudal2_mma_common;
 namespace plan = cudal2_plan;
 
-constexpr bool kTN = CUDAL2_LAYOUT_TN;     // B stored as N rows of K
-constexpr bool kF16 = CUDAL2_ACCUM_F16;    // fp16 accumulators
+constexpr bool kTN = CUDAL2_LAYOUT_TN;                         // B stored as N rows of K
+constexpr bool kF16 = CUDAL2_ACCUM_F16;                        // fp16 accumulators
 constexpr int BM = CUDAL2_BM, BN = CUDAL2_BN, BK = CUDAL2_BK;  // CTA tile
 constexpr int WM = CUDAL2_WM, WN = CUDAL2_WN;                  // warps along M and N
 constexpr int kStages = CUDAL2_STAGES;
@@ -38,17 +38,16 @@ struct Params {
   const __half* B;
   __half* C;
   int64_t m, n, k;
-  int splits;         // effective split count (= gridDim.z)
-  int* counters;      // per output tile, zero between launches (split-K only)
-  float4* partials;   // fp32 partial tiles, [tile][split][BM*BN/4 float4 in thread order]
-  bool c_vec;         // N even and C 4-byte aligned: half2 stores
+  int splits;        // effective split count (= gridDim.z)
+  int* counters;     // per output tile, zero between launches (split-K only)
+  float4* partials;  // fp32 partial tiles, [tile][split][BM*BN/4 float4 in thread order]
+  bool c_vec;        // N even and C 4-byte aligned: half2 stores
 };
 
 // One 16-byte chunk of a tile into shared memory: cp.async on the aligned path (zeros past the
 // edge), checked element loads otherwise.
 template <bool kAligned>
-__device__ __forceinline__ void copy16(__half* s, const __half* g, int64_t rows, int64_t cols, int64_t r,
-                                       int64_t c) {
+__device__ __forceinline__ void copy16(__half* s, const __half* g, int64_t rows, int64_t cols, int64_t r, int64_t c) {
   if constexpr (kAligned) {
     const bool valid = r < rows && c < cols;
     cp_async16(s, valid ? g + r * cols + c : g, valid);
@@ -81,8 +80,8 @@ __device__ __forceinline__ void load_tile(__half* s, const __half* g, int64_t ro
 }
 
 template <bool kAligned>
-__device__ __forceinline__ void load_stage(const Params& p, __half* sA, __half* sB, int64_t m0, int64_t n0,
-                                           int64_t k0, int tid) {
+__device__ __forceinline__ void load_stage(const Params& p, __half* sA, __half* sB, int64_t m0, int64_t n0, int64_t k0,
+                                           int tid) {
   load_tile<kAligned, BM, BK, LDA>(sA, p.A, p.m, p.k, m0, k0, tid);
   if constexpr (kTN)
     load_tile<kAligned, BN, BK, LDB>(sB, p.B, p.n, p.k, n0, k0, tid);
@@ -189,8 +188,7 @@ __global__ void __launch_bounds__(kThreads, 1) mma_gemm_kernel(const Params p) {
       for (int u = 0; u < kU; ++u)
         if (s0 + u < p.splits)
 #pragma unroll
-          for (int j = 0; j < MI * NI; ++j)
-            out[j / NI][j % NI] = s0 + u == 0 ? v[u][j] : out[j / NI][j % NI] + v[u][j];
+          for (int j = 0; j < MI * NI; ++j) out[j / NI][j % NI] = s0 + u == 0 ? v[u][j] : out[j / NI][j % NI] + v[u][j];
     }
   }
 

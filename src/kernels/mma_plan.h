@@ -88,7 +88,7 @@ constexpr int tiny_fragment_regs(int wtm, int wtn, int bk) { return (wtm / 16 * 
 // Budgets the validity rules use.
 constexpr int kSmemBudget = 227 * 1024;  // H100 max dynamic shared memory per block
 constexpr int kStaticSmemBudget = 48 * 1024;
-constexpr int kMaxAccFloats = 64;       // 64x32 warp tile (64x64 spilled: 128 accumulators + fragments)
+constexpr int kMaxAccFloats = 64;         // 64x32 warp tile (64x64 spilled: 128 accumulators + fragments)
 constexpr int kMaxTinyFragmentRegs = 64;  // per buffer; two buffers are in flight
 
 }  // namespace

@@ -87,15 +87,12 @@ inline typename Gemm::Arguments make_args(const cudal2_gemm_args& a) {
   // Cached: querying the SM count costs a driver call on every launch otherwise.
   static int sms = cutlass::KernelHardwareInfo::query_device_multiprocessor_count(hw.device_id);
   hw.sm_count = sms;
-  typename Gemm::Arguments args{cutlass::gemm::GemmUniversalMode::kGemm,
-                                {m, n, k, 1},
-                                {static_cast<const ElementAB*>(a.A), sA, static_cast<const ElementAB*>(a.B), sB},
-                                {{ElementAcc(1), ElementAcc(0)},
-                                 static_cast<const ElementC*>(a.C),
-                                 sC,
-                                 static_cast<ElementC*>(a.C),
-                                 sD},
-                                hw};
+  typename Gemm::Arguments args{
+      cutlass::gemm::GemmUniversalMode::kGemm,
+      {m, n, k, 1},
+      {static_cast<const ElementAB*>(a.A), sA, static_cast<const ElementAB*>(a.B), sB},
+      {{ElementAcc(1), ElementAcc(0)}, static_cast<const ElementC*>(a.C), sC, static_cast<ElementC*>(a.C), sD},
+      hw};
   args.scheduler.raster_order = a.raster == 1 ? RO::AlongM : a.raster == 2 ? RO::AlongN : RO::Heuristic;
   args.scheduler.max_swizzle_size = a.swizzle;
   set_stream_k(args.scheduler, a);

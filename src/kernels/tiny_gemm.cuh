@@ -64,7 +64,9 @@ __device__ __forceinline__ void load_frags(Frags& f, const __half* A, const __ha
   }
 }
 
-__device__ __forceinline__ uint32_t word(const uint4& v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; }
+__device__ __forceinline__ uint32_t word(const uint4& v, int i) {
+  return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
+}
 
 __device__ __forceinline__ void compute(const Frags& f, Acc<kF16> (&acc)[MI][NI]) {
 #pragma unroll

@@ -110,13 +110,71 @@ CREATE TABLE best (
 PRAGMA application_id = 1668637746;
 )sql";
 
+// Schema version 2: the reward of each measurement (search/reward.hpp), NULL for older rows.
+constexpr std::string_view kV2 = R"sql(
+ALTER TABLE measurements ADD COLUMN reward REAL;
+)sql";
+
+// Schema version 3 (issue 14): the LLM proposer's turns and the profiler's metrics.
+// llm_turns: one row per model call: the messages sent, the reply, the extracted source and the
+// free-form candidate it became (spec_hash, as in specs), then its outcome once evaluated.
+// profiles: Nsight Compute metrics of one spec on one problem (src/llm/profile.hpp).
+constexpr std::string_view kV3 = R"sql(
+CREATE TABLE llm_turns (
+  id                INTEGER PRIMARY KEY,
+  run_id            TEXT NOT NULL DEFAULT '',
+  episode           TEXT NOT NULL,
+  turn              INTEGER NOT NULL,
+  kind              TEXT NOT NULL,
+  model             TEXT NOT NULL DEFAULT '',
+  url               TEXT NOT NULL DEFAULT '',
+  dtype             TEXT NOT NULL,
+  layout            TEXT NOT NULL,
+  m                 INTEGER NOT NULL,
+  n                 INTEGER NOT NULL,
+  k                 INTEGER NOT NULL,
+  prompt_json       TEXT NOT NULL,
+  reply             TEXT NOT NULL DEFAULT '',
+  error             TEXT NOT NULL DEFAULT '',
+  source            TEXT NOT NULL DEFAULT '',
+  spec_hash         TEXT NOT NULL DEFAULT '',
+  status            TEXT NOT NULL DEFAULT 'pending',
+  detail            TEXT NOT NULL DEFAULT '',
+  time_us           REAL,
+  baseline_us       REAL,
+  reward            REAL,
+  prompt_tokens     INTEGER NOT NULL DEFAULT 0,
+  completion_tokens INTEGER NOT NULL DEFAULT 0,
+  usd               REAL NOT NULL DEFAULT 0,
+  seconds           REAL NOT NULL DEFAULT 0,
+  created_at        TEXT NOT NULL DEFAULT )sql" CUDAL2_NOW R"sql(,
+  updated_at        TEXT NOT NULL DEFAULT )sql" CUDAL2_NOW R"sql(
+);
+CREATE INDEX llm_turns_by_spec ON llm_turns (spec_hash);
+CREATE TABLE profiles (
+  id           INTEGER PRIMARY KEY,
+  spec_hash    TEXT NOT NULL,
+  gpu          TEXT NOT NULL,
+  dtype        TEXT NOT NULL,
+  layout       TEXT NOT NULL,
+  m            INTEGER NOT NULL,
+  n            INTEGER NOT NULL,
+  k            INTEGER NOT NULL,
+  metrics_json TEXT NOT NULL DEFAULT '{}',
+  stalls_json  TEXT NOT NULL DEFAULT '[]',
+  command      TEXT NOT NULL DEFAULT '',
+  created_at   TEXT NOT NULL DEFAULT )sql" CUDAL2_NOW R"sql(
+);
+CREATE INDEX profiles_by_spec ON profiles (spec_hash, m, n, k);
+)sql";
+
 #undef CUDAL2_NOW
 
 static_assert(kApplicationId == 1668637746, "keep migration 1's PRAGMA application_id in step");
 
 }  // namespace
 
-const std::array<std::string_view, 1> kMigrations = {kV1};
+const std::array<std::string_view, 3> kMigrations = {kV1, kV2, kV3};
 
 int user_version(const sql::Db& db) { return static_cast<int>(pragma_int(db, "PRAGMA user_version")); }
 

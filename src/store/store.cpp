@@ -22,7 +22,7 @@ namespace {
 
 constexpr std::string_view kMeasurementColumns =
     "spec_hash, gpu, gpu_json, dtype, layout, m, n, k, mode, timer, status, failure, median_us, p10_us, p90_us, "
-    "min_us, samples_json, rel_err, baseline_json, run_id, n_samples";
+    "min_us, samples_json, rel_err, baseline_json, run_id, n_samples, reward";
 
 void set_pragmas(const sql::Db& db) {
   // WAL lets one writer and any number of readers in other processes proceed at once.
@@ -79,6 +79,7 @@ MeasurementRow read_measurement(const sql::Db& db, const sql::Stmt& s) {
   r.baseline_json = s.text(c++);
   r.run_id = s.text(c++);
   c++;  // n_samples: derived from samples_json, kept as a column for SQL queries only
+  r.reward = s.opt_real(c++);
   r.created_at = s.text(c++);
   try {
     r.samples_us = nlohmann::json::parse(samples).get<std::vector<double>>();
@@ -174,12 +175,13 @@ PutMeasurementResult Store::put_measurement(const MeasurementRow& m) {
 
   sql::Transaction t(db);
   sql::Stmt ins(db, fmt::format("INSERT INTO measurements ({}) VALUES "
-                                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                                 kMeasurementColumns));
   ins.bind_all(m.spec_hash, m.gpu, m.gpu_json, m.dtype, m.layout, m.m, m.n, m.k, m.mode, m.timer, m.status, m.failure,
                m.median_us, m.p10_us, m.p90_us, m.min_us, samples, m.rel_err, m.baseline_json)
       .bind_or_null(20, m.run_id)
       .bind(21, static_cast<std::int64_t>(m.samples_us.size()))
+      .bind(22, m.reward)
       .run();
   PutMeasurementResult out{sqlite3_last_insert_rowid(db.get()), false};
 
@@ -213,6 +215,18 @@ bool Store::has_measurement(std::string_view spec_hash, std::string_view gpu, st
               "AND spec_hash = ? AND mode = ? LIMIT 1");
   s.bind_all(gpu, dtype, layout, m, n, k, spec_hash, mode);
   return s.step();
+}
+
+std::vector<MeasurementRow> Store::list_measurements(std::string_view gpu, std::string_view dtype,
+                                                     std::string_view layout, std::int64_t m, std::int64_t n,
+                                                     std::int64_t k, std::string_view mode) const {
+  sql::Stmt s(impl_->db, fmt::format("SELECT id, {}, created_at FROM measurements WHERE gpu = ? AND dtype = ? AND "
+                                     "layout = ? AND m = ? AND n = ? AND k = ? AND mode = ? ORDER BY id",
+                                     kMeasurementColumns));
+  s.bind_all(gpu, dtype, layout, m, n, k, mode);
+  std::vector<MeasurementRow> out;
+  while (s.step()) out.push_back(read_measurement(impl_->db, s));
+  return out;
 }
 
 std::vector<std::pair<std::string, double>> Store::top_specs(std::string_view gpu, std::string_view dtype,

@@ -57,6 +57,9 @@ struct MeasurementRow {
   std::optional<double> rel_err;
   std::string baseline_json = "{}";  // JSON text
   std::string run_id;                // "" for none, else an id from begin_run
+  // search::reward() of this row (docs/tuning.md, "Reward"); none for rows written before schema
+  // 2 or by a caller that scores nothing.
+  std::optional<double> reward;
   std::string created_at;
   bool operator==(const MeasurementRow&) const = default;
 };
@@ -120,6 +123,12 @@ class Store {
   bool has_measurement(std::string_view spec_hash, std::string_view gpu, std::string_view dtype,
                        std::string_view layout, std::int64_t m, std::int64_t n, std::int64_t k,
                        std::string_view mode) const;
+
+  // Every measurement of one problem in one mode (all specs, timers and statuses), oldest first:
+  // what a resumed tuner tells its policy it already knows.
+  std::vector<MeasurementRow> list_measurements(std::string_view gpu, std::string_view dtype, std::string_view layout,
+                                                std::int64_t m, std::int64_t n, std::int64_t k,
+                                                std::string_view mode) const;
 
   // The fastest distinct specs for one problem: each spec's best median among its "ok"
   // measurements of that mode and timer, fastest first, at most `limit`.

@@ -46,18 +46,17 @@ void expect_all_ok(const BenchReport& r) {
   for (const auto& sr : r.shapes)
     for (const auto& mr : sr.methods) {
       if (mr.baseline) continue;
-      EXPECT_EQ(mr.status, "ok") << sr.shape.str() << " " << mr.method << ": " << mr.reason << " "
-                                 << mr.exact.failure << " " << mr.exact.detail << " " << mr.normal.failure << " "
-                                 << mr.normal.detail;
+      EXPECT_EQ(mr.status, "ok") << sr.shape.str() << " " << mr.method << ": " << mr.reason << " " << mr.exact.failure
+                                 << " " << mr.exact.detail << " " << mr.normal.failure << " " << mr.normal.detail;
     }
 }
 
 // Every M, N, K in {1, 7, 65, 1000, 4097}-like mixes: partial tiles on every edge, K below one
 // k-step, unaligned rows (the checked path), deep K through split-K.
-const std::vector<Shape> kOddShapes{{1, 1, 1},         {7, 7, 7},          {7, 65, 1000},    {4097, 7, 65},
-                                    {65, 4097, 7},     {1000, 1000, 4097}, {1, 4097, 1000},  {1000, 1, 4097},
-                                    {65, 65, 65},      {64, 64, 16384},    {4096, 64, 4096}, {100, 36, 250},
-                                    {200, 136, 520},   {64, 64, 64},       {256, 256, 256}};
+const std::vector<Shape> kOddShapes{{1, 1, 1},       {7, 7, 7},          {7, 65, 1000},    {4097, 7, 65},
+                                    {65, 4097, 7},   {1000, 1000, 4097}, {1, 4097, 1000},  {1000, 1, 4097},
+                                    {65, 65, 65},    {64, 64, 16384},    {4096, 64, 4096}, {100, 36, 250},
+                                    {200, 136, 520}, {64, 64, 64},       {256, 256, 256}};
 
 TEST(MmaGpu, OddShapesVerifyFp32) {
   BenchOptions o;
@@ -91,7 +90,8 @@ TEST(MmaGpu, OddShapesVerifyFp16Accumulate) {
       "tiny nn f16 tile=32x16x32 warps=2x1 kwarps=2",
       "tiny tn f16 tile=16x16x64 warps=1x1 kwarps=8",
   });
-  o.shapes = {{1, 1, 1}, {7, 65, 1000}, {4097, 7, 65}, {65, 4097, 7}, {64, 64, 16384}, {256, 256, 256}, {200, 136, 520}};
+  o.shapes = {{1, 1, 1},       {7, 65, 1000},   {4097, 7, 65},  {65, 4097, 7},
+              {64, 64, 16384}, {256, 256, 256}, {200, 136, 520}};
   o.reps = 3;
   o.progress = false;
   const auto r = run_bench(o);
@@ -127,8 +127,8 @@ TEST(MmaGpu, AlignedShapesBesideCublasLt) {
   });
   for (const std::string n : {"cublaslt-autotune-nn", "cublaslt-autotune-tn"})
     o.methods.push_back({n, true, [n] { return make_baseline(n, Accum::F32); }});
-  o.shapes = {{64, 64, 64},     {128, 128, 128},  {256, 256, 256},  {512, 512, 512},
-              {64, 64, 16384},  {256, 256, 8192}, {64, 4096, 4096}, {4096, 64, 4096}};
+  o.shapes = {{64, 64, 64},    {128, 128, 128},  {256, 256, 256},  {512, 512, 512},
+              {64, 64, 16384}, {256, 256, 8192}, {64, 4096, 4096}, {4096, 64, 4096}};
   o.reps = 10;
   o.progress = false;
   const auto r = run_bench(o);

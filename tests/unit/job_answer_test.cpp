@@ -56,7 +56,10 @@ struct Broken {
 
 const std::vector<Broken>& broken_answers() {
   static const std::vector<Broken> b{
-      {"not-an-object", [](json& j) { j = json::array({1, 2}); }},
+      {"not-an-object",
+       [](json& j) {
+         j = json::array({1, 2});
+       }},
       {"null", [](json& j) { j = nullptr; }},
       {"ok-missing", [](json& j) { j.erase("ok"); }},
       {"ok-not-boolean", [](json& j) { j["ok"] = "yes"; }},

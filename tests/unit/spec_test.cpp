@@ -150,7 +150,7 @@ TEST(KernelSpec, OwnFamiliesCanonicalTextAndHash) {
   const auto mma = default_spec("mma");
   EXPECT_EQ(mma.text(), "mma nn f32 tile=64x64x32 warps=2x2 stages=3 | splits=1");
   EXPECT_EQ(mma.compile_text(), "mma nn f32 tile=64x64x32 warps=2x2 stages=3");
-  EXPECT_EQ(mma.hash(), "2bea22d7f53cd2cf");  // pinned: the store and the compile cache key on it
+  EXPECT_EQ(mma.hash(), "2bea22d7f53cd2cf");               // pinned: the store and the compile cache key on it
   EXPECT_EQ(parse_spec("mma nn f32").text(), mma.text());  // missing fields take the family's defaults
   const auto tiny = default_spec("tiny");
   EXPECT_EQ(tiny.text(), "tiny nn f32 tile=32x32x64 warps=1x1 kwarps=1 | splits=1");
@@ -236,9 +236,9 @@ TEST(Codegen, OwnFamiliesIncludeTheirHeader) {
   EXPECT_EQ(src, generate_source(mma));
   EXPECT_NE(src.find("#include \"mma_gemm.cuh\""), std::string::npos);
   EXPECT_NE(src.find("#define CUDAL2_SPEC_TEXT \"" + mma.compile_text() + "\""), std::string::npos);
-  for (const char* line : {"#define CUDAL2_LAYOUT_TN 1", "#define CUDAL2_ACCUM_F16 1", "#define CUDAL2_BM 32",
-                           "#define CUDAL2_BN 64", "#define CUDAL2_BK 64", "#define CUDAL2_WM 1", "#define CUDAL2_WN 2",
-                           "#define CUDAL2_STAGES 4"})
+  for (const char* line :
+       {"#define CUDAL2_LAYOUT_TN 1", "#define CUDAL2_ACCUM_F16 1", "#define CUDAL2_BM 32", "#define CUDAL2_BN 64",
+        "#define CUDAL2_BK 64", "#define CUDAL2_WM 1", "#define CUDAL2_WN 2", "#define CUDAL2_STAGES 4"})
     EXPECT_NE(src.find(line), std::string::npos) << line;
   auto one = mma;
   one.splits = 1;

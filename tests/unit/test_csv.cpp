@@ -5,13 +5,17 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <random>
 #include <string>
 #include <vector>
 
+#include <set>
 #include "core/csv.hpp"
 #include "core/problem.hpp"
+#include "core/roofline.hpp"
+#include "core/stats.hpp"
 
 namespace cudal2 {
 namespace {
@@ -272,4 +276,70 @@ TEST_F(CsvFiles, ReadMissingFileIsInputError) {
 }
 
 }  // namespace
+}  // namespace cudal2
+
+// Merged from core_test.cpp (issue 9: one unit-test file per area); its own namespace keeps its
+// helpers apart from this file's.
+namespace cudal2 {
+namespace core_csv_cases {
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+class CsvTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("cudal2_unit_csv_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::filesystem::path dir_;
+};
+
+TEST_F(CsvTest, EscapeSplitRoundTrip) {
+  const std::vector<std::string> fields{"plain", "with,comma", "with \"quotes\"", "", "{\"a\":[1,2]}"};
+  std::string line;
+  for (size_t i = 0; i < fields.size(); ++i) line += (i ? "," : "") + csv_escape(fields[i]);
+  EXPECT_EQ(csv_split(line), fields);
+  EXPECT_EQ(csv_escape("x"), "x");
+  EXPECT_THROW(csv_split("a,\"unterminated"), InputError);
+}
+
+TEST_F(CsvTest, WriterCommentsHeaderAppendAndReader) {
+  const auto path = (dir_ / "r.csv").string();
+  {
+    CsvWriter w(path, {"a", "b"}, false, {"run metadata"});
+    w.row({"1", "x,y"});
+  }
+  {
+    CsvWriter w(path, {"a", "b"}, true, {"ignored when appending"});
+    w.row({"2", "z"});
+  }
+  std::ifstream in(path);
+  std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(content, "# run metadata\na,b\n1,\"x,y\"\n2,z\n");
+  const auto rows = read_csv(path);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].at("b"), "x,y");
+  EXPECT_EQ(rows[1].at("a"), "2");
+  {
+    CsvWriter w(path, {"a", "b"}, false);  // not appending: starts over
+  }
+  EXPECT_TRUE(read_csv(path).empty());
+}
+
+TEST_F(CsvTest, ReaderRejectsMalformedAndMissing) {
+  const auto path = (dir_ / "bad.csv").string();
+  std::ofstream(path) << "a,b\n1,2\n3\n";
+  EXPECT_NE(error_of([&] { read_csv(path); }).find("bad.csv:3"), std::string::npos);
+  EXPECT_THROW(read_csv((dir_ / "none.csv").string()), InputError);
+}
+
+}  // namespace core_csv_cases
 }  // namespace cudal2

@@ -13,8 +13,10 @@
 #include <tuple>
 #include <vector>
 
+#include "core/csv.hpp"
 #include "core/problem.hpp"
 #include "core/roofline.hpp"
+#include "core/stats.hpp"
 
 namespace cudal2 {
 namespace {
@@ -416,4 +418,113 @@ TEST(ProblemUnique, EmptyAndAlreadyUnique) {
 }
 
 }  // namespace
+}  // namespace cudal2
+
+// Merged from core_test.cpp (issue 9: one unit-test file per area); its own namespace keeps its
+// helpers apart from this file's.
+namespace cudal2 {
+namespace core_test_cases {
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ParseShape, AcceptsCommaAndXForms) {
+  EXPECT_EQ(parse_shape("64,128,256"), (Shape{64, 128, 256}));
+  EXPECT_EQ(parse_shape(" 64 , 128 ,256 "), (Shape{64, 128, 256}));
+  EXPECT_EQ(parse_shape("7x1x4097"), (Shape{7, 1, 4097}));
+  EXPECT_EQ(parse_shape("2147483647,1,1").m, kMaxDim);
+}
+
+TEST(ParseShape, RejectsBadSizesNamingTheField) {
+  EXPECT_NE(error_of([] { parse_shape("0,4,5"); }).find("M=0 must be positive"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_shape("4,-3,5"); }).find("N=-3"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_shape("4,4,abc"); }).find("K='abc'"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_shape("4,,5"); }).find("N is empty"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_shape("4,5"); }).find("three sizes"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_shape("4,5,6,7"); }).find("got 4"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_shape("2147483648,1,1"); }).find("too large"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_shape("99999999999999999999999,1,1"); }).find("too large"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_shape("1.5,1,1"); }).find("not a whole number"), std::string::npos);
+}
+
+TEST(ShapesText, SkipsCommentsAndBlankLinesAndNamesTheLine) {
+  const auto v = parse_shapes_text("# header\n64,64,64\n\n  128,256,512 # trailing\n", "f.txt");
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[1], (Shape{128, 256, 512}));
+  const auto msg = error_of([] { parse_shapes_text("64,64,64\n# c\n1,0,1\n", "shapes.txt"); });
+  EXPECT_EQ(msg.rfind("shapes.txt:3: ", 0), 0u) << msg;
+}
+
+TEST(ShapesFile, ReadsFileAndRejectsMissingOrEmpty) {
+  const auto dir = std::filesystem::temp_directory_path() / "cudal2_unit_shapes";
+  std::filesystem::create_directories(dir);
+  const auto good = (dir / "good.txt").string(), empty = (dir / "empty.txt").string();
+  std::ofstream(good) << "1,2,3\n4x5x6\n";
+  std::ofstream(empty) << "# nothing\n";
+  EXPECT_EQ(read_shapes_file(good).size(), 2u);
+  EXPECT_NE(error_of([&] { read_shapes_file(empty); }).find("holds no shapes"), std::string::npos);
+  EXPECT_NE(error_of([&] { read_shapes_file((dir / "missing.txt").string()); }).find("cannot read"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Grids, PaperHasAllThousandCombinations) {
+  const auto g = grid("paper");
+  ASSERT_EQ(g.size(), 1000u);
+  std::set<std::tuple<int64_t, int64_t, int64_t>> seen;
+  const auto& sizes = paper_sizes();
+  for (const auto& s : g) {
+    seen.insert({s.m, s.n, s.k});
+    for (auto d : {s.m, s.n, s.k}) EXPECT_NE(std::find(sizes.begin(), sizes.end(), d), sizes.end());
+  }
+  EXPECT_EQ(seen.size(), 1000u);
+}
+
+TEST(Grids, SampleIsSixteenPaperShapesSpanningTheClasses) {
+  const auto s = grid("sample");
+  const auto p = grid("paper");
+  ASSERT_EQ(s.size(), 16u);
+  EXPECT_EQ(unique_shapes(s).size(), 16u);
+  std::set<ShapeClass> classes;
+  for (const auto& x : s) {
+    EXPECT_NE(std::find(p.begin(), p.end(), x), p.end()) << x.str();
+    classes.insert(classify(x));
+  }
+  EXPECT_TRUE(classes.count(ShapeClass::Small));
+  EXPECT_TRUE(classes.count(ShapeClass::Skinny));
+  EXPECT_TRUE(classes.count(ShapeClass::Large));
+  EXPECT_TRUE(classes.count(ShapeClass::Medium));
+  EXPECT_NE(error_of([] { grid("nope"); }).find("unknown grid 'nope'"), std::string::npos);
+}
+
+TEST(Shards, ParseAndPartition) {
+  EXPECT_EQ(parse_shard("1/4").index, 1);
+  EXPECT_EQ(parse_shard("1/4").count, 4);
+  for (const char* bad : {"4/4", "-1/2", "a/b", "3", "1/0", "1/2x"}) EXPECT_THROW(parse_shard(bad), InputError) << bad;
+  const auto g = grid("paper");
+  std::vector<int> hits(g.size(), 0);
+  size_t total = 0;
+  for (int i = 0; i < 7; ++i) {
+    const auto part = apply_shard(g, {i, 7});
+    total += part.size();
+    for (const auto& s : part) ++hits[std::find(g.begin(), g.end(), s) - g.begin()];
+  }
+  EXPECT_EQ(total, g.size());
+  for (int h : hits) EXPECT_EQ(h, 1);
+}
+
+TEST(Shapes, UniqueKeepsFirstSeenOrder) {
+  const auto u = unique_shapes({{3, 3, 3}, {1, 1, 1}, {3, 3, 3}, {2, 2, 2}, {1, 1, 1}});
+  ASSERT_EQ(u.size(), 3u);
+  EXPECT_EQ(u[0], (Shape{3, 3, 3}));
+  EXPECT_EQ(u[1], (Shape{1, 1, 1}));
+  EXPECT_EQ(u[2], (Shape{2, 2, 2}));
+}
+
+}  // namespace core_test_cases
 }  // namespace cudal2

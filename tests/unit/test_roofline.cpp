@@ -6,7 +6,12 @@
 #include <set>
 #include <string>
 
+#include <filesystem>
+#include <fstream>
+#include "core/csv.hpp"
+#include "core/problem.hpp"
 #include "core/roofline.hpp"
+#include "core/stats.hpp"
 
 namespace cudal2 {
 namespace {
@@ -147,4 +152,37 @@ TEST(RooflineClassify, NamesAreDistinctReportLabels) {
 }
 
 }  // namespace
+}  // namespace cudal2
+
+// Merged from core_test.cpp (issue 9: one unit-test file per area); its own namespace keeps its
+// helpers apart from this file's.
+namespace cudal2 {
+namespace core_roofline_cases {
+
+TEST(Roofline, FlopsBytesAndBound) {
+  const Shape t{64, 64, 64};
+  EXPECT_DOUBLE_EQ(flops(t), 2.0 * 64 * 64 * 64);
+  EXPECT_DOUBLE_EQ(min_bytes(t), 2.0 * 3 * 64 * 64);
+  // 64^3: memory-bound (24 KiB at 3 TB/s = 8.2 ns > 0.66 ns of math)
+  EXPECT_NEAR(roofline_us(t), 2.0 * 3 * 64 * 64 / 3.0e12 * 1e6, 1e-12);
+  // 8192^3: compute-bound, 1.1e12 FLOP at 800 TFLOP/s = 1374 us
+  const Shape b{8192, 8192, 8192};
+  EXPECT_NEAR(roofline_us(b), flops(b) / 800e12 * 1e6, 1e-6);
+  EXPECT_NEAR(roofline_us(b, {400, 3.0}), 2 * roofline_us(b), 1e-6);
+  EXPECT_NEAR(tflops_at(b, 1374.389534720), 800.0, 1e-3);
+  EXPECT_EQ(tflops_at(b, 0), 0.0);
+}
+
+TEST(Roofline, ClassBoundaries) {
+  EXPECT_EQ(classify({512, 512, 1024}), ShapeClass::Small);    // 2MNK = 5.4e8
+  EXPECT_EQ(classify({1000, 1000, 500}), ShapeClass::Medium);  // exactly 1e9: not small
+  EXPECT_EQ(classify({256, 4096, 4096}), ShapeClass::Skinny);  // min(M,N) = 256
+  EXPECT_EQ(classify({257, 4096, 4096}), ShapeClass::Medium);
+  EXPECT_EQ(classify({5000, 5000, 2000}), ShapeClass::Large);  // exactly 1e11
+  EXPECT_EQ(classify({5000, 5000, 1999}), ShapeClass::Medium);
+  EXPECT_EQ(classify({16384, 64, 16384}), ShapeClass::Skinny);  // skinny wins over large
+  EXPECT_EQ(to_string(ShapeClass::Skinny), "skinny");
+}
+
+}  // namespace core_roofline_cases
 }  // namespace cudal2

@@ -8,6 +8,12 @@
 #include <stdexcept>
 #include <vector>
 
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include "core/csv.hpp"
+#include "core/problem.hpp"
+#include "core/roofline.hpp"
 #include "core/stats.hpp"
 
 namespace cudal2 {
@@ -189,4 +195,38 @@ TEST(StatsGeometricMean, ThrowsOnEmptyOrNonPositive) {
 }
 
 }  // namespace
+}  // namespace cudal2
+
+// Merged from core_test.cpp (issue 9: one unit-test file per area); its own namespace keeps its
+// helpers apart from this file's.
+namespace cudal2 {
+namespace core_stats_cases {
+
+TEST(Stats, PercentilesInterpolateLinearly) {
+  const std::vector<double> v{4, 1, 3, 2};
+  EXPECT_DOUBLE_EQ(percentile(v, 50), 2.5);
+  EXPECT_DOUBLE_EQ(percentile(v, 10), 1.3);
+  EXPECT_DOUBLE_EQ(percentile(v, 90), 3.7);
+  EXPECT_DOUBLE_EQ(percentile(v, 0), 1);
+  EXPECT_DOUBLE_EQ(percentile(v, 100), 4);
+  EXPECT_DOUBLE_EQ(percentile({7}, 90), 7);
+  EXPECT_THROW(percentile({}, 50), std::invalid_argument);
+  EXPECT_THROW(percentile(v, 101), std::invalid_argument);
+}
+
+TEST(Stats, SummaryAndGeometricMean) {
+  const auto s = summarize({5, 1, 9, 3, 7});
+  EXPECT_EQ(s.n, 5u);
+  EXPECT_DOUBLE_EQ(s.median, 5);
+  EXPECT_DOUBLE_EQ(s.min, 1);
+  EXPECT_DOUBLE_EQ(s.max, 9);
+  EXPECT_DOUBLE_EQ(s.mean, 5);
+  EXPECT_DOUBLE_EQ(s.p10, 1.8);
+  EXPECT_NEAR(geometric_mean({1, 4}), 2.0, 1e-12);
+  EXPECT_NEAR(geometric_mean({0.5, 2, 8}), 2.0, 1e-12);
+  EXPECT_THROW(geometric_mean({1, 0}), std::invalid_argument);
+  EXPECT_THROW(geometric_mean({}), std::invalid_argument);
+}
+
+}  // namespace core_stats_cases
 }  // namespace cudal2

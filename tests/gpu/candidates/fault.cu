@@ -1,7 +1,7 @@
 // A candidate that writes through a wild pointer: the launch faults with an illegal address and
 // poisons the worker's CUDA context. The tuner must record "illegal-address" and go on.
-#include "cudal2_kernel_abi.h"
 #include <cuda_runtime.h>
+#include "cudal2_kernel_abi.h"
 
 namespace {
 __global__ void wild_write(char* C) { C[(int64_t{1} << 40) + threadIdx.x] = 1; }

@@ -1,7 +1,7 @@
 // A candidate whose kernel never finishes: it spins on a value the inputs never hold. The tuner
 // must kill the worker after its timeout, record "hang" and go on.
-#include "cudal2_kernel_abi.h"
 #include <cuda_runtime.h>
+#include "cudal2_kernel_abi.h"
 
 namespace {
 __global__ void spin(const volatile unsigned* A) {

@@ -1,0 +1,116 @@
+// `cudal2 suggest --shape M,N,K [--layout nn|tn] --policy FILE`: the rl policy's best spec for a
+// shape without evaluating anything (src/search/rl_policy.hpp, best_guess), for shapes nobody
+// tuned. No GPU needed.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/suggest.hpp"
+#include "core/roofline.hpp"
+#include "search/rl_policy.hpp"
+#include "search/space.hpp"
+#include "store/error.hpp"
+
+namespace cudal2::cli {
+
+namespace {
+
+struct SuggestArgs {
+  std::vector<std::string> shapes;
+  std::string layout = "nn", accum = "f32", policy, families, space = "full";
+  int top = 1;
+  bool json = false;
+};
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+int run(const SuggestArgs& a) {
+  if (a.top < 1) throw InputError("--top must be at least 1");
+  auto policy = search::RlPolicy::from_file(a.policy);
+  auto families = a.families.empty() ? policy.families_seen() : split(a.families);
+  if (families.empty())
+    throw InputError(fmt::format("policy file '{}' has no measurements: pass --families", a.policy));
+  // cublaslt's space is cuBLASLt's answer on a GPU for one shape: not a zero-shot choice.
+  const auto usable = search::shape_independent(families);
+  if (usable.size() != families.size())
+    std::fprintf(stderr, "cudal2 suggest: leaving out families whose space needs a GPU (cublaslt)\n");
+  if (usable.empty()) throw InputError("no family to suggest from (cublaslt needs a GPU: use `cudal2 tune`)");
+  const Accum accum = parse_accum(a.accum);
+  const auto space = search::search_space(usable, a.space, accum);
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& text : a.shapes) {
+    const Problem p{parse_shape(text), parse_layout(a.layout), accum};
+    const auto ranked = policy.rank(p, space, a.top);
+    if (ranked.empty())
+      throw InputError(fmt::format("no valid spec of {} for {}", fmt::join(usable, ", "), p.shape.str()));
+    if (a.json) {
+      for (const auto& [spec, us] : ranked)
+        out.push_back({{"m", p.shape.m},
+                       {"n", p.shape.n},
+                       {"k", p.shape.k},
+                       {"layout", to_string(p.layout)},
+                       {"accum", to_string(p.accum)},
+                       {"spec", spec.text()},
+                       {"hash", spec.hash()},
+                       {"predicted_us", us}});
+      continue;
+    }
+    std::printf("%s %s %s: zero-shot pick (not measured; policy %s, %zu measurements)\n", p.shape.str().c_str(),
+                std::string(to_string(p.layout)).c_str(), std::string(to_string(p.accum)).c_str(), a.policy.c_str(),
+                policy.observations());
+    int i = 0;
+    for (const auto& [spec, us] : ranked) {
+      if (us > 0)
+        std::printf("  %d. %s   predicted %.2f us, %.1f TFLOP/s\n", ++i, spec.text().c_str(), us,
+                    tflops_at(p.shape, us));
+      else
+        std::printf("  %d. %s\n", ++i, spec.text().c_str());
+    }
+  }
+  if (a.json) std::printf("%s\n", out.dump(1).c_str());
+  return 0;
+}
+
+}  // namespace
+
+void add_suggest_command(CLI::App& app) {
+  auto a = std::make_shared<SuggestArgs>();
+  auto* cmd = app.add_subcommand("suggest", "Zero-shot kernel pick for shapes nobody tuned, from an rl policy file");
+  cmd->add_option("--shape", a->shapes, "Problem M,N,K (repeatable)")->required();
+  cmd->add_option("--layout", a->layout, "Layout of B: nn or tn")->capture_default_str();
+  cmd->add_option("--accum", a->accum, "Accumulator: f32 or f16")->capture_default_str();
+  cmd->add_option("--policy,--policy-file", a->policy, "Policy file written by `cudal2 tune --search rl`")->required();
+  cmd->add_option("--families", a->families, "Families to choose from (default: those the policy has measured)");
+  cmd->add_option("--space", a->space, "full or core (docs/tuning.md)")->capture_default_str();
+  cmd->add_option("--top", a->top, "Print the N best predictions")->capture_default_str();
+  cmd->add_flag("--json", a->json, "JSON output (for the runtime and scripts)");
+  cmd->callback([a] {
+    int rc = 0;
+    try {
+      rc = run(*a);
+    } catch (const InputError& e) {
+      std::fprintf(stderr, "cudal2: error: %s\n", e.what());
+      rc = 2;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "cudal2: failed: %s\n", e.what());
+      rc = 1;
+    }
+    std::fflush(stdout);
+    std::exit(rc);
+  });
+}
+
+}  // namespace cudal2::cli

@@ -1,0 +1,92 @@
+// `cudal2 tune --search llm` settings: CLI options into PolicyOptions::extra, and extra into an
+// LlmConfig (the registry's factory).
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include <cstdlib>
+
+#include "llm/policy.hpp"
+
+namespace cudal2::llm {
+
+namespace {
+
+double to_double(const std::string& key, const std::string& v) {
+  try {
+    size_t used = 0;
+    const double d = std::stod(v, &used);
+    if (used == v.size() && d >= 0) return d;
+  } catch (...) {
+  }
+  throw InputError(fmt::format("--{} '{}': expected a number >= 0", key, v));
+}
+
+int to_int(const std::string& key, const std::string& v) {
+  const double d = to_double(key, v);
+  if (d != double(int(d))) throw InputError(fmt::format("--{} '{}': expected an integer", key, v));
+  return int(d);
+}
+
+}  // namespace
+
+LlmConfig llm_config_from(const std::map<std::string, std::string>& extra) {
+  auto get = [&](const std::string& k) {
+    auto it = extra.find(k);
+    return it == extra.end() ? std::string() : it->second;
+  };
+  LlmConfig c;
+  c.client.url = get("llm-url");
+  c.client.model = get("llm-model");
+  if (c.client.url.empty())
+    throw InputError("--search llm needs --llm-url (an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1)");
+  if (c.client.model.empty()) throw InputError("--search llm needs --llm-model (the model name the server knows)");
+  parse_url(c.client.url);  // throws InputError for a bad URL
+  if (const auto env = get("llm-key-env"); !env.empty()) {
+    const char* key = std::getenv(env.c_str());
+    if (!key || !*key) throw InputError(fmt::format("--llm-key-env {}: that environment variable is not set", env));
+    c.client.api_key = key;
+  }
+  if (auto v = get("llm-max-tokens"); !v.empty()) c.client.max_tokens = std::max(1, to_int("llm-max-tokens", v));
+  if (auto v = get("llm-budget-usd"); !v.empty()) c.client.budget_usd = to_double("llm-budget-usd", v);
+  if (auto v = get("llm-token-budget"); !v.empty()) c.client.token_budget = to_int("llm-token-budget", v);
+  if (auto v = get("llm-price-prompt"); !v.empty()) c.client.usd_per_mtok_prompt = to_double("llm-price-prompt", v);
+  if (auto v = get("llm-price-completion"); !v.empty())
+    c.client.usd_per_mtok_completion = to_double("llm-price-completion", v);
+  if (auto v = get("llm-repairs"); !v.empty()) c.repairs = to_int("llm-repairs", v);
+  if (auto v = get("llm-timeout"); !v.empty()) c.client.read_timeout_s = to_double("llm-timeout", v);
+  if (auto v = get("llm-retries"); !v.empty()) c.client.retries = to_int("llm-retries", v);
+  c.template_path = get("llm-prompt");
+  c.db_path = get("db");
+  c.gpu = get("gpu");
+  c.run_id = get("run-id");
+  if (c.client.budget_usd > 0 && c.client.usd_per_mtok_prompt == 0 && c.client.usd_per_mtok_completion == 0)
+    throw InputError(
+        "--llm-budget-usd needs the prices (--llm-price-prompt, --llm-price-completion: USD per million tokens)");
+  return c;
+}
+
+void add_llm_options(CLI::App* tune, std::map<std::string, std::string>& extra) {
+  auto opt = [&](const std::string& name, const std::string& help) {
+    tune->add_option_function<std::string>(
+        "--" + name, [&extra, name](const std::string& v) { extra[name] = v; }, help);
+  };
+  opt("llm-url", "--search llm: OpenAI-compatible API base URL (e.g. http://127.0.0.1:8000/v1; docs/llm.md)");
+  opt("llm-model", "--search llm: model name");
+  opt("llm-key-env", "--search llm: environment variable holding the API key (sent as a bearer token)");
+  opt("llm-max-tokens", "--search llm: completion tokens per reply (default 4096)");
+  opt("llm-budget-usd", "--search llm: stop after spending this much (needs the prices)");
+  opt("llm-token-budget", "--search llm: stop after this many prompt+completion tokens");
+  opt("llm-price-prompt", "--search llm: USD per million prompt tokens");
+  opt("llm-price-completion", "--search llm: USD per million completion tokens");
+  opt("llm-repairs", "--search llm: repair turns after a compile error (default 2)");
+  opt("llm-timeout", "--search llm: seconds to wait for a reply (default 300)");
+  opt("llm-prompt", "--search llm: prompt template file (default prompts/kernel.md)");
+}
+
+}  // namespace cudal2::llm
+
+namespace cudal2::search {
+std::unique_ptr<Policy> make_llm_policy(const PolicyOptions& options) {
+  return std::make_unique<llm::LlmPolicy>(llm::llm_config_from(options.extra));
+}
+}  // namespace cudal2::search

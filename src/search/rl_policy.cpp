@@ -1,0 +1,644 @@
+#include "search/rl_policy.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <tuple>
+#include <unordered_set>
+
+#include "core/roofline.hpp"
+
+namespace cudal2::search {
+
+namespace {
+
+using json = nlohmann::json;
+
+constexpr int kFileVersion = 1;
+
+std::string problem_key(const Problem& p) {
+  return fmt::format("{} {} {}", p.shape.str(), to_string(p.layout), to_string(p.accum));
+}
+
+// Field-wise equality (cheap, no text()): decides whether a `space` is the one already cached.
+auto fields(const KernelSpec& s) {
+  return std::tie(s.family, s.layout, s.accum, s.tile_m, s.tile_n, s.tile_k, s.cluster_m, s.cluster_n, s.mainloop,
+                  s.epilogue, s.scheduler, s.stages, s.warps_m, s.warps_n, s.warps_k, s.raster, s.swizzle,
+                  s.decomposition, s.splits, s.lt_algo, s.lt_tile, s.lt_stages, s.lt_reduction, s.lt_swizzle,
+                  s.lt_custom, s.lt_inner);
+}
+
+bool is_compile_failure(const std::string& status) { return status == "compile-error" || status == "compile-timeout"; }
+
+double dot(const SparseVec& x, const std::vector<double>& w) {
+  double s = 0;
+  for (const auto& [i, v] : x) s += i < static_cast<int>(w.size()) ? w[i] * v : 0.0;
+  return s;
+}
+
+// Bayesian linear regression y = w.x + e, e ~ N(0, s^2), w ~ N(0, s^2 / prior I). The posterior
+// precision A = prior I + X'X is kept dense (an observation adds its sparse outer product,
+// O(nnz^2)) together with its Cholesky factor A = U'U (U upper triangular, row major). The factor
+// follows lazily: a few new observations by rank-one updates (O(d^2) each), many (a policy file's
+// replay, a round measured on a thousand shapes) by refactoring A (O(d^3 / 3) once).
+class BayesLinear {
+ public:
+  explicit BayesLinear(double prior = 1.0) : prior_(prior) {}
+  int dim() const { return d_; }
+  int64_t count() const { return n_; }
+
+  void grow(int d) {
+    if (d <= d_) return;
+    auto extend = [&](std::vector<double>& m, double diag) {
+      std::vector<double> out(size_t(d) * d, 0.0);
+      for (int i = 0; i < d_; ++i)
+        for (int j = 0; j < d_; ++j) out[size_t(i) * d + j] = m[size_t(i) * d_ + j];
+      for (int i = d_; i < d; ++i) out[size_t(i) * d + i] = diag;
+      m = std::move(out);
+    };
+    // New features were 0 in every observation so far: their block is the prior alone.
+    extend(a_, prior_);
+    extend(u_, std::sqrt(prior_));
+    b_.resize(d, 0.0);
+    d_ = d;
+    dirty_ = true;
+  }
+
+  void add(const SparseVec& x, double y) {
+    int top = 0;
+    for (const auto& [i, v] : x) top = std::max(top, i + 1);
+    grow(top);
+    for (const auto& [i, xi] : x) {
+      b_[i] += xi * y;
+      double* row = &a_[size_t(i) * d_];
+      for (const auto& [j, xj] : x) row[j] += xi * xj;
+    }
+    pending_.push_back(x);
+    yy_ += y * y;
+    ++n_;
+    dirty_ = true;
+  }
+
+  const std::vector<double>& mean() {
+    refresh();
+    return mean_;
+  }
+  double sigma() {
+    refresh();
+    return sigma_;
+  }
+  // A draw from the posterior: mean + scale * sigma * U^-1 z, z ~ N(0, I).
+  std::vector<double> sample(std::mt19937_64& rng, double scale) {
+    refresh();
+    std::normal_distribution<double> g;
+    std::vector<double> z(d_);
+    for (auto& e : z) e = g(rng);
+    back_solve(z);
+    for (int i = 0; i < d_; ++i) z[i] = mean_[i] + scale * sigma_ * z[i];
+    return z;
+  }
+  void set_noise_prior(double s0) {
+    s0_ = s0;
+    dirty_ = true;
+  }
+
+ private:
+  // Solves U x = z in place.
+  void back_solve(std::vector<double>& z) const {
+    for (int i = d_ - 1; i >= 0; --i) {
+      const double* row = &u_[size_t(i) * d_];
+      double s = z[i];
+      for (int j = i + 1; j < d_; ++j) s -= row[j] * z[j];
+      z[i] = s / row[i];
+    }
+  }
+  // U'U += x x' (LINPACK dchud).
+  void rank_one(const SparseVec& x) {
+    std::vector<double> v(d_, 0.0);
+    int first = d_;
+    for (const auto& [i, xv] : x) v[i] += xv, first = std::min(first, i);
+    for (int k = first; k < d_; ++k) {
+      if (v[k] == 0) continue;
+      double* row = &u_[size_t(k) * d_];
+      const double r = std::hypot(row[k], v[k]);
+      const double c = r / row[k], s = v[k] / row[k];
+      row[k] = r;
+      for (int i = k + 1; i < d_; ++i) {
+        row[i] = (row[i] + s * v[i]) / c;
+        v[i] = c * v[i] - s * row[i];
+      }
+    }
+  }
+  // U from A (right-looking Cholesky over rows).
+  void factor() {
+    u_.assign(a_.size(), 0.0);
+    for (int i = 0; i < d_; ++i)
+      for (int j = i; j < d_; ++j) u_[size_t(i) * d_ + j] = a_[size_t(i) * d_ + j];
+    for (int k = 0; k < d_; ++k) {
+      double* rk = &u_[size_t(k) * d_];
+      rk[k] = std::sqrt(std::max(rk[k], 1e-300));
+      for (int j = k + 1; j < d_; ++j) rk[j] /= rk[k];
+      for (int i = k + 1; i < d_; ++i) {
+        const double f = rk[i];
+        if (f == 0) continue;
+        double* ri = &u_[size_t(i) * d_];
+        for (int j = i; j < d_; ++j) ri[j] -= f * rk[j];
+      }
+    }
+  }
+  void refresh() {
+    if (!dirty_) return;
+    if (static_cast<int>(pending_.size()) * 3 > d_) {
+      factor();
+    } else {
+      for (const auto& x : pending_) rank_one(x);
+    }
+    pending_.clear();
+    // A mean = b: U' t = b (forward, column-oriented over U's rows), then U mean = t.
+    std::vector<double> t = b_;
+    for (int k = 0; k < d_; ++k) {
+      const double* row = &u_[size_t(k) * d_];
+      t[k] /= row[k];
+      for (int i = k + 1; i < d_; ++i) t[i] -= row[i] * t[k];
+    }
+    back_solve(t);
+    mean_ = std::move(t);
+    // Residual sum of squares of the ridge fit: y'y - mean'b - prior |mean|^2; blended with the
+    // prior noise (5 pseudo-observations) so a handful of points cannot claim certainty.
+    double mb = 0, mm = 0;
+    for (int i = 0; i < d_; ++i) {
+      mb += mean_[i] * b_[i];
+      mm += mean_[i] * mean_[i];
+    }
+    const double rss = std::max(0.0, yy_ - mb - prior_ * mm);
+    constexpr double kPseudo = 5;
+    sigma_ = std::sqrt((kPseudo * s0_ * s0_ + rss) / (kPseudo + double(n_)));
+    dirty_ = false;
+  }
+
+  double prior_;
+  double s0_ = 0.3;
+  int d_ = 0;
+  int64_t n_ = 0;
+  double yy_ = 0;
+  std::vector<double> a_, u_, b_, mean_;
+  std::vector<SparseVec> pending_;  // added to A, not yet to U
+  double sigma_ = 0.3;
+  bool dirty_ = true;
+};
+
+struct Record {
+  Problem problem;
+  std::string spec_text;
+  std::string status;
+  double target = 0;  // ok only
+};
+
+}  // namespace
+
+double efficiency_target(const Problem& p, double time_us) {
+  return std::log(roofline_us(p.shape) / std::max(time_us, 1e-6));
+}
+
+RlOptions rl_options(const std::map<std::string, std::string>& options) {
+  RlOptions o;
+  for (const auto& [k, v] : options) {
+    auto num = [&] {
+      try {
+        size_t used = 0;
+        const double d = std::stod(v, &used);
+        if (used != v.size() || !std::isfinite(d)) throw std::invalid_argument(v);
+        return d;
+      } catch (const std::exception&) {
+        throw InputError(fmt::format("rl policy option {}={}: not a number", k, v));
+      }
+    };
+    if (k == "method") {
+      if (v != "thompson" && v != "greedy" && v != "reinforce")
+        throw InputError(fmt::format("rl policy method '{}' (thompson, greedy, reinforce)", v));
+      o.method = v;
+    } else if (k == "seed") {
+      o.seed = static_cast<uint64_t>(num());
+    } else if (k == "explore") {
+      o.explore = num();
+    } else if (k == "prior") {
+      o.prior = num();
+    } else if (k == "noise") {
+      o.noise = num();
+    } else if (k == "lr") {
+      o.lr = num();
+    } else if (k == "temperature") {
+      o.temperature = num();
+    } else if (k == "sm_count") {
+      o.features.sm_count = static_cast<int>(num());
+    } else {
+      throw InputError(fmt::format(
+          "unknown rl policy option '{}' (method, seed, explore, prior, noise, lr, temperature, sm_count)", k));
+    }
+  }
+  if (!(o.prior > 0) || !(o.noise > 0) || !(o.temperature > 0) || o.features.sm_count < 1)
+    throw InputError("rl policy: prior, noise, temperature and sm_count must be positive");
+  return o;
+}
+
+struct RlPolicy::Impl {
+  explicit Impl(const RlOptions& o) : fmap(o.features), model(o.prior), rng(o.seed) { model.set_noise_prior(o.noise); }
+
+  struct Entry {
+    KernelSpec spec;
+    std::string hash;
+    std::vector<int> ids;
+  };
+  // One candidate of one problem: its entry and sparse features.
+  struct Cand {
+    int entry;
+    SparseVec x;
+  };
+
+  FeatureMap fmap;
+  BayesLinear model;
+  std::mt19937_64 rng;
+  std::vector<std::vector<double>> draws;  // thompson: posterior draws since the last observation
+  int64_t draws_at = -1;
+  // reinforce: policy weights and the value baseline over shape features.
+  std::vector<double> theta;
+  std::vector<double> value = std::vector<double>(kShapeFeatures, 0.0);
+  double adv_var = 0.25;
+
+  std::vector<Record> records;
+  std::map<std::string, std::unordered_set<std::string>> seen;  // problem key -> spec hashes
+  std::unordered_set<std::string> broken;                       // specs that failed to compile
+  std::unordered_set<std::string> known;                        // every observation learned
+  size_t ok_count = 0;
+
+  // The spaces seen lately (the loop passes each problem its own: layouts differ, cublaslt's
+  // specs are per shape); a space is recognised field by field, without building texts.
+  struct CachedSpace {
+    std::vector<Entry> entries;
+    uint64_t used = 0;
+  };
+  static constexpr size_t kSpaces = 8;
+  std::vector<CachedSpace> spaces;
+  uint64_t clock = 0;
+
+  void cache_space(const std::vector<KernelSpec>& space) {
+    ++clock;
+    for (size_t c = 0; c < spaces.size(); ++c) {
+      const auto& e = spaces[c].entries;
+      bool same = space.size() == e.size();
+      for (size_t i = 0; same && i < space.size(); ++i) same = fields(space[i]) == fields(e[i].spec);
+      if (same) {
+        spaces[c].used = clock;
+        if (c != 0) std::swap(spaces[0], spaces[c]);
+        return;
+      }
+    }
+    CachedSpace fresh;
+    fresh.used = clock;
+    fresh.entries.reserve(space.size());
+    for (const auto& s : space) fresh.entries.push_back({s, s.hash(), fmap.token_ids(s)});
+    if (spaces.size() >= kSpaces) {
+      auto lru = std::min_element(spaces.begin(), spaces.end(), [](auto& a, auto& b) { return a.used < b.used; });
+      spaces.erase(lru);
+    }
+    spaces.insert(spaces.begin(), std::move(fresh));
+    model.grow(fmap.dim());
+  }
+  // The space of the latest cache_space call.
+  const std::vector<Entry>& space_entries() const {
+    static const std::vector<Entry> none;
+    return spaces.empty() ? none : spaces.front().entries;
+  }
+
+  std::vector<Cand> candidates(const Problem& p, bool unseen_only) {
+    std::vector<Cand> out;
+    const auto sf = shape_features(p, fmap.options());
+    const auto cf = cross_features(p);
+    const auto it = seen.find(problem_key(p));
+    const auto& entries = space_entries();
+    for (size_t i = 0; i < entries.size(); ++i) {
+      const auto& e = entries[i];
+      if (e.spec.layout != p.layout || e.spec.accum != p.accum) continue;
+      if (broken.count(e.hash)) continue;
+      if (unseen_only && it != seen.end() && it->second.count(e.hash)) continue;
+      if (!shape_refusal(e.spec, p.shape).empty()) continue;
+      out.push_back({static_cast<int>(i), fmap.features(sf, cf, fit_features(p, e.spec, fmap.options()), e.ids)});
+    }
+    return out;
+  }
+
+  std::vector<double> logits(const std::vector<Cand>& cands, double temperature) const {
+    std::vector<double> l(cands.size());
+    for (size_t i = 0; i < cands.size(); ++i) l[i] = dot(cands[i].x, theta) / temperature;
+    return l;
+  }
+
+  void reinforce_update(const Problem& p, const KernelSpec& s, double y, const RlOptions& o) {
+    // Advantage against the value baseline of the shape, normalised by a running variance.
+    const auto sf = shape_features(p, fmap.options());
+    double v = 0;
+    for (int i = 0; i < kShapeFeatures; ++i) v += value[i] * sf[i];
+    const double adv_raw = y - v;
+    for (int i = 0; i < kShapeFeatures; ++i) value[i] += 0.1 * adv_raw * sf[i];
+    adv_var = 0.98 * adv_var + 0.02 * adv_raw * adv_raw;
+    const double adv = adv_raw / std::sqrt(adv_var + 1e-6);
+    // grad log pi(a) = (x_a - E_pi[x]) / T, over every valid spec of the problem: in the cached
+    // space the action came from.
+    const std::string hash = s.hash();
+    for (size_t c = 0; c < spaces.size(); ++c) {
+      const auto& e = spaces[c].entries;
+      if (std::any_of(e.begin(), e.end(),
+                      [&](const Entry& x) { return x.hash == hash && x.spec.layout == p.layout; })) {
+        if (c != 0) std::swap(spaces[0], spaces[c]);
+        break;
+      }
+    }
+    const auto cands = candidates(p, false);
+    if (cands.empty()) return;
+    theta.resize(fmap.dim(), 0.0);
+    const auto l = logits(cands, o.temperature);
+    const double mx = *std::max_element(l.begin(), l.end());
+    std::vector<double> pr(l.size());
+    double z = 0;
+    for (size_t i = 0; i < l.size(); ++i) z += pr[i] = std::exp(l[i] - mx);
+    // A step that moves the chosen spec's logit by about lr x advantage.
+    double norm = 1;
+    for (const auto& c : cands)
+      if (space_entries()[c.entry].hash == hash) {
+        norm = 0;
+        for (const auto& [j, xv] : c.x) norm += xv * xv;
+      }
+    const double step = o.lr * adv * o.temperature / std::max(norm, 1e-3);
+    for (size_t i = 0; i < cands.size(); ++i) {
+      const double w = -pr[i] / z + (space_entries()[cands[i].entry].hash == hash ? 1.0 : 0.0);
+      if (w == 0) continue;
+      for (const auto& [j, xv] : cands[i].x) theta[j] += step * w * xv;
+    }
+  }
+
+  // Remembers the observation (for the policy file), masks its spec for its problem (and for
+  // every problem when it failed to compile), and unless masks_only learns from an ok one.
+  void learn(const Record& r, const KernelSpec* given, const RlOptions& o, bool masks_only = false) {
+    // The loop replays the store's rows on start, which a loaded policy file already holds:
+    // learning a measurement twice would make the model overconfident.
+    if (!known.insert(fmt::format("{}|{}|{}|{:.17g}", problem_key(r.problem), r.spec_text, r.status, r.target)).second)
+      return;
+    records.push_back(r);
+    KernelSpec parsed;
+    if (!given) {
+      try {
+        parsed = parse_spec(r.spec_text);
+      } catch (const std::exception&) {
+        return;  // a family this build does not know: kept in the file, nothing to learn
+      }
+    }
+    const KernelSpec& spec = given ? *given : parsed;
+    const std::string hash = spec.hash();
+    seen[problem_key(r.problem)].insert(hash);
+    if (r.status != "ok") {
+      if (is_compile_failure(r.status)) broken.insert(hash);
+      return;
+    }
+    ++ok_count;
+    if (masks_only) {
+      fmap.token_ids(spec);
+    } else if (o.method == "reinforce") {
+      fmap.token_ids(spec);
+      reinforce_update(r.problem, spec, r.target, o);
+    } else {
+      model.add(fmap.features(r.problem, spec), r.target);
+    }
+  }
+};
+
+RlPolicy::RlPolicy(RlOptions o) : impl_(std::make_unique<Impl>(o)), opt_(std::move(o)) {}
+RlPolicy::~RlPolicy() = default;
+RlPolicy::RlPolicy(RlPolicy&&) noexcept = default;
+RlPolicy& RlPolicy::operator=(RlPolicy&&) noexcept = default;
+
+size_t RlPolicy::observations() const { return impl_->ok_count; }
+
+std::vector<KernelSpec> RlPolicy::valid_for(const Problem& p, const std::vector<KernelSpec>& space) {
+  impl_->cache_space(space);
+  std::vector<KernelSpec> out;
+  for (const auto& c : impl_->candidates(p, false)) out.push_back(impl_->space_entries()[c.entry].spec);
+  return out;
+}
+
+std::vector<Proposal> RlPolicy::propose(const Problem& p, int n, const std::vector<KernelSpec>& space) {
+  Impl& m = *impl_;
+  m.cache_space(space);
+  auto cands = m.candidates(p, true);
+  std::vector<Proposal> out;
+  if (n <= 0 || cands.empty()) return out;
+  n = std::min<int>(n, static_cast<int>(cands.size()));
+  std::vector<char> taken(cands.size(), 0);
+  auto take = [&](size_t i, const std::string& why) {
+    taken[i] = 1;
+    out.push_back({m.space_entries()[cands[i].entry].spec, "", why});
+  };
+  if (opt_.method == "reinforce") {
+    // Sampling n without replacement from softmax(logits): the top n of logits + Gumbel noise.
+    m.theta.resize(m.fmap.dim(), 0.0);
+    auto l = m.logits(cands, opt_.temperature);
+    std::uniform_real_distribution<double> u(1e-12, 1.0);
+    for (auto& v : l) v -= std::log(-std::log(u(m.rng)));
+    std::vector<size_t> order(l.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::partial_sort(order.begin(), order.begin() + n, order.end(), [&](size_t a, size_t b) { return l[a] > l[b]; });
+    for (int i = 0; i < n; ++i) take(order[i], "rl reinforce sample");
+    return out;
+  }
+  // Thompson: one posterior draw per slot, its best spec not yet taken; greedy: the mean. A draw
+  // is a model, not a choice: slot j of every problem shares draw j until the next observation
+  // (the loop proposes for every problem of a round in turn). Past kFreshDraws slots (a round
+  // asking for much of the space at once) the last draw orders the rest.
+  constexpr int kFreshDraws = 32;
+  if (m.draws_at != m.model.count()) m.draws.clear(), m.draws_at = m.model.count();
+  std::vector<double> w;
+  for (int slot = 0; slot < n; ++slot) {
+    if (opt_.method == "greedy") {
+      if (slot == 0) w = m.model.mean();
+    } else if (slot < kFreshDraws) {
+      while (static_cast<int>(m.draws.size()) <= slot) m.draws.push_back(m.model.sample(m.rng, opt_.explore));
+      w = m.draws[slot];
+    }
+    size_t best = cands.size();
+    double best_score = -std::numeric_limits<double>::infinity();
+    for (size_t i = 0; i < cands.size(); ++i) {
+      if (taken[i]) continue;
+      const double s = dot(cands[i].x, w);
+      if (s > best_score) best_score = s, best = i;
+    }
+    if (best == cands.size()) break;
+    take(best, fmt::format("rl {}: predicted {:.1f}% of roofline", opt_.method, 100 * std::exp(best_score)));
+  }
+  return out;
+}
+
+void RlPolicy::observe(const std::vector<Observation>& results) {
+  for (const auto& r : results) {
+    if (r.spec.family == "source" || !r.source.empty()) continue;  // free-form: no spec features
+    Record rec{r.problem, r.spec.text(), r.status, 0.0};
+    if (r.status == "ok") {
+      if (!(r.time_us > 0) || !std::isfinite(r.time_us)) continue;  // nothing to learn from
+      rec.target = efficiency_target(r.problem, r.time_us);
+    }
+    impl_->learn(rec, &r.spec, opt_);
+  }
+}
+
+std::vector<std::pair<KernelSpec, double>> RlPolicy::rank(const Problem& p, const std::vector<KernelSpec>& space,
+                                                          int k) {
+  Impl& m = *impl_;
+  m.cache_space(space);
+  const auto cands = m.candidates(p, false);
+  if (opt_.method == "reinforce") m.theta.resize(m.fmap.dim(), 0.0);
+  const std::vector<double>& w = opt_.method == "reinforce" ? m.theta : m.model.mean();
+  std::vector<std::pair<double, size_t>> scored;
+  for (size_t i = 0; i < cands.size(); ++i) scored.emplace_back(dot(cands[i].x, w), i);
+  k = std::clamp<int>(k, 0, static_cast<int>(scored.size()));
+  // Ties (an untrained model scores every spec 0) keep space order.
+  std::partial_sort(scored.begin(), scored.begin() + k, scored.end(), [](const auto& a, const auto& b) {
+    return a.first > b.first || (a.first == b.first && a.second < b.second);
+  });
+  std::vector<std::pair<KernelSpec, double>> out;
+  const double roof = roofline_us(p.shape);
+  for (int i = 0; i < k; ++i)
+    out.emplace_back(m.space_entries()[cands[scored[i].second].entry].spec,
+                     opt_.method == "reinforce" ? 0.0 : roof / std::exp(scored[i].first));
+  return out;
+}
+
+std::optional<KernelSpec> RlPolicy::best_guess(const Problem& p, const std::vector<KernelSpec>& space) {
+  auto top = rank(p, space, 1);
+  if (top.empty()) return std::nullopt;
+  return top.front().first;
+}
+
+std::vector<std::string> RlPolicy::families_seen() const {
+  std::set<std::string> f;
+  for (const auto& r : impl_->records) f.insert(r.spec_text.substr(0, r.spec_text.find(' ')));
+  return {f.begin(), f.end()};
+}
+
+double RlPolicy::predicted_us(const Problem& p, const KernelSpec& s) {
+  if (opt_.method == "reinforce") return 0;
+  Impl& m = *impl_;
+  const auto x = m.fmap.features(p, s);
+  m.model.grow(m.fmap.dim());
+  return roofline_us(p.shape) / std::exp(dot(x, m.model.mean()));
+}
+
+void RlPolicy::save(const std::string& path) const {
+  const Impl& m = *impl_;
+  json j;
+  j["format"] = "cudal2-rl-policy";
+  j["version"] = kFileVersion;
+  j["options"] = {{"method", opt_.method},
+                  {"seed", opt_.seed},
+                  {"explore", opt_.explore},
+                  {"prior", opt_.prior},
+                  {"noise", opt_.noise},
+                  {"lr", opt_.lr},
+                  {"temperature", opt_.temperature},
+                  {"sm_count", opt_.features.sm_count},
+                  {"l2_bytes", opt_.features.l2_bytes}};
+  j["tokens"] = m.fmap.tokens();
+  json obs = json::array();
+  for (const auto& r : m.records) {
+    json o = {{"m", r.problem.shape.m},
+              {"n", r.problem.shape.n},
+              {"k", r.problem.shape.k},
+              {"layout", to_string(r.problem.layout)},
+              {"accum", to_string(r.problem.accum)},
+              {"spec", r.spec_text},
+              {"status", r.status}};
+    if (r.status == "ok") o["target"] = r.target;
+    obs.push_back(std::move(o));
+  }
+  j["observations"] = std::move(obs);
+  if (opt_.method == "reinforce") j["reinforce"] = {{"theta", m.theta}, {"value", m.value}, {"adv_var", m.adv_var}};
+  // Write beside the target and rename: a crash never leaves half a policy file.
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    if (!out) throw InputError(fmt::format("cannot write policy file '{}'", tmp));
+    out << j.dump() << '\n';  // compact: a whole-grid campaign holds ~10^5 observations
+    if (!out) throw InputError(fmt::format("cannot write policy file '{}'", tmp));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    throw InputError(fmt::format("cannot rename '{}' to '{}'", tmp, path));
+}
+
+void RlPolicy::load(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(fmt::format("cannot read policy file '{}'", path));
+  json j;
+  try {
+    j = json::parse(in);
+    if (j.value("format", "") != "cudal2-rl-policy")
+      throw InputError(fmt::format("'{}' is not a cudal2 rl policy file", path));
+    if (j.at("version").get<int>() > kFileVersion)
+      throw InputError(fmt::format("policy file '{}' has version {} (this build reads up to {})", path,
+                                   j.at("version").get<int>(), kFileVersion));
+    const json& o = j.at("options");
+    RlOptions opt;
+    opt.method = o.at("method").get<std::string>();
+    opt.seed = o.at("seed").get<uint64_t>();
+    opt.explore = o.at("explore").get<double>();
+    opt.prior = o.at("prior").get<double>();
+    opt.noise = o.at("noise").get<double>();
+    opt.lr = o.at("lr").get<double>();
+    opt.temperature = o.at("temperature").get<double>();
+    opt.features.sm_count = o.at("sm_count").get<int>();
+    opt.features.l2_bytes = o.at("l2_bytes").get<double>();
+    if (opt.method != "thompson" && opt.method != "greedy" && opt.method != "reinforce")
+      throw InputError(fmt::format("policy file '{}': unknown method '{}'", path, opt.method));
+    auto impl = std::make_unique<Impl>(opt);
+    // The vocabulary first, so token indices (and reinforce's weights) mean what they meant.
+    for (const auto& t : j.at("tokens")) impl->fmap.intern(t.get<std::string>());
+    if (opt.method == "reinforce" && j.contains("reinforce")) {
+      impl->theta = j["reinforce"].at("theta").get<std::vector<double>>();
+      impl->value = j["reinforce"].at("value").get<std::vector<double>>();
+      impl->adv_var = j["reinforce"].at("adv_var").get<double>();
+      if (impl->value.size() != kShapeFeatures) throw InputError(fmt::format("policy file '{}': bad value", path));
+    }
+    const bool replay = opt.method != "reinforce";
+    for (const auto& r : j.at("observations")) {
+      Record rec;
+      rec.problem.shape = {r.at("m").get<int64_t>(), r.at("n").get<int64_t>(), r.at("k").get<int64_t>()};
+      rec.problem.layout = parse_layout(r.at("layout").get<std::string>());
+      rec.problem.accum = parse_accum(r.at("accum").get<std::string>());
+      rec.spec_text = r.at("spec").get<std::string>();
+      rec.status = r.at("status").get<std::string>();
+      rec.target = rec.status == "ok" ? r.at("target").get<double>() : 0.0;
+      // reinforce's weights already hold what these taught: only its masks are rebuilt.
+      impl->learn(rec, nullptr, opt, !replay);
+    }
+    impl_ = std::move(impl);
+    opt_ = opt;
+  } catch (const json::exception& e) {
+    throw InputError(fmt::format("policy file '{}': {}", path, e.what()));
+  }
+}
+
+RlPolicy RlPolicy::from_file(const std::string& path) {
+  RlPolicy p;
+  p.load(path);
+  return p;
+}
+
+std::unique_ptr<Policy> make_rl_policy(const PolicyOptions& options) {
+  RlOptions o = rl_options(options.extra);
+  if (!options.extra.count("seed")) o.seed = options.seed;
+  return std::make_unique<RlPolicy>(o);
+}
+
+}  // namespace cudal2::search

@@ -1,0 +1,314 @@
+#include "search/tune.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "eval/device.hpp"
+#include "search/reward.hpp"
+#include "search/space.hpp"
+#include "store/store.hpp"
+
+namespace cudal2::search {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The GPU results are stored under (the store is keyed by device name). Through eval/, which
+// owns the device; "unknown" on a machine without one.
+std::string gpu_name() { return gpu_available() ? query_gpu(0).name : "unknown"; }
+
+// The best baseline's offline graph median recorded with a measurement (0: none).
+double best_baseline_us(const std::string& baseline_json) {
+  const auto bj = nlohmann::json::parse(baseline_json, nullptr, false);
+  double best = 0;
+  if (!bj.is_object()) return 0;
+  for (const auto& [name, t] : bj.items()) {
+    if (!t.is_object() || !t.contains("offline") || !t["offline"].contains("graph")) continue;
+    const auto& g = t["offline"]["graph"];
+    if (!g.is_object() || !g.contains("median") || !g["median"].is_number()) continue;
+    const double us = g["median"].get<double>();
+    if (us > 0 && (best == 0 || us < best)) best = us;
+  }
+  return best;
+}
+
+// What the store already knows about the run's specs on one problem, one observation per spec:
+// its offline graph row when there is one (the objective), else its first row.
+std::vector<Observation> stored_observations(const store::Store& db, const std::string& gpu, const Problem& p,
+                                             Mode mode, const std::vector<KernelSpec>& space) {
+  std::map<std::string, const KernelSpec*> by_hash;
+  for (const auto& s : space) by_hash.emplace(s.hash(), &s);
+  std::map<std::string, store::MeasurementRow> pick;
+  for (auto& r : db.list_measurements(gpu, to_string(p.accum), to_string(p.layout), p.shape.m, p.shape.n, p.shape.k,
+                                      to_string(mode))) {
+    if (!by_hash.count(r.spec_hash)) continue;
+    auto it = pick.find(r.spec_hash);
+    const bool graph = r.mode == "offline" && r.timer == "graph";
+    if (it == pick.end())
+      pick.emplace(r.spec_hash, std::move(r));
+    else if (graph && !(it->second.mode == "offline" && it->second.timer == "graph"))
+      it->second = std::move(r);
+  }
+  std::vector<Observation> out;
+  for (const auto& [hash, r] : pick) {
+    Observation o;
+    o.problem = p, o.spec = *by_hash.at(hash), o.status = r.status;
+    o.time_us = r.median_us.value_or(0);
+    o.baseline_us = best_baseline_us(r.baseline_json);
+    const auto rw = r.reward ? r.reward : reward({r.status, o.time_us, o.baseline_us, r.rel_err, 0});
+    o.reward = rw.value_or(0);
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+// The observations of one evaluated candidate: one per requested shape, for the spec's layout.
+std::vector<Observation> observations_of(const Proposal& prop, const CandidateOutcome& co,
+                                         const std::vector<Shape>& shapes, Accum accum) {
+  std::vector<Observation> out;
+  if (co.status == "not-run") return out;
+  for (const auto& sh : shapes) {
+    Observation o;
+    o.problem = {sh, prop.spec.layout, prop.source.empty() ? prop.spec.accum : accum};
+    o.spec = prop.spec, o.source = prop.source;
+    const auto key = sh.str();
+    const auto t = co.graph_us.find(key);
+    o.status = co.status == "ok" && t == co.graph_us.end() ? "unsupported" : co.status;
+    o.time_us = t == co.graph_us.end() ? 0 : t->second;
+    o.baseline_us = co.baseline_us.count(key) ? co.baseline_us.at(key) : 0;
+    const auto s = co.score.find(key);
+    o.reward = s != co.score.end()
+                   ? s->second
+                   : reward({o.status, o.time_us, o.baseline_us, std::nullopt, prop.source.size()}).value_or(0);
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+// One round's candidates: the problems' proposals without duplicates, highest priority first,
+// ties in the space's order (free-form sources after specs, in proposal order), at most n. For
+// policies whose problem lists follow one global order (exhaustive: the space's; random: its
+// permutation) this is exactly the first n of that order not yet known on every problem.
+std::vector<Proposal> merge(const std::vector<std::vector<Proposal>>& lists, int n,
+                            const std::map<std::string, size_t>& space_index) {
+  std::vector<Proposal> out;
+  std::map<std::string, size_t> at;  // key -> index in out
+  for (const auto& l : lists)
+    for (const auto& p : l) {
+      const std::string key = p.source.empty() ? p.spec.text() : "source " + p.source;
+      const auto it = at.find(key);
+      if (it == at.end()) {
+        at.emplace(key, out.size());
+        out.push_back(p);
+      } else if (p.priority > out[it->second].priority) {
+        out[it->second].priority = p.priority;
+      }
+    }
+  auto index = [&](const Proposal& p) {
+    if (!p.source.empty()) return space_index.size();
+    const auto it = space_index.find(p.spec.text());
+    return it == space_index.end() ? space_index.size() : it->second;
+  };
+  std::stable_sort(out.begin(), out.end(), [&](const Proposal& a, const Proposal& b) {
+    if (a.priority != b.priority) return a.priority > b.priority;
+    return index(a) < index(b);
+  });
+  if (n > 0 && out.size() > static_cast<size_t>(n)) out.resize(static_cast<size_t>(n));
+  return out;
+}
+
+// Evaluates one round: the specs in one call, free-form sources in one call per layout and
+// accumulator. Outcomes in the proposals' order.
+std::vector<CandidateOutcome> evaluate_round(const EvalRequest& base, const std::vector<Proposal>& round) {
+  std::vector<CandidateOutcome> out(round.size());
+  EvalRequest req = base;
+  req.specs.clear(), req.free_sources.clear();
+  std::vector<size_t> spec_at;
+  std::map<std::pair<Layout, Accum>, std::vector<size_t>> sources;
+  for (size_t i = 0; i < round.size(); ++i) {
+    if (round[i].source.empty()) {
+      req.specs.push_back(round[i].spec);
+      spec_at.push_back(i);
+    } else {
+      sources[{round[i].spec.layout, round[i].spec.accum}].push_back(i);
+    }
+  }
+  const auto t0 = Clock::now();
+  if (!req.specs.empty()) {
+    const auto got = evaluate_candidates(req);
+    for (size_t j = 0; j < got.size(); ++j) out[spec_at[j]] = got[j];
+  }
+  for (const auto& [la, idx] : sources) {
+    EvalRequest fr = base;
+    fr.specs.clear();
+    fr.free_sources.clear();
+    fr.free_layout = la.first, fr.free_accum = la.second;
+    for (size_t i : idx) fr.free_sources.push_back(round[i].source);
+    if (fr.deadline_minutes > 0) {
+      fr.deadline_minutes -= std::chrono::duration<double>(Clock::now() - t0).count() / 60.0;
+      if (fr.deadline_minutes <= 0) {
+        for (size_t i : idx) out[i].status = "not-run";
+        continue;
+      }
+    }
+    const auto got = evaluate_candidates(fr);
+    for (size_t j = 0; j < got.size(); ++j) out[idx[j]] = got[j];
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<double> score_measurement(const ScoreInput& in) {
+  return reward({in.status, in.time_us, in.baseline_us, in.rel_err, in.source_bytes});
+}
+
+std::vector<std::pair<Shape, std::vector<KernelSpec>>> top_candidates(const std::string& db_path,
+                                                                      const std::vector<Shape>& shapes, Accum accum,
+                                                                      int top) {
+  auto db = store::Store::open(db_path);
+  const std::string gpu = gpu_name();
+  std::vector<std::pair<Shape, std::vector<KernelSpec>>> out;
+  for (const auto& sh : shapes) {
+    std::vector<KernelSpec> specs;
+    for (auto layout : {Layout::NN, Layout::TN})
+      for (const auto& [hash, us] :
+           db.top_specs(gpu, to_string(accum), to_string(layout), sh.m, sh.n, sh.k, "offline", "graph", top)) {
+        const auto row = db.get_spec(hash);
+        if (!row || row->family == "source") continue;
+        specs.push_back(parse_spec(row->text));
+      }
+    out.emplace_back(sh, std::move(specs));
+  }
+  return out;
+}
+
+TuneResult run_tune(const TuneOptions& o) {
+  // Everything that can be refused is refused before the GPU is touched.
+  auto policy = make_policy(o.search, o.policy);
+  ProblemSpace space;
+  space.common = search_space(shape_independent(o.families), o.space, o.accum);
+  if (o.final_top > 0 && o.final_csv.empty()) throw InputError("--final-top needs --final-csv FILE");
+  if (o.budget < 0) throw InputError("--budget must be 0 (no limit) or positive");
+  if (o.eval.shapes.empty()) throw InputError("no shapes to tune");
+  if (o.check_gpu) require_gpu();
+  if (needs_gpu_space(o.families) && !o.skip_search) {
+    // cuBLASLt answers for the GPU in use: ask a worker (the process that owns the device).
+    for (auto& [p, specs] : worker_lt_space(o.eval.worker_exe, o.eval.shapes, {Layout::NN, Layout::TN}, o.accum,
+                                            o.lt_max, o.eval.job_overhead_s + o.eval.timeout_s))
+      space.per_problem[problem_key(p.shape, p.layout)] = std::move(specs);
+  }
+  const auto all = space.all();
+  std::map<std::string, size_t> space_index;
+  for (size_t i = 0; i < all.size(); ++i) space_index.emplace(all[i].text(), i);
+
+  std::vector<Problem> problems;
+  for (const auto& sh : o.eval.shapes)
+    for (auto layout : {Layout::NN, Layout::TN}) problems.push_back({sh, layout, o.accum});
+
+  TuneResult result;
+  result.space_size = all.size();
+  if (!o.policy.state_path.empty() && std::filesystem::exists(o.policy.state_path)) policy->load(o.policy.state_path);
+  EvalRequest req = o.eval;
+  req.score = score_measurement;
+  req.progress = o.progress && req.progress;
+  const Mode mode = o.eval.modes.front();
+  if (!o.skip_search) {
+    {
+      // Resume: what the store knows about this GPU, these problems and the run's specs.
+      const auto db = store::Store::open(o.eval.db_path);
+      const std::string gpu = gpu_name();
+      for (const auto& p : problems) policy->observe(stored_observations(db, gpu, p, mode, space.for_problem(p)));
+    }
+    const auto t0 = Clock::now();
+    int evaluated = 0;
+    for (;;) {
+      int n = o.round > 0 ? o.round : 0;
+      if (o.budget > 0) n = n > 0 ? std::min(n, o.budget - evaluated) : o.budget - evaluated;
+      std::vector<std::vector<Proposal>> lists;
+      for (const auto& p : problems) {
+        const auto ps = space.for_problem(p);
+        lists.push_back(policy->propose(p, n > 0 ? n : static_cast<int>(ps.size()), ps));
+      }
+      const auto round = merge(lists, n, space_index);
+      if (result.rounds == 0) {
+        result.first_round = round.size();
+        if (o.progress)
+          std::fprintf(stderr, "cudal2 tune: %zu of %zu candidate(s) left to evaluate on %zu shape(s)\n", round.size(),
+                       all.size(), o.eval.shapes.size());
+      }
+      if (round.empty()) break;
+      ++result.rounds;
+      req.deadline_minutes = 0;
+      if (o.budget_minutes > 0) {
+        req.deadline_minutes = o.budget_minutes - std::chrono::duration<double>(Clock::now() - t0).count() / 60.0;
+        if (req.deadline_minutes <= 0) break;
+      }
+      const auto outcomes = evaluate_round(req, round);
+      std::vector<Observation> seen;
+      bool cut_short = false;
+      for (size_t i = 0; i < round.size(); ++i) {
+        cut_short = cut_short || outcomes[i].status == "not-run";
+        auto obs = observations_of(round[i], outcomes[i], o.eval.shapes, o.accum);
+        seen.insert(seen.end(), obs.begin(), obs.end());
+      }
+      policy->observe(seen);
+      if (!o.policy.state_path.empty()) policy->save(o.policy.state_path);
+      result.outcomes.insert(result.outcomes.end(), outcomes.begin(), outcomes.end());
+      evaluated += static_cast<int>(round.size());
+      if (cut_short || (o.budget > 0 && evaluated >= o.budget)) break;
+    }
+  } else if (o.progress) {
+    std::fprintf(stderr, "cudal2 tune: %zu of %zu candidate(s) left to evaluate on %zu shape(s)\n", size_t{0},
+                 all.size(), o.eval.shapes.size());
+  }
+
+  if (o.final_top > 0) {
+    // Phase 2: each shape's fastest specs against the baselines, every timer, the final modes.
+    for (const auto& [shape, specs] : top_candidates(o.eval.db_path, o.eval.shapes, o.accum, o.final_top)) {
+      if (specs.empty()) continue;
+      EvalRequest fin = req;
+      fin.specs = specs;
+      fin.free_sources.clear();
+      fin.shapes = {shape};
+      fin.modes = o.final_modes;
+      fin.timers = {true, true, true};
+      fin.reps = o.final_reps;
+      fin.batch = static_cast<int>(specs.size());
+      fin.csv_path = o.final_csv;
+      fin.baselines = o.final_baselines;
+      fin.name_by_hash = true;
+      fin.deadline_minutes = 0;
+      if (o.progress)
+        std::fprintf(stderr, "cudal2 tune: final measurement of %s (%zu specs)\n", shape.str().c_str(), specs.size());
+      evaluate_candidates(fin);
+    }
+  }
+  return result;
+}
+
+void print_tune_summary(const std::vector<CandidateOutcome>& outcomes) {
+  std::map<std::string, int> by_status;
+  double compile_s = 0, measure_s = 0;
+  std::map<std::string, std::pair<double, std::string>> best;  // shape -> (us, spec)
+  for (const auto& o : outcomes) {
+    ++by_status[o.status];
+    compile_s += o.compile_seconds;
+    measure_s += o.measure_seconds;
+    for (const auto& [shape, us] : o.graph_us)
+      if (!best.count(shape) || us < best[shape].first) best[shape] = {us, o.spec_text};
+  }
+  std::printf("%zu candidate(s):", outcomes.size());
+  for (const auto& [st, n] : by_status) std::printf(" %s %d", st.c_str(), n);
+  std::printf("\ncompile time %.0f s (summed over parallel compiles), measure time %.0f s\n", compile_s, measure_s);
+  for (const auto& [shape, b] : best) std::printf("  %-20s %9.2f us  %s\n", shape.c_str(), b.first, b.second.c_str());
+}
+
+}  // namespace cudal2::search

@@ -1,0 +1,388 @@
+#include "serve/serve.hpp"
+
+#include <httplib.h>
+
+#include <csignal>
+#include <cstdlib>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include "eval/candidate.hpp"
+#include "eval/device.hpp"
+
+namespace cudal2::serve {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+void reply(httplib::Response& res, int status, const nlohmann::json& body) {
+  res.status = status;
+  res.set_content(body.dump(), "application/json");
+}
+
+nlohmann::json error_body(const std::string& kind, const std::string& message) {
+  return {{"ok", false}, {"error", kind}, {"message", message}};
+}
+
+// Constant-time comparison: the token must not leak through response timing.
+bool same_secret(const std::string& given, const std::string& want) {
+  if (want.empty()) return false;
+  unsigned diff = given.size() == want.size() ? 0u : 1u;
+  for (size_t i = 0; i < given.size(); ++i)
+    diff |= static_cast<unsigned char>(given[i]) ^ static_cast<unsigned char>(want[i % want.size()]);
+  return diff == 0;
+}
+
+}  // namespace
+
+std::optional<EvalJob> parse_job(const std::string& body, const ServeOptions& opt, std::string& error) {
+  const auto j = nlohmann::json::parse(body, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    error = "the body is not a JSON object";
+    return std::nullopt;
+  }
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    static const char* known[] = {"source", "layout", "accum", "shapes", "reps"};
+    if (std::find(std::begin(known), std::end(known), it.key()) == std::end(known)) {
+      error = fmt::format("unknown field '{}' (known: source, layout, accum, shapes, reps)", it.key());
+      return std::nullopt;
+    }
+  }
+  EvalJob job;
+  if (!j.contains("source") || !j["source"].is_string() || j["source"].get<std::string>().empty()) {
+    error = "'source' (the kernel's .cu text) is required";
+    return std::nullopt;
+  }
+  job.source = j["source"].get<std::string>();
+  if (job.source.size() > opt.max_source_bytes) {
+    error = fmt::format("'source' is {} bytes; the limit is {}", job.source.size(), opt.max_source_bytes);
+    return std::nullopt;
+  }
+  try {
+    if (j.contains("layout")) {
+      if (!j["layout"].is_string()) throw InputError("'layout' must be \"nn\" or \"tn\"");
+      job.layout = parse_layout(j["layout"].get<std::string>());
+    }
+    if (j.contains("accum")) {
+      if (!j["accum"].is_string()) throw InputError("'accum' must be \"f32\" or \"f16\"");
+      job.accum = parse_accum(j["accum"].get<std::string>());
+    }
+  } catch (const std::exception& e) {
+    error = e.what();
+    return std::nullopt;
+  }
+  if (!j.contains("shapes") || !j["shapes"].is_array() || j["shapes"].empty()) {
+    error = "'shapes' must be a non-empty array of [m, n, k]";
+    return std::nullopt;
+  }
+  if (int(j["shapes"].size()) > opt.max_shapes) {
+    error = fmt::format("{} shapes; the limit is {}", j["shapes"].size(), opt.max_shapes);
+    return std::nullopt;
+  }
+  for (const auto& s : j["shapes"]) {
+    if (!s.is_array() || s.size() != 3 || !s[0].is_number_integer() || !s[1].is_number_integer() ||
+        !s[2].is_number_integer()) {
+      error = "each shape must be [m, n, k] with integers";
+      return std::nullopt;
+    }
+    Shape sh{s[0].get<std::int64_t>(), s[1].get<std::int64_t>(), s[2].get<std::int64_t>()};
+    if (sh.m <= 0 || sh.n <= 0 || sh.k <= 0 || sh.m > opt.max_dim || sh.n > opt.max_dim || sh.k > opt.max_dim) {
+      error = fmt::format("shape {} out of range (1..{} per dimension)", sh.str(), opt.max_dim);
+      return std::nullopt;
+    }
+    job.shapes.push_back(sh);
+  }
+  if (j.contains("reps")) {
+    if (!j["reps"].is_number_integer() || j["reps"].get<int>() < 1 || j["reps"].get<int>() > opt.max_reps) {
+      error = fmt::format("'reps' must be an integer in 1..{}", opt.max_reps);
+      return std::nullopt;
+    }
+    job.reps = j["reps"].get<int>();
+  }
+  return job;
+}
+
+Server::Server(ServeOptions opt, EvalFn eval) : opt_(std::move(opt)), eval_(std::move(eval)) {
+  if (opt_.token.empty() && !opt_.allow_no_token)
+    throw InputError(
+        "cudal2 serve needs a bearer token (--token-env NAME naming an environment variable that holds it)");
+  if (opt_.workers < 1) throw InputError("--workers must be at least 1");
+  http_ = std::make_unique<httplib::Server>();
+}
+
+Server::~Server() { stop(); }
+
+bool Server::allow(const std::string& client) {
+  if (opt_.rate_per_minute <= 0) return true;
+  std::lock_guard<std::mutex> l(mu_);
+  const auto now = Clock::now();
+  auto [it, fresh] = buckets_.try_emplace(client);
+  Bucket& b = it->second;
+  if (fresh) {
+    b.tokens = opt_.burst, b.last = now;
+  } else {
+    b.tokens = std::min(opt_.burst,
+                        b.tokens + std::chrono::duration<double>(now - b.last).count() * opt_.rate_per_minute / 60);
+    b.last = now;
+  }
+  if (buckets_.size() > 10000) buckets_.clear();  // bounded memory under address churn
+  if (b.tokens < 1) return false;
+  b.tokens -= 1;
+  return true;
+}
+
+nlohmann::json Server::health() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return {{"ok", true},
+          {"workers", opt_.workers},
+          {"busy", busy_},
+          {"queued", queue_.size()},
+          {"queue_capacity", opt_.queue_capacity},
+          {"served", served_.load()},
+          {"rejected", rejected_.load()}};
+}
+
+void Server::worker_loop(int gpu) {
+  for (;;) {
+    std::shared_ptr<Queued> q;
+    {
+      std::unique_lock<std::mutex> l(mu_);
+      cv_.wait(l, [&] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping and drained
+      q = queue_.front();
+      queue_.pop_front();
+      ++busy_;
+    }
+    const double waited = std::chrono::duration<double>(Clock::now() - q->enqueued).count();
+    nlohmann::json out;
+    const auto t0 = Clock::now();
+    try {
+      out = eval_(q->job, gpu);
+    } catch (const std::exception& e) {
+      out = error_body("evaluation-failed", e.what());
+    }
+    if (out.is_object()) {
+      out["id"] = q->job.id;
+      out["queue_seconds"] = waited;
+      out["eval_seconds"] = std::chrono::duration<double>(Clock::now() - t0).count();
+      out["gpu_worker"] = gpu;
+    }
+    q->done.set_value(std::move(out));
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      --busy_;
+    }
+    ++served_;
+  }
+}
+
+int Server::start() {
+  auto& s = *http_;
+  s.set_payload_max_length(opt_.max_body_bytes);
+  s.set_read_timeout(30, 0);
+  s.set_write_timeout(30, 0);
+  const int threads = std::max(2, opt_.http_threads);
+  s.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+
+  s.Get("/health", [this](const httplib::Request&, httplib::Response& res) { reply(res, 200, health()); });
+  s.Post("/evaluate", [this](const httplib::Request& req, httplib::Response& res) {
+    // Rate first: guessing tokens costs the same as evaluating.
+    if (!allow(req.remote_addr)) {
+      ++rejected_;
+      res.set_header("Retry-After", "10");
+      return reply(res, 429,
+                   error_body("rate-limited", fmt::format("more than {} requests a minute", opt_.rate_per_minute)));
+    }
+    const std::string auth = req.get_header_value("Authorization");
+    const std::string want = "Bearer " + opt_.token;
+    if (!opt_.token.empty() && !same_secret(auth, want)) {
+      ++rejected_;
+      res.set_header("WWW-Authenticate", "Bearer");
+      return reply(res, 401, error_body("unauthorized", "a valid 'Authorization: Bearer <token>' header is required"));
+    }
+    if (req.body.size() > opt_.max_body_bytes) {
+      ++rejected_;
+      return reply(res, 413,
+                   error_body("too-large", fmt::format("the body is limited to {} bytes", opt_.max_body_bytes)));
+    }
+    std::string why;
+    auto job = parse_job(req.body, opt_, why);
+    if (!job) {
+      ++rejected_;
+      return reply(res, 400, error_body("bad-request", why));
+    }
+    auto q = std::make_shared<Queued>();
+    q->job = std::move(*job);
+    q->job.id = fmt::format("r{}", ++next_id_);
+    q->enqueued = Clock::now();
+    auto fut = q->done.get_future();
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      if (stopping_) return reply(res, 503, error_body("stopping", "the server is shutting down"));
+      if (queue_.size() >= opt_.queue_capacity) {
+        ++rejected_;
+        res.set_header("Retry-After", "30");
+        return reply(res, 429, error_body("queue-full", fmt::format("{} jobs are waiting", queue_.size())));
+      }
+      queue_.push_back(q);
+    }
+    cv_.notify_one();
+    if (fut.wait_for(std::chrono::duration<double>(opt_.request_timeout_s)) != std::future_status::ready)
+      return reply(res, 504,
+                   error_body("timeout", "the evaluation did not finish in time; it goes on, its result is stored"));
+    auto out = fut.get();
+    reply(res, out.is_object() && out.value("ok", false) ? 200 : 500, out);
+  });
+  s.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+    std::string what = "internal error";
+    try {
+      if (ep) std::rethrow_exception(ep);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    reply(res, 500, error_body("internal", what));
+  });
+  s.set_error_handler([](const httplib::Request&, httplib::Response& res) {
+    if (res.body.empty()) {
+      const std::string kind = res.status == 413 ? "too-large" : res.status == 404 ? "not-found" : "error";
+      reply(res, res.status, error_body(kind, fmt::format("HTTP {}", res.status)));
+    }
+  });
+
+  if (opt_.port == 0) {
+    port_ = s.bind_to_any_port(opt_.host);
+  } else {
+    port_ = s.bind_to_port(opt_.host, opt_.port) ? opt_.port : -1;
+  }
+  if (port_ <= 0) throw std::runtime_error(fmt::format("cannot listen on {}:{}", opt_.host, opt_.port));
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    stopping_ = false;
+  }
+  for (int g = 0; g < opt_.workers; ++g) workers_.emplace_back([this, g] { worker_loop(g); });
+  return port_;
+}
+
+void Server::run() { http_->listen_after_bind(); }
+
+void Server::stop() {
+  if (http_) http_->stop();
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  for (auto& t : workers_)
+    if (t.joinable()) t.join();
+  workers_.clear();
+}
+
+EvalFn gpu_eval(const GpuEvalOptions& opt) {
+  return [opt](const EvalJob& job, int gpu) -> nlohmann::json {
+    EvalRequest req;
+    req.free_sources = {job.source};
+    req.free_layout = job.layout, req.free_accum = job.accum;
+    req.shapes = job.shapes;
+    req.modes = {Mode::Offline};
+    req.timers = {true, false, false};  // graph only
+    req.reps = job.reps;
+    const std::string l(to_string(job.layout));
+    req.baselines = {"cublas-" + l, "cublaslt-autotune-" + l};
+    req.db_path = opt.db_path;
+    req.timeout_s = opt.timeout_s;
+    req.batch = 1;
+    req.progress = false;
+    req.command_line = fmt::format("cudal2 serve job {} (worker {})", job.id, gpu);
+    req.score = opt.score;
+    // One GPU per worker: the judge inherits CUDA_VISIBLE_DEVICES (serve sets nothing here; run one
+    // `cudal2 serve --workers 1` per GPU with CUDA_VISIBLE_DEVICES set, or extend EvalRequest).
+    const auto outcomes = evaluate_candidates(req);
+    const CandidateOutcome& o = outcomes.at(0);
+    nlohmann::json results = nlohmann::json::array();
+    double reward_sum = 0;
+    int rewarded = 0;
+    for (const auto& s : job.shapes) {
+      const std::string key = s.str();
+      nlohmann::json r{{"m", s.m}, {"n", s.n}, {"k", s.k}};
+      const auto t = o.graph_us.find(key);
+      const auto b = o.baseline_us.find(key);
+      const auto sc = o.score.find(key);
+      r["status"] = t != o.graph_us.end() ? "ok" : o.status;
+      r["time_us"] = t != o.graph_us.end() ? nlohmann::json(t->second) : nlohmann::json(nullptr);
+      r["baseline_us"] = b != o.baseline_us.end() ? nlohmann::json(b->second) : nlohmann::json(nullptr);
+      r["speedup"] = t != o.graph_us.end() && b != o.baseline_us.end() && t->second > 0
+                         ? nlohmann::json(b->second / t->second)
+                         : nlohmann::json(nullptr);
+      r["reward"] = sc != o.score.end() ? nlohmann::json(sc->second) : nlohmann::json(nullptr);
+      if (sc != o.score.end()) reward_sum += sc->second, ++rewarded;
+      results.push_back(r);
+    }
+    return {{"ok", true},
+            {"verdict", o.status == "ok" ? "pass" : "fail"},
+            {"status", o.status},
+            {"failure_kind", o.status == "ok" ? "" : o.status},
+            {"detail", o.detail},
+            {"spec_hash", o.spec_hash},
+            {"compile_seconds", o.compile_seconds},
+            {"results", results},
+            {"reward", rewarded ? nlohmann::json(reward_sum / rewarded) : nlohmann::json(nullptr)}};
+  };
+}
+
+namespace {
+std::atomic<Server*> g_server{nullptr};
+void on_signal(int) {
+  if (Server* s = g_server.load()) std::thread([s] { s->stop(); }).detach();
+}
+}  // namespace
+
+void add_serve_command(CLI::App& app, std::function<std::optional<double>(const ScoreInput&)> score) {
+  auto opt = std::make_shared<ServeOptions>();
+  auto gopt = std::make_shared<GpuEvalOptions>();
+  gopt->score = std::move(score);
+  auto token_env = std::make_shared<std::string>("CUDAL2_SERVE_TOKEN");
+  auto* cmd = app.add_subcommand(
+      "serve", "Reward service over HTTP: POST /evaluate a kernel source, get its verdict and reward");
+  cmd->add_option("--host", opt->host, "Address to listen on")->capture_default_str();
+  cmd->add_option("--port", opt->port, "Port (0: any free port)")->capture_default_str();
+  cmd->add_option("--token-env", *token_env, "Environment variable holding the bearer token")->capture_default_str();
+  cmd->add_option("--workers", opt->workers, "Evaluation workers (one per GPU)")->capture_default_str();
+  cmd->add_option("--db", gopt->db_path, "Results store every evaluation is written to")->capture_default_str();
+  cmd->add_option("--timeout", gopt->timeout_s, "Per-candidate evaluation timeout (s)")->capture_default_str();
+  cmd->add_option("--max-body", opt->max_body_bytes, "Largest request body (bytes)")->capture_default_str();
+  cmd->add_option("--rate", opt->rate_per_minute, "Requests a minute per client address (0: no limit)")
+      ->capture_default_str();
+  cmd->add_option("--queue", opt->queue_capacity, "Waiting jobs before 429")->capture_default_str();
+  cmd->callback([opt, gopt, token_env] {
+    int rc = 0;
+    try {
+      if (const char* t = std::getenv(token_env->c_str())) opt->token = t;
+      if (opt->token.empty())
+        throw InputError(
+            fmt::format("set the bearer token in ${} (or name another variable with --token-env)", *token_env));
+      Server server(*opt, gpu_eval(*gopt));
+      const int port = server.start();
+      std::fprintf(stderr, "cudal2 serve: listening on http://%s:%d (POST /evaluate, GET /health), %d worker(s)\n",
+                   opt->host.c_str(), port, opt->workers);
+      g_server = &server;
+      std::signal(SIGINT, on_signal);
+      std::signal(SIGTERM, on_signal);
+      server.run();
+      server.stop();
+      g_server = nullptr;
+    } catch (const InputError& e) {
+      std::fprintf(stderr, "cudal2: error: %s\n", e.what());
+      rc = 2;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "cudal2: failed: %s\n", e.what());
+      rc = 1;
+    }
+    std::fflush(stdout);
+    std::exit(rc);
+  });
+}
+
+}  // namespace cudal2::serve

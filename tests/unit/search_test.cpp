@@ -1,0 +1,408 @@
+// The search (src/search/): policies, the reward, the spaces of the wgmma and cublaslt families,
+// the worker's lt-space op seen from the parent, and the store's reward column (CPU only).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <span>
+
+#include "codegen/family_cublaslt.hpp"
+#include "eval/candidate.hpp"
+#include "search/policy.hpp"
+#include "search/reward.hpp"
+#include "search/space.hpp"
+#include "search/tune.hpp"
+#include "store/schema.hpp"
+#include "store/store.hpp"
+
+namespace cudal2::search {
+namespace {
+
+std::vector<KernelSpec> mma_space(Layout l) {
+  std::vector<KernelSpec> out;
+  for (const auto& s : search_space({"mma"}, "core", Accum::F32))
+    if (s.layout == l) out.push_back(s);
+  return out;
+}
+
+Observation seen(const Problem& p, const KernelSpec& s, const std::string& status = "ok") {
+  Observation o;
+  o.problem = p, o.spec = s, o.status = status;
+  return o;
+}
+
+PolicyOptions seeded(std::uint64_t seed) {
+  PolicyOptions o;
+  o.seed = seed;
+  return o;
+}
+
+TEST(Registry, KnowsExhaustiveAndRandomAndRefusesOthers) {
+  const auto names = policy_names();
+  EXPECT_NE(std::find(names.begin(), names.end(), "exhaustive"), names.end());
+  EXPECT_NE(std::find(names.begin(), names.end(), "random"), names.end());
+  EXPECT_EQ(make_policy("exhaustive")->name(), "exhaustive");
+  EXPECT_EQ(make_policy("random")->name(), "random");
+  try {
+    make_policy("simulated-annealing");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("exhaustive"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Exhaustive, ProposesTheSpaceInOrderSkippingWhatIsObserved) {
+  const auto space = mma_space(Layout::NN);
+  ASSERT_GT(space.size(), 10u);
+  auto pol = make_policy("exhaustive");
+  const Problem p{{64, 64, 4096}, Layout::NN, Accum::F32};
+  const Problem q{{128, 64, 4096}, Layout::NN, Accum::F32};
+  auto first = pol->propose(p, 3, space);
+  ASSERT_EQ(first.size(), 3u);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(first[i].spec, space[i]);
+  // Observed on p (a failure counts: the store has a row, a rerun skips it); q is untouched.
+  pol->observe({seen(p, space[0]), seen(p, space[2], "compile-error")});
+  auto next = pol->propose(p, 2, space);
+  ASSERT_EQ(next.size(), 2u);
+  EXPECT_EQ(next[0].spec, space[1]);
+  EXPECT_EQ(next[1].spec, space[3]);
+  EXPECT_EQ(pol->propose(q, 1, space)[0].spec, space[0]);
+  // Everything observed: nothing left.
+  std::vector<Observation> all;
+  for (const auto& s : space) all.push_back(seen(p, s));
+  pol->observe(all);
+  EXPECT_TRUE(pol->propose(p, 0, space).empty());
+}
+
+TEST(Random, SeededPermutationCoversTheSpaceOnceAndRepeats) {
+  const auto space = mma_space(Layout::NN);
+  const Problem p{{64, 64, 4096}, Layout::NN, Accum::F32};
+  auto a = make_policy("random", seeded(7));
+  auto b = make_policy("random", seeded(7));
+  auto c = make_policy("random", seeded(8));
+  const auto pa = a->propose(p, static_cast<int>(space.size()), space);
+  const auto pb = b->propose(p, static_cast<int>(space.size()), space);
+  const auto pc = c->propose(p, static_cast<int>(space.size()), space);
+  ASSERT_EQ(pa.size(), space.size());
+  std::set<std::string> texts;
+  for (const auto& x : pa) texts.insert(x.spec.text());
+  EXPECT_EQ(texts.size(), space.size());
+  bool same_ab = true, same_ac = true, same_space = true;
+  for (size_t i = 0; i < pa.size(); ++i) {
+    same_ab = same_ab && pa[i].spec == pb[i].spec;
+    same_ac = same_ac && pa[i].spec == pc[i].spec;
+    same_space = same_space && pa[i].spec == space[i];
+  }
+  EXPECT_TRUE(same_ab);
+  EXPECT_FALSE(same_ac);
+  EXPECT_FALSE(same_space);
+  // The same order for another problem (a budget picks one subset all shapes share).
+  const Problem q{{512, 64, 64}, Layout::NN, Accum::F32};
+  EXPECT_EQ(a->propose(q, 5, space)[0].spec, pa[0].spec);
+  a->observe({seen(p, pa[0].spec)});
+  EXPECT_EQ(a->propose(p, 1, space)[0].spec, pa[1].spec);
+}
+
+RewardInput R(const char* status, double t = 0, double b = 0, std::optional<double> err = std::nullopt,
+              size_t bytes = 0) {
+  RewardInput in;
+  in.status = status, in.time_us = t, in.baseline_us = b, in.rel_err = err, in.source_bytes = bytes;
+  return in;
+}
+
+TEST(Reward, SpeedupMinusPenaltiesAndAFixedValuePerFailure) {
+  EXPECT_DOUBLE_EQ(*reward(R("ok", 10, 12, 1e-4, 0)), 1.2);
+  EXPECT_DOUBLE_EQ(*reward(R("ok", 10, 0, std::nullopt, 0)), 1.0);  // no baseline: neutral
+  // Deviation: 0.05 per doubling above 2e-4, at most 0.5.
+  EXPECT_NEAR(*reward(R("ok", 10, 10, 8e-4, 0)), 1.0 - 0.1, 1e-12);
+  EXPECT_NEAR(*reward(R("ok", 10, 10, 1.0, 0)), 0.5, 1e-12);
+  // Source length: free up to 8 KiB, then 0.01 per KiB, at most 0.25.
+  EXPECT_DOUBLE_EQ(*reward(R("ok", 10, 10, std::nullopt, 8192)), 1.0);
+  EXPECT_NEAR(*reward(R("ok", 10, 10, std::nullopt, 8192 + 10 * 1024)), 0.9, 1e-12);
+  EXPECT_NEAR(*reward(R("ok", 10, 10, std::nullopt, 1 << 20)), 0.75, 1e-12);
+  for (const char* k : {"wrong-result", "out-of-bounds", "input-modified", "timing-mismatch", "inconsistent-time",
+                        "implausible-time", "host-thread", "protocol-error"})
+    EXPECT_DOUBLE_EQ(*reward(R(k)), -1.0) << k;
+  for (const char* k :
+       {"illegal-address", "device-assert", "illegal-instruction", "cuda-fatal", "crash", "hang", "exited"})
+    EXPECT_DOUBLE_EQ(*reward(R(k)), -0.8) << k;
+  EXPECT_DOUBLE_EQ(*reward(R("compile-error")), -0.2);
+  EXPECT_DOUBLE_EQ(*reward(R("compile-timeout")), -0.3);
+  EXPECT_DOUBLE_EQ(*reward(R("unsupported")), -0.1);
+  EXPECT_DOUBLE_EQ(*reward(R("error")), -0.5);
+  EXPECT_DOUBLE_EQ(*reward(R("something-new")), -0.5);
+  EXPECT_DOUBLE_EQ(*reward(R("ok", 0, 10)), -0.5);  // an ok row without a time is an error
+  EXPECT_FALSE(reward(R("not-run")));
+  EXPECT_FALSE(reward(R("not-capturable")));
+  // Every correct candidate, however slow, outranks every failure.
+  EXPECT_DOUBLE_EQ(*reward(R("ok", 1000, 1, 1.0, 1 << 20)), 0.0);
+  EXPECT_GT(*reward(R("ok", 1000, 1, 1.0, 1 << 20)), *reward(R("unsupported")));
+}
+
+TEST(Space, WgmmaCoreIsClusterFreeWithSwizzleOneOrEight) {
+  const auto full = search_space({"wgmma"}, "full", Accum::F32);
+  const auto core = search_space({"wgmma"}, "core", Accum::F32);
+  ASSERT_FALSE(core.empty());
+  EXPECT_LT(core.size(), full.size());
+  std::set<std::string> full_texts;
+  for (const auto& s : full) full_texts.insert(s.text());
+  std::set<int> swizzles;
+  for (const auto& s : core) {
+    EXPECT_TRUE(full_texts.count(s.text())) << s.text();
+    EXPECT_EQ(s.cluster_m * s.cluster_n, 1) << s.text();
+    swizzles.insert(s.swizzle);
+  }
+  EXPECT_EQ(swizzles, (std::set<int>{1, 8}));
+}
+
+TEST(Space, CublasLtNeedsAShapeAndGpu) {
+  EXPECT_THROW(search_space({"cublaslt"}, "core", Accum::F32), InputError);
+  EXPECT_TRUE(needs_gpu_space({"mma", "cublaslt"}));
+  EXPECT_FALSE(needs_gpu_space({"mma", "wgmma"}));
+  EXPECT_EQ(shape_independent({"cublaslt", "wgmma", "mma", "tiny", "sm90_cutlass"}),
+            (std::vector<std::string>{"wgmma", "mma", "tiny", "sm90_cutlass"}));
+  // Every shape-independent family of the CLI's example has a space.
+  EXPECT_FALSE(search_space({"wgmma", "mma", "tiny", "sm90_cutlass"}, "core", Accum::F32).empty());
+}
+
+TEST(Space, ProblemSpaceGivesEachProblemItsLayoutAndItsOwnSpecs) {
+  ProblemSpace ps;
+  ps.common = search_space({"tiny"}, "core", Accum::F32);
+  KernelSpec lt = default_spec(kCublasLtFamily);
+  lt.layout = Layout::TN;
+  ps.per_problem[problem_key({64, 64, 64}, Layout::TN)] = {lt};
+  const auto tn = ps.for_problem({{64, 64, 64}, Layout::TN, Accum::F32});
+  const auto nn = ps.for_problem({{64, 64, 64}, Layout::NN, Accum::F32});
+  const auto other = ps.for_problem({{128, 64, 64}, Layout::TN, Accum::F32});
+  EXPECT_EQ(tn.size(), other.size() + 1);
+  EXPECT_EQ(tn.back(), lt);
+  for (const auto& s : nn) EXPECT_EQ(s.layout, Layout::NN);
+  EXPECT_EQ(ps.all().size(), ps.common.size() + 1);
+}
+
+// The parent side of the worker's lt-space op, against scripted workers.
+class LtSpaceWorker : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("cudal2_lt_" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string script(const std::string& body) {
+    const auto p = dir_ / "worker.sh";
+    std::ofstream(p) << "#!/bin/sh\nread line\n" << body << "\n";
+    std::filesystem::permissions(p, std::filesystem::perms::owner_all);
+    return p.string();
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(LtSpaceWorker, ParsesPerProblemSpecs) {
+  const std::string spec = default_spec(kCublasLtFamily).text();
+  const auto w = script(R"(echo '{"ok":true,"gpu":"G","spaces":[{"shape":[64,64,64],"layout":"nn","specs":[")" + spec +
+                        R"("]},{"shape":[64,64,64],"layout":"tn","specs":[]}]}')");
+  const auto got = worker_lt_space(w, {{64, 64, 64}}, {Layout::NN, Layout::TN}, Accum::F32, 4, 10);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].first.shape, (Shape{64, 64, 64}));
+  EXPECT_EQ(got[0].first.layout, Layout::NN);
+  ASSERT_EQ(got[0].second.size(), 1u);
+  EXPECT_EQ(got[0].second[0].text(), spec);
+  EXPECT_EQ(got[1].first.layout, Layout::TN);
+  EXPECT_TRUE(got[1].second.empty());
+}
+
+TEST_F(LtSpaceWorker, FailuresThrowWithTheReason) {
+  EXPECT_THROW(worker_lt_space(script(R"(echo '{"ok":false,"error":"no GPU here"}')"), {{64, 64, 64}}, {Layout::NN},
+                               Accum::F32, 4, 10),
+               std::runtime_error);
+  EXPECT_THROW(worker_lt_space(script("exit 3"), {{64, 64, 64}}, {Layout::NN}, Accum::F32, 4, 10), std::runtime_error);
+  EXPECT_THROW(worker_lt_space(script(R"(echo '{"ok":true,"spaces":[{"shape":[64],"layout":"nn","specs":[]}]}')"),
+                               {{64, 64, 64}}, {Layout::NN}, Accum::F32, 4, 10),
+               std::runtime_error);
+}
+
+TEST(ScoreMeasurement, IsTheReward) {
+  ScoreInput in;
+  in.status = "ok", in.time_us = 5, in.baseline_us = 10;
+  EXPECT_DOUBLE_EQ(*score_measurement(in), 2.0);
+  in.status = "hang";
+  EXPECT_DOUBLE_EQ(*score_measurement(in), -0.8);
+}
+
+TEST(StoreReward, NewColumnRoundTripsAndOldStoresMigrate) {
+  const auto dir = std::filesystem::temp_directory_path() / ("cudal2_reward_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const auto path = (dir / "v1.db").string();
+  {
+    // A schema-1 store with one row, as an older cudal2 wrote it.
+    store::sql::Db db(path);
+    store::migrate(db, std::span<const std::string_view>(store::kMigrations.data(), 1));
+    db.exec(
+        "INSERT INTO specs (hash, family, text) VALUES ('h', 'mma', 'mma nn f32');"
+        "INSERT INTO measurements (spec_hash, gpu, dtype, layout, m, n, k, mode, timer, status, median_us) "
+        "VALUES ('h', 'G', 'f32', 'nn', 1, 2, 3, 'offline', 'graph', 'ok', 4.0)");
+  }
+  auto st = store::Store::open(path);
+  EXPECT_EQ(st.schema_version(), store::Store::latest_schema_version());
+  const auto rows = st.list_measurements("G", "f32", "nn", 1, 2, 3, "offline");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_FALSE(rows[0].reward);
+  store::MeasurementRow m = rows[0];
+  m.reward = 1.25;
+  const auto id = st.put_measurement(m).id;
+  EXPECT_EQ(st.get_measurement(id)->reward, 1.25);
+  EXPECT_EQ(st.list_measurements("G", "f32", "nn", 1, 2, 3, "offline").size(), 2u);
+  EXPECT_TRUE(st.list_measurements("G", "f32", "nn", 1, 2, 3, "server").empty());
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace cudal2::search
+
+namespace cudal2::search {
+namespace {
+
+// run_tune end to end on the CPU: the JIT really compiles, a scripted worker answers every eval
+// job with fixed times (candidate i: 10 + i us, cublas-nn 12 us), the store gets rows with their
+// rewards, and a rerun of the same command resumes with the next candidates.
+class TuneLoop : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("cudal2_tune_" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir_);
+    worker_ = (dir_ / "worker.py").string();
+    std::ofstream(worker_) << R"(#!/usr/bin/env python3
+import json, sys
+for line in sys.stdin:
+    req = json.loads(line)
+    shapes = []
+    for m, n, k in req["shapes"]:
+        methods = [{"method": c["name"], "status": "ok", "failure": "", "reason": "", "rel_err": 1e-4,
+                    "timing": {"offline": {"graph": {"median": 10.0 + i, "p10": 9.0, "p90": 11.0 + i,
+                                                     "min": 9.0, "n": 5}}}}
+                   for i, c in enumerate(req["candidates"])]
+        methods += [{"method": b, "status": "ok", "failure": "", "reason": "", "rel_err": None,
+                     "timing": {"offline": {"graph": {"median": 12.0, "p10": 12.0, "p90": 12.0, "min": 12.0,
+                                                      "n": 5}}}} for b in req["baselines"]]
+        shapes.append({"m": m, "n": n, "k": k, "methods": methods})
+    print(json.dumps({"ok": True, "gpu": "unknown", "shapes": shapes}), flush=True)
+)";
+    std::filesystem::permissions(worker_, std::filesystem::perms::owner_all);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  TuneOptions options() const {
+    TuneOptions o;
+    o.eval.shapes = {{64, 64, 64}};
+    o.eval.timers = {true, false, false};
+    o.eval.baselines = {"cublas-nn"};
+    o.eval.db_path = (dir_ / "tune.db").string();
+    o.eval.worker_exe = worker_;
+    o.eval.batch = 2;
+    o.eval.progress = false;
+    o.families = {"tiny"};
+    o.budget = 2;
+    o.progress = false;
+    o.check_gpu = false;
+    return o;
+  }
+  std::filesystem::path dir_;
+  std::string worker_;
+};
+
+TEST_F(TuneLoop, ExhaustiveStoresRewardsAndResumes) {
+  const auto space = search_space({"tiny"}, "full", Accum::F32);
+  const auto first = run_tune(options());
+  EXPECT_EQ(first.space_size, space.size());
+  EXPECT_EQ(first.rounds, 1);
+  ASSERT_EQ(first.outcomes.size(), 2u);
+  EXPECT_EQ(first.outcomes[0].spec_text, space[0].text());
+  EXPECT_EQ(first.outcomes[1].spec_text, space[1].text());
+  for (size_t i = 0; i < 2; ++i) {
+    ASSERT_EQ(first.outcomes[i].status, "ok") << first.outcomes[i].detail;
+    EXPECT_DOUBLE_EQ(first.outcomes[i].score.at("64x64x64"), 12.0 / (10.0 + static_cast<double>(i)));
+    EXPECT_DOUBLE_EQ(first.outcomes[i].baseline_us.at("64x64x64"), 12.0);
+  }
+  {
+    auto db = store::Store::open(options().eval.db_path);
+    const auto rows = db.list_measurements("unknown", "f32", "nn", 64, 64, 64, "offline");
+    ASSERT_EQ(rows.size(), 2u);
+    EXPECT_DOUBLE_EQ(*rows[0].reward, 1.2);
+  }
+  // The same command again: the next two of the space, nothing measured twice.
+  const auto second = run_tune(options());
+  ASSERT_EQ(second.outcomes.size(), 2u);
+  EXPECT_EQ(second.outcomes[0].spec_text, space[2].text());
+  EXPECT_EQ(second.outcomes[1].spec_text, space[3].text());
+  // Random with another budget proposes none of the four already known.
+  auto o = options();
+  o.search = "random";
+  o.policy.seed = 3;
+  const auto third = run_tune(o);
+  ASSERT_EQ(third.outcomes.size(), 2u);
+  for (const auto& c : third.outcomes)
+    for (size_t i = 0; i < 4; ++i) EXPECT_NE(c.spec_text, space[i].text());
+}
+
+}  // namespace
+}  // namespace cudal2::search
+
+// Merged from tune_test.cpp (issue 9: one unit-test file per area).
+namespace cudal2 {
+namespace tune_test_cases {
+
+using search::search_space;
+
+TEST(SearchSpace, CoreIsAValidSubsetOfFullCoveringBothLayouts) {
+  const auto full = search_space({"sm90_cutlass"}, "full", Accum::F32);
+  const auto core = search_space({"sm90_cutlass"}, "core", Accum::F32);
+  std::set<std::string> full_texts;
+  for (const auto& s : full) full_texts.insert(s.text());
+  EXPECT_EQ(full_texts.size(), full.size()) << "duplicates in the full space";
+  EXPECT_EQ(full.size(), 2u * 368u);  // docs/kernel-space.md: 368 per layout and accumulator
+  int nn = 0;
+  for (const auto& s : core) {
+    EXPECT_TRUE(full_texts.count(s.text())) << s.text();
+    EXPECT_EQ(invalid_reason(s), "") << s.text();
+    EXPECT_EQ(s.tile_k, 64);
+    EXPECT_LE(s.cluster_m * s.cluster_n, 2);
+    nn += s.layout == Layout::NN;
+  }
+  EXPECT_EQ(core.size(), 2u * static_cast<size_t>(nn));  // the same configurations for NN and TN
+  EXPECT_EQ(core.size(), 2u * 54u);                      // docs/tuning.md
+}
+
+TEST(SearchSpace, OwnFamiliesBringTheirSplitCounts) {
+  const auto mma = search_space({"mma"}, "core", Accum::F32);
+  ASSERT_FALSE(mma.empty());
+  std::set<int> splits;
+  for (const auto& s : mma) {
+    EXPECT_EQ(s.family, "mma");
+    EXPECT_EQ(invalid_reason(s), "") << s.text();
+    splits.insert(s.splits);
+  }
+  EXPECT_GT(splits.size(), 1u);
+  const auto both = search_space({"mma", "sm90_cutlass"}, "core", Accum::F32);
+  EXPECT_EQ(both.size(), mma.size() + search_space({"sm90_cutlass"}, "core", Accum::F32).size());
+}
+
+TEST(SearchSpace, RejectsUnknownNames) {
+  EXPECT_THROW(search_space({"sm90_cutlass"}, "most", Accum::F32), InputError);
+  EXPECT_THROW(search_space({"no_such_family"}, "full", Accum::F32), InputError);
+}
+
+TEST(FailureKinds, VerificationChecksMapToKinds) {
+  EXPECT_EQ(failure_kind_of_check("out-of-bounds write"), "out-of-bounds");
+  for (const char* c : {"exact mismatch", "normal error", "unwritten output", "NaN/Inf"})
+    EXPECT_EQ(failure_kind_of_check(c), "wrong-result") << c;
+  EXPECT_EQ(failure_kind_of_check("error"), "error");
+  // The judge reports kinds directly; they pass through, anything unknown is an error.
+  for (const char* k : {"input-modified", "implausible-time", "timing-mismatch", "inconsistent-time", "host-thread",
+                        "wrong-result", "out-of-bounds", "crash", "hang", "protocol-error"})
+    EXPECT_EQ(failure_kind_of_check(k), k);
+  EXPECT_EQ(failure_kind_of_check("ok"), "error");
+}
+
+}  // namespace tune_test_cases
+}  // namespace cudal2

@@ -96,8 +96,7 @@ def init(device=None):
     _handle(torch.device("cuda", torch.cuda.current_device()) if device is None else torch.device(device))
 
 
-@torch.library.custom_op("cudal2::mm", mutates_args=())
-def _mm(a: torch.Tensor, b: torch.Tensor, accum: str = "f32") -> torch.Tensor:
+def _mm_impl(a, b, accum):
     _check(a, b, accum)
     m, k = a.shape
     n = b.shape[1]
@@ -124,14 +123,36 @@ def _mm(a: torch.Tensor, b: torch.Tensor, accum: str = "f32") -> torch.Tensor:
     return c
 
 
+@torch.library.custom_op("cudal2::mm", mutates_args=())
+def _mm(a: torch.Tensor, b: torch.Tensor, accum: str = "f32") -> torch.Tensor:
+    return _mm_impl(a, b, accum)
+
+
 @_mm.register_fake
 def _mm_fake(a, b, accum="f32"):
     _check(a, b, accum)
     return a.new_empty((a.shape[0], b.shape[1]))
 
 
+def _plain_eager(a, b):
+    """True when nothing would observe the op: no compiler tracing, no tensor subclass, no dispatch
+    mode. Then the call skips torch.library's dispatch, which costs tens of microseconds per call
+    in Python (measured on the H100: 65-140 us per eager call against 23 us for torch.matmul)."""
+    if torch.compiler.is_compiling() or type(a) is not torch.Tensor or type(b) is not torch.Tensor:
+        return False
+    if not (a.is_cuda and b.is_cuda):  # meta, CPU: the op's fake implementation and error paths
+        return False
+    from torch.utils._python_dispatch import _get_current_dispatch_mode
+
+    return _get_current_dispatch_mode() is None
+
+
 def mm(a, b, accum="f32"):
-    """C = a @ b (fp16, CUDA) through libcudal2_runtime; see the module docstring."""
+    """C = a @ b (fp16, CUDA) through libcudal2_runtime; see the module docstring. Eager calls on
+    plain tensors run the implementation directly; under torch.compile, tracing or a dispatch mode
+    it is torch.ops.cudal2.mm (the same code, behind its fake implementation)."""
+    if _plain_eager(a, b):
+        return _mm_impl(a, b, accum)
     return torch.ops.cudal2.mm(a, b, accum)
 
 

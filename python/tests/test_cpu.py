@@ -136,3 +136,22 @@ def test_installed_package_is_the_one_tested():
     pkg = os.path.dirname(cudal2.__file__)
     assert not os.path.exists(os.path.join(pkg, "..", "setup.py")), f"imported the source tree: {pkg}"
     assert os.path.isfile(os.path.join(pkg, "lib", "libcudal2_runtime.so"))
+
+
+def test_eager_fast_path_only_for_plain_cuda_calls():
+    # Meta/CPU tensors, fake tensors and dispatch modes go through torch.ops.cudal2.mm (fake
+    # implementation, tracing); only plain CUDA tensors outside any compiler skip the dispatcher.
+    assert not cudal2._plain_eager(meta(4, 8), meta(8, 3))
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    with FakeTensorMode():
+        x = torch.empty(4, 8, dtype=F16)
+        assert not cudal2._plain_eager(x, x)
+
+    class Watch(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    with Watch():
+        assert not cudal2._plain_eager(meta(4, 8), meta(8, 3))

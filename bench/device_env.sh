@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# Source on the GPU machine (the device tool) before running carried binaries. The binaries were
-# built on the development machine at /work/main and hold that path (our kernel headers, CUTLASS's
-# headers in .venv, test sources): point it at this checkout. The JIT cache and tuning databases
-# live in .jit/ (git-ignored), which survives between calls while the machine stays warm.
+# Source on the GPU machine (the device tool) before running carried binaries. cudal2 and the
+# libraries find what they read at run time relative to themselves (build/share/cudal2/: the
+# kernel headers, and a relative link to CUTLASS's headers in .venv, carried with the checkout),
+# so the checkout may sit anywhere. Only the GPU tests still hold absolute paths of their own test
+# data (tests/gpu/candidates, tests/gpu/adversarial, compiled in at /work/main): for them, and only
+# where nothing is there already, /work/main is linked to this checkout (harmless otherwise). The
+# JIT cache and tuning databases live in .jit/ (git-ignored), which survives between calls while
+# the machine stays warm.
 set -u
 if [ "$PWD" != /work/main ] && [ ! -e /work/main ]; then mkdir -p /work && ln -s "$PWD" /work/main; fi
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"

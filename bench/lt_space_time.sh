@@ -5,10 +5,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-build-lt}
 mkdir -p "$out/lt_space_time.o"
-defs=(-DFMT_HEADER_ONLY=1 -DCUDAL2_KERNELS_DIR="\"$PWD/src/kernels\"" -DCUDAL2_CUTLASS_INCLUDES="\"\"")
+defs=(-DFMT_HEADER_ONLY=1)
+# The JIT finds the kernel headers in share/cudal2/kernels beside the program (src/core/paths.hpp):
+# a relative link to src/kernels, valid wherever the checkout is carried.
+mkdir -p "$out/share/cudal2"
+ln -sfn "$(realpath --relative-to="$out/share/cudal2" src/kernels)" "$out/share/cudal2/kernels"
 objs=()
 for f in src/core/problem.cpp src/codegen/spec.cpp src/codegen/codegen.cpp src/codegen/family_cublaslt.cpp \
-         src/codegen/family_wgmma.cpp src/baselines/cublaslt_space.cpp src/jit/compiler.cpp; do
+         src/codegen/family_wgmma.cpp src/baselines/cublaslt_space.cpp src/jit/compiler.cpp src/core/paths.cpp; do
   o="$out/lt_space_time.o/$(basename "$f" .cpp).o"
   g++ -std=c++20 -O2 "${defs[@]}" -Isrc -I/usr/local/cuda/include -c "$f" -o "$o" &
   objs+=("$o")

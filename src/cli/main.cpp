@@ -229,6 +229,10 @@ int main(int argc, char** argv) {
   tune->add_option("--final-csv", final_csv, "CSV file for the final measurement");
   std::string final_baselines = "cublas-nn,cublas-tn,cublaslt-autotune-nn,cublaslt-autotune-tn";
   tune->add_option("--final-baselines", final_baselines, "Baselines of the final measurement")->capture_default_str();
+  std::string gpus;
+  tune->add_option("--gpus", gpus,
+                   "GPUs that measure: all, or device numbers such as 0,1 (one worker per GPU, one store and "
+                   "policy; default: the first GPU)");
   add_eval_opts(tune, tune_shapes);
   std::string show_db = "cudal2.db";
   auto* show = app.add_subcommand("show", "Best kernel per shape in the store, with its speedup over the baselines");
@@ -302,8 +306,9 @@ int main(int argc, char** argv) {
         to.final_modes = parse_modes(final_mode);
         to.final_reps = final_reps;
         to.final_baselines = split_list(final_baselines);
+        to.gpus = gpus;
         const auto result = cudal2::search::run_tune(to);
-        cudal2::search::print_tune_summary(result.outcomes);
+        cudal2::search::print_tune_summary(result);
         if (final_top > 0) std::printf("final measurement written to %s\n", final_csv.c_str());
         return 0;
       } else {

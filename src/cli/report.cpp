@@ -10,17 +10,22 @@
 #include <string>
 #include <vector>
 
+#include "core/paths.hpp"
+
 namespace fs = std::filesystem;
 
 namespace cudal2 {
 
 namespace {
 
-// The generator script: $CUDAL2_REPORT_SCRIPT, else python/cudal2/report.py in the source tree
-// holding the executable (build/cudal2 -> ../python/...), looked for up to three levels up.
+// The generator script: $CUDAL2_REPORT_SCRIPT, else share/cudal2/report.py of an installed tree
+// (core/paths.hpp), else python/cudal2/report.py in the source tree holding the executable
+// (build/cudal2 -> ../python/...), looked for up to three levels up.
 fs::path find_script() {
   if (const char* env = std::getenv("CUDAL2_REPORT_SCRIPT"); env && *env) return env;
   std::error_code ec;
+  if (const fs::path data = paths::data_dir(); !data.empty() && fs::is_regular_file(data / "report.py", ec))
+    return data / "report.py";
   fs::path dir = fs::read_symlink("/proc/self/exe", ec).parent_path();
   if (ec) return {};
   for (int up = 0; up < 4 && !dir.empty(); ++up, dir = dir.parent_path()) {

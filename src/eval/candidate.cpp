@@ -301,6 +301,7 @@ class Evaluator {
   static sandbox::Worker make_worker(const EvalRequest& req) {
     sandbox::Options wopt;
     wopt.timeout = std::chrono::seconds(req.job_overhead_s + req.timeout_s);
+    if (!req.visible_devices.empty()) wopt.env.push_back("CUDA_VISIBLE_DEVICES=" + req.visible_devices);
     return sandbox::Worker({req.worker_exe.empty() ? self_exe() : req.worker_exe, "worker"}, wopt);
   }
 
@@ -466,13 +467,16 @@ std::vector<CandidateOutcome> evaluate_candidates(const EvalRequest& req) {
   std::vector<CandidateOutcome> out(cands.size());
   for (size_t i = 0; i < cands.size(); ++i) {
     out[i].spec_text = cands[i].text, out[i].spec_hash = cands[i].hash;
+    out[i].device = req.visible_devices;
     db.put_spec({cands[i].hash, cands[i].family, cands[i].spec ? cands[i].text : cands[i].source, ""});
   }
   if (cands.empty()) return out;
 
   // Compile in chunks on a background thread while the previous chunk is being measured: the
   // GPU is not idle while nvcc works, and a killed run keeps every artifact compiled so far.
-  Compiler jit;
+  CompileOptions copt;
+  copt.jobs = req.compile_jobs;
+  Compiler jit(copt);
   const size_t jobs = jit.options().jobs > 0 ? jit.options().jobs : std::max(1u, std::thread::hardware_concurrency());
   const size_t batch = static_cast<size_t>(std::max(1, req.batch));
   const size_t chunk = std::max(batch, (jobs + batch - 1) / batch * batch);
@@ -537,12 +541,20 @@ std::vector<CandidateOutcome> evaluate_candidates(const EvalRequest& req) {
       const double el = std::chrono::duration<double>(Clock::now() - t0).count();
       int ok = 0;
       for (size_t i = 0; i < done; ++i) ok += out[i].status == "ok";
-      std::fprintf(stderr, "[%zu/%zu] candidates evaluated, %d ok | elapsed %.0fs, ETA %.0fs\n", done, cands.size(), ok,
-                   el, el * static_cast<double>(cands.size() - done) / static_cast<double>(done));
+      const std::string lane = req.visible_devices.empty() ? "" : "[gpu " + req.visible_devices + "] ";
+      std::fprintf(stderr, "%s[%zu/%zu] candidates evaluated, %d ok | elapsed %.0fs, ETA %.0fs\n", lane.c_str(), done,
+                   cands.size(), ok, el, el * static_cast<double>(cands.size() - done) / static_cast<double>(done));
     }
   }
   db.finish_run(run);
   return out;
+}
+
+int visible_gpu_count() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) == cudaSuccess) return n;
+  cudaGetLastError();  // no device or no driver: not an error of a later call
+  return 0;
 }
 
 void print_outcomes(const std::vector<CandidateOutcome>& outcomes) {

@@ -82,6 +82,11 @@ struct EvalRequest {
   bool confine = true;
   // Scores every measurement row before it is stored (the row's reward column); empty: none.
   std::function<std::optional<double>(const ScoreInput&)> score;
+  // Non-empty: the worker (the judge, and through it the runners) is started with
+  // CUDA_VISIBLE_DEVICES set to this, so it measures on that GPU alone (`tune --gpus`: one
+  // worker per GPU). Empty: the worker inherits this process's devices and measures on the first.
+  std::string visible_devices;
+  int compile_jobs = 0;  // parallel compiles of this call (0: the JIT's default, one per core)
 };
 
 struct CandidateOutcome {
@@ -96,12 +101,16 @@ struct CandidateOutcome {
   // candidate's offline graph row (or of its failure), when EvalRequest::score is set.
   std::map<std::string, double> baseline_us;
   std::map<std::string, double> score;
+  std::string device;  // EvalRequest::visible_devices of the worker that measured it ("": the default)
 };
 
 // Compiles the candidates (a parallel pool, overlapped with measuring), evaluates them in batches
 // in a sandboxed worker, stores specs, builds and measurements (one transaction each, as they
 // arrive), and returns what happened to each candidate, in input order.
 std::vector<CandidateOutcome> evaluate_candidates(const EvalRequest& req);
+
+// CUDA devices this process sees (cudaGetDeviceCount; 0 without a GPU or driver).
+int visible_gpu_count();
 
 void print_outcomes(const std::vector<CandidateOutcome>& outcomes);
 // `cudal2 show`: best spec per shape for a GPU (default: this machine's), with its speedup over

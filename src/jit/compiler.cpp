@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "codegen/spec.hpp"
+#include "core/paths.hpp"
 
 namespace fs = std::filesystem;
 
@@ -82,13 +83,6 @@ int run_with_timeout(const std::vector<std::string>& argv, const fs::path& log_p
   }
 }
 
-// Our kernel headers: where the build saw them, unless CUDAL2_KERNELS_DIR says otherwise (a
-// relocated checkout, the GPU machine's copy of the tree).
-std::string kernels_dir() {
-  if (const char* d = std::getenv("CUDAL2_KERNELS_DIR")) return d;
-  return CUDAL2_KERNELS_DIR;
-}
-
 }  // namespace
 
 Compiler::Compiler(CompileOptions opt) : opt_(std::move(opt)) {
@@ -99,14 +93,12 @@ Compiler::Compiler(CompileOptions opt) : opt_(std::move(opt)) {
       opt_.cache_dir = fmt::format("{}/.cache/cudal2/jit", std::getenv("HOME") ? std::getenv("HOME") : "/tmp");
   }
   if (opt_.nvcc.empty()) opt_.nvcc = run_capture("command -v nvcc").empty() ? "/usr/local/cuda/bin/nvcc" : "nvcc";
+  // Headers are found relative to the binary (core/paths.hpp): no build-machine path is compiled in.
+  if (opt_.kernels_dir.empty()) opt_.kernels_dir = paths::kernels_dir();
+  if (opt_.cutlass_dir.empty()) opt_.cutlass_dir = paths::cutlass_root();
   if (opt_.include_dirs.empty()) {
-    opt_.include_dirs.push_back(kernels_dir());
-    std::string cutlass = CUDAL2_CUTLASS_INCLUDES;
-    if (const char* d = std::getenv("CUTLASS_DIR")) cutlass = fmt::format("{}/include|{}/tools/util/include", d, d);
-    std::stringstream ss(cutlass);
-    std::string dir;
-    while (std::getline(ss, dir, '|'))
-      if (!dir.empty()) opt_.include_dirs.push_back(dir);
+    if (!opt_.kernels_dir.empty()) opt_.include_dirs.push_back(opt_.kernels_dir);
+    for (auto& d : paths::cutlass_include_dirs(opt_.cutlass_dir)) opt_.include_dirs.push_back(std::move(d));
   }
   if (opt_.jobs <= 0) opt_.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   version_ = run_capture(opt_.nvcc + " --version 2>&1");
@@ -123,12 +115,17 @@ std::vector<std::string> Compiler::flags() const {
 
 std::string Compiler::key(const std::string& source) const {
   std::string all = source + "\n--\n" + version_;
-  for (const auto& f : flags()) all += "\n" + f;
+  // Where the headers are is not part of the key (a moved or installed tree shares the cache);
+  // what they hold is: our headers below, CUTLASS's by its version.h.
+  for (const auto& f : flags())
+    if (f.rfind("-I", 0) != 0) all += "\n" + f;
+  if (!opt_.cutlass_dir.empty())
+    all += "\ncutlass\n" + read_file(fs::path(opt_.cutlass_dir) / "include/cutlass/version.h");
   // Headers we own are part of what the artifact is built from: every file of the kernels
   // directory (each family's header and what they share), in name order.
   std::vector<fs::path> headers;
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(kernels_dir(), ec))
+  for (const auto& e : fs::directory_iterator(opt_.kernels_dir, ec))
     if (e.is_regular_file()) headers.push_back(e.path());
   std::sort(headers.begin(), headers.end());
   for (const auto& h : headers) all += "\n" + h.filename().string() + "\n" + read_file(h);
@@ -154,6 +151,22 @@ CompileResult Compiler::compile(const std::string& source) const {
       r.log = read_file(log);
       return r;
     }
+  }
+  // Missing headers are this installation's fault, not the source's: reported, never cached.
+  if (opt_.kernels_dir.empty() || !fs::is_directory(opt_.kernels_dir, ec)) {
+    r.status = "compile-error";
+    r.log = fmt::format(
+        "cudal2: kernel headers not found ('{}'; looked for share/cudal2/kernels beside this program): "
+        "set CUDAL2_KERNELS_DIR to the checkout's src/kernels\n",
+        opt_.kernels_dir);
+    return r;
+  }
+  if (opt_.cutlass_dir.empty() && source.find("cutlass") != std::string::npos) {
+    r.status = "compile-error";
+    r.log =
+        "cudal2: CUTLASS headers not found (looked for share/cudal2/cutlass beside this program): set CUTLASS_DIR "
+        "to a CUTLASS checkout (or the nvidia-cutlass wheel's cutlass_library/source)\n";
+    return r;
   }
   fs::create_directories(dir);
   // Every file of this build gets a name of its own (process and call), so concurrent compiles

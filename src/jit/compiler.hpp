@@ -9,9 +9,14 @@
 namespace cudal2 {
 
 struct CompileOptions {
-  std::string cache_dir;                  // default: $CUDAL2_CACHE or ~/.cache/cudal2/jit
-  std::string nvcc;                       // default: nvcc on PATH, else /usr/local/cuda/bin/nvcc
-  std::vector<std::string> include_dirs;  // default: our kernel headers and CUTLASS's
+  std::string cache_dir;  // default: $CUDAL2_CACHE or ~/.cache/cudal2/jit
+  std::string nvcc;       // default: nvcc on PATH, else /usr/local/cuda/bin/nvcc
+  // Default: paths::kernels_dir() ($CUDAL2_KERNELS_DIR, else share/cudal2/kernels beside the binary).
+  std::string kernels_dir;
+  // Default: paths::cutlass_root() ($CUTLASS_DIR, else share/cudal2/cutlass beside the binary); a
+  // CUTLASS family's compile fails with a message naming CUTLASS_DIR when there is none.
+  std::string cutlass_dir;
+  std::vector<std::string> include_dirs;  // default: kernels_dir and cutlass_dir's include directories
   std::vector<std::string> extra_flags;
   int jobs = 0;  // parallel compiles; 0 = number of cores
   std::chrono::seconds timeout{900};

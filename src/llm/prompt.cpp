@@ -12,14 +12,8 @@
 
 #include "codegen/codegen.hpp"
 #include "codegen/spec.hpp"
+#include "core/paths.hpp"
 #include "store/sqlite.hpp"
-
-#ifndef CUDAL2_PROMPTS_DIR
-#define CUDAL2_PROMPTS_DIR "prompts"
-#endif
-#ifndef CUDAL2_KERNEL_ABI_HEADER
-#define CUDAL2_KERNEL_ABI_HEADER "src/kernels/cudal2_kernel_abi.h"
-#endif
 
 namespace cudal2::llm {
 
@@ -70,10 +64,15 @@ std::string read_text_file(const std::string& path) {
 
 std::string default_template_path() {
   if (const char* e = std::getenv("CUDAL2_PROMPT")) return e;
-  return std::string(CUDAL2_PROMPTS_DIR) + "/kernel.md";
+  // share/cudal2/prompts beside the binary (core/paths.hpp), else the working directory's prompts/.
+  const auto data = paths::data_dir();
+  return data.empty() ? std::string("prompts/kernel.md") : (data / "prompts" / "kernel.md").string();
 }
 
-std::string kernel_abi_text() { return read_text_file(CUDAL2_KERNEL_ABI_HEADER); }
+std::string kernel_abi_text() {
+  const std::string dir = paths::kernels_dir();
+  return read_text_file((dir.empty() ? std::string("src/kernels") : dir) + "/cudal2_kernel_abi.h");
+}
 
 double shape_distance(const Shape& a, const Shape& b) {
   auto d = [](int64_t x, int64_t y) { return std::abs(std::log2(double(x)) - std::log2(double(y))); };

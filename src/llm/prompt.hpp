@@ -15,9 +15,9 @@ namespace cudal2::llm {
 // only when vars[name] is not empty (sections do not nest). Unknown names become "".
 std::string render_template(const std::string& tmpl, const std::map<std::string, std::string>& vars);
 
-// The repo's default template (prompts/kernel.md) and the kernel ABI header, read from the source
-// tree this binary was built from (CUDAL2_PROMPTS_DIR / CUDAL2_PROMPT overrides). Throw
-// InputError when unreadable.
+// The default template (prompts/kernel.md, found as share/cudal2/prompts/kernel.md beside the
+// binary: core/paths.hpp; $CUDAL2_PROMPT overrides) and the kernel ABI header (share/cudal2/kernels,
+// $CUDAL2_KERNELS_DIR overrides). Throw InputError when unreadable.
 std::string default_template_path();
 std::string read_text_file(const std::string& path);
 std::string kernel_abi_text();

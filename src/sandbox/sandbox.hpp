@@ -131,6 +131,10 @@ struct Options {
   // Core dumps of a process with a CUDA context can take gigabytes and many seconds; off
   // unless asked for (RLIMIT_CORE = 0 in the worker).
   bool core_dumps = false;
+  // "NAME=value" entries set in the worker's environment on top of the one it would get
+  // otherwise (the parent's, or the confined minimal one), e.g. "CUDA_VISIBLE_DEVICES=1" to give
+  // each worker of a multi-GPU run its own GPU. An entry without '=' removes NAME.
+  std::vector<std::string> env;
   Confinement confinement{};
 };
 

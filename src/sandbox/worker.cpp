@@ -175,6 +175,7 @@ struct ChildSetup {
   bool die_with_parent, core_dumps, pidns;
   int max_fd;
   const detail::ChildConfine* confine;
+  char* const* envp;  // Options::env applied; null: the confined environment or the parent's
 };
 
 [[noreturn]] void exec_child(const ChildSetup& s) {
@@ -222,7 +223,7 @@ struct ChildSetup {
   if (err == 0) {
     ssize_t written = ::write(s.report, &report, sizeof report);
     (void)written;
-    execve(s.argv[0], s.argv, s.confine->enabled ? s.confine->envp : environ);
+    execve(s.argv[0], s.argv, s.envp ? s.envp : s.confine->enabled ? s.confine->envp : environ);
     err = errno;
   }
   ssize_t ignored = ::write(s.exec_error, &err, sizeof err);
@@ -415,6 +416,21 @@ struct Worker::Impl {
     cargv.push_back(nullptr);
     Pipe pin = make_pipe(), pout = make_pipe(), perr = make_pipe(), pexec = make_pipe(), preport = make_pipe();
     const detail::ChildConfine& confine = confiner->prepare();
+    // Options::env over the environment the worker would otherwise get, built here: the child
+    // of a multithreaded parent must not allocate.
+    std::vector<std::string> env_strings;
+    std::vector<char*> env_ptrs;
+    if (!opt.env.empty()) {
+      for (char* const* e = confine.enabled ? confine.envp : environ; e && *e; ++e) env_strings.emplace_back(*e);
+      for (const std::string& e : opt.env) {
+        const std::string name = e.substr(0, e.find('='));
+        std::erase_if(env_strings,
+                      [&](const std::string& x) { return x.compare(0, name.size() + 1, name + "=") == 0; });
+        if (e.find('=') != std::string::npos) env_strings.push_back(e);
+      }
+      for (auto& e : env_strings) env_ptrs.push_back(e.data());
+      env_ptrs.push_back(nullptr);
+    }
     rlimit nofile{};
     getrlimit(RLIMIT_NOFILE, &nofile);
     const ChildSetup setup{.argv = cargv.data(),
@@ -428,7 +444,8 @@ struct Worker::Impl {
                            .core_dumps = opt.core_dumps,
                            .pidns = false,
                            .max_fd = static_cast<int>(std::min<rlim_t>(nofile.rlim_cur, 1 << 16)),
-                           .confine = &confine};
+                           .confine = &confine,
+                           .envp = env_ptrs.empty() ? nullptr : env_ptrs.data()};
     // A PID namespace needs clone(); like fork() here, the child goes on on a copy of this stack.
     pid_t child = -1;
     int pidns_errno = 0;

@@ -5,9 +5,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <exception>
 #include <filesystem>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "eval/device.hpp"
 #include "search/reward.hpp"
@@ -22,7 +25,29 @@ using Clock = std::chrono::steady_clock;
 
 // The GPU results are stored under (the store is keyed by device name). Through eval/, which
 // owns the device; "unknown" on a machine without one.
-std::string gpu_name() { return gpu_available() ? query_gpu(0).name : "unknown"; }
+std::string gpu_name(int ordinal = 0) { return gpu_available() ? query_gpu(ordinal).name : "unknown"; }
+
+std::string trim(const std::string& t) {
+  const auto b = t.find_first_not_of(" \t"), e = t.find_last_not_of(" \t");
+  return b == std::string::npos ? "" : t.substr(b, e - b + 1);
+}
+
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  for (;;) {
+    const auto c = text.find(',', at);
+    out.push_back(trim(text.substr(at, c == std::string::npos ? std::string::npos : c - at)));
+    if (c == std::string::npos) return out;
+    at = c + 1;
+  }
+}
+
+// One GPU lane of a round: its request (worker environment, compile share, command) and totals.
+struct LaneState {
+  EvalRequest req;
+  TuneResult::Lane stats;
+};
 
 // The best baseline's offline graph median recorded with a measurement (0: none).
 double best_baseline_us(const std::string& baseline_json) {
@@ -124,6 +149,13 @@ std::vector<Proposal> merge(const std::vector<std::vector<Proposal>>& lists, int
   return out;
 }
 
+// Evaluates one round on the lanes: candidate i goes to lane i % lanes.size(), the lanes run at
+// once (one thread each; the workers, compilers and store connections are the lane's own), and
+// the outcomes come back in the round's order. A lane that throws stops the round with its error
+// once every lane has finished.
+std::vector<CandidateOutcome> evaluate_lanes(std::vector<LaneState>& lanes, const std::vector<Proposal>& round,
+                                             double deadline_minutes);
+
 // Evaluates one round: the specs in one call, free-form sources in one call per layout and
 // accumulator. Outcomes in the proposals' order.
 std::vector<CandidateOutcome> evaluate_round(const EvalRequest& base, const std::vector<Proposal>& round) {
@@ -164,7 +196,79 @@ std::vector<CandidateOutcome> evaluate_round(const EvalRequest& base, const std:
   return out;
 }
 
+std::vector<CandidateOutcome> evaluate_lanes(std::vector<LaneState>& lanes, const std::vector<Proposal>& round,
+                                             double deadline_minutes) {
+  const size_t g = lanes.size();
+  std::vector<std::vector<Proposal>> dealt(g);
+  std::vector<std::vector<size_t>> at(g);
+  for (size_t i = 0; i < round.size(); ++i) {
+    dealt[i % g].push_back(round[i]);
+    at[i % g].push_back(i);
+  }
+  std::vector<CandidateOutcome> out(round.size());
+  std::vector<std::exception_ptr> errors(g);
+  auto run_lane = [&](size_t l) {
+    try {
+      if (dealt[l].empty()) return;
+      EvalRequest req = lanes[l].req;
+      req.deadline_minutes = deadline_minutes;
+      const auto t0 = Clock::now();
+      const auto got = evaluate_round(req, dealt[l]);
+      lanes[l].stats.busy_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+      for (size_t j = 0; j < got.size(); ++j) {
+        out[at[l][j]] = got[j];
+        lanes[l].stats.candidates += got[j].status != "not-run";
+      }
+    } catch (...) {
+      errors[l] = std::current_exception();
+    }
+  };
+  if (g == 1) {
+    run_lane(0);
+  } else {
+    std::vector<std::thread> threads;
+    for (size_t l = 0; l < g; ++l) threads.emplace_back(run_lane, l);
+    for (auto& t : threads) t.join();
+  }
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  return out;
+}
+
 }  // namespace
+
+std::vector<int> parse_gpus(const std::string& text, int count) {
+  const std::string t = trim(text);
+  if (t == "all") {
+    if (count <= 0) throw InputError("--gpus all: this process sees no GPU");
+    std::vector<int> out(static_cast<size_t>(count));
+    for (int i = 0; i < count; ++i) out[static_cast<size_t>(i)] = i;
+    return out;
+  }
+  std::vector<int> out;
+  for (const auto& item : split_commas(t)) {
+    const bool digits = !item.empty() && item.size() <= 4 && item.find_first_not_of("0123456789") == std::string::npos;
+    if (!digits)
+      throw InputError(fmt::format("--gpus '{}': expected 'all' or device numbers such as 0,1 (got '{}')", text, item));
+    const int d = std::stoi(item);
+    if (d >= count)
+      throw InputError(fmt::format("--gpus '{}': GPU {} does not exist (this process sees {} GPU{}: 0..{})", text, d,
+                                   count, count == 1 ? "" : "s", count - 1));
+    if (std::find(out.begin(), out.end(), d) != out.end())
+      throw InputError(fmt::format("--gpus '{}': GPU {} is listed twice", text, d));
+    out.push_back(d);
+  }
+  return out;
+}
+
+std::string visible_device_of(int ordinal) {
+  const char* v = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (!v || trim(v).empty()) return std::to_string(ordinal);
+  const auto entries = split_commas(v);
+  if (ordinal < 0 || static_cast<size_t>(ordinal) >= entries.size() || entries[static_cast<size_t>(ordinal)].empty())
+    throw InputError(fmt::format("GPU {} is not in CUDA_VISIBLE_DEVICES={}", ordinal, v));
+  return entries[static_cast<size_t>(ordinal)];
+}
 
 std::optional<double> score_measurement(const ScoreInput& in) {
   return reward({in.status, in.time_us, in.baseline_us, in.rel_err, in.source_bytes});
@@ -198,7 +302,21 @@ TuneResult run_tune(const TuneOptions& o) {
   if (o.final_top > 0 && o.final_csv.empty()) throw InputError("--final-top needs --final-csv FILE");
   if (o.budget < 0) throw InputError("--budget must be 0 (no limit) or positive");
   if (o.eval.shapes.empty()) throw InputError("no shapes to tune");
+  if (!o.gpus.empty() && trim(o.gpus) != "all") parse_gpus(o.gpus, 1 << 20);  // its syntax, before the GPU
   if (o.check_gpu) require_gpu();
+  // The GPU lanes: one without --gpus (today's single worker), else one per listed GPU.
+  std::vector<int> ordinals{0};
+  if (!o.gpus.empty()) {
+    const int count = o.gpu_count >= 0 ? o.gpu_count : visible_gpu_count();
+    ordinals = parse_gpus(o.gpus, count);
+    if (o.check_gpu)
+      for (int d : ordinals)
+        if (query_gpu(d).name != query_gpu(ordinals.front()).name)
+          throw InputError(
+              fmt::format("--gpus: GPU {} ({}) and GPU {} ({}) differ; the store keys results by GPU "
+                          "model, so tune one model per run",
+                          ordinals.front(), query_gpu(ordinals.front()).name, d, query_gpu(d).name));
+  }
   if (needs_gpu_space(o.families) && !o.skip_search) {
     // cuBLASLt answers for the GPU in use: ask a worker (the process that owns the device).
     for (auto& [p, specs] : worker_lt_space(o.eval.worker_exe, o.eval.shapes, {Layout::NN, Layout::TN}, o.accum,
@@ -219,12 +337,30 @@ TuneResult run_tune(const TuneOptions& o) {
   EvalRequest req = o.eval;
   req.score = score_measurement;
   req.progress = o.progress && req.progress;
+  std::vector<LaneState> lanes;
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  for (int d : ordinals) {
+    LaneState lane{req, {}};
+    lane.stats.ordinal = d;
+    if (!o.gpus.empty()) {
+      lane.stats.device = lane.req.visible_devices = visible_device_of(d);
+      // The run row of each lane's store writes names its GPU.
+      lane.req.command_line += fmt::format(" [gpu {}: CUDA_VISIBLE_DEVICES={}]", d, lane.stats.device);
+    }
+    // The lanes compile at once: share the cores between them instead of starting cores x lanes nvcc.
+    if (ordinals.size() > 1 && lane.req.compile_jobs <= 0)
+      lane.req.compile_jobs = static_cast<int>(std::max<size_t>(1, cores / ordinals.size()));
+    lanes.push_back(std::move(lane));
+  }
+  // The final measurement runs on the first lane's GPU.
+  req.visible_devices = lanes.front().req.visible_devices;
+  req.command_line = lanes.front().req.command_line;
   const Mode mode = o.eval.modes.front();
   if (!o.skip_search) {
     {
       // Resume: what the store knows about this GPU, these problems and the run's specs.
       const auto db = store::Store::open(o.eval.db_path);
-      const std::string gpu = gpu_name();
+      const std::string gpu = gpu_name(ordinals.front());
       for (const auto& p : problems) policy->observe(stored_observations(db, gpu, p, mode, space.for_problem(p)));
     }
     const auto t0 = Clock::now();
@@ -246,12 +382,12 @@ TuneResult run_tune(const TuneOptions& o) {
       }
       if (round.empty()) break;
       ++result.rounds;
-      req.deadline_minutes = 0;
+      double deadline = 0;
       if (o.budget_minutes > 0) {
-        req.deadline_minutes = o.budget_minutes - std::chrono::duration<double>(Clock::now() - t0).count() / 60.0;
-        if (req.deadline_minutes <= 0) break;
+        deadline = o.budget_minutes - std::chrono::duration<double>(Clock::now() - t0).count() / 60.0;
+        if (deadline <= 0) break;
       }
-      const auto outcomes = evaluate_round(req, round);
+      const auto outcomes = evaluate_lanes(lanes, round, deadline);
       std::vector<Observation> seen;
       bool cut_short = false;
       for (size_t i = 0; i < round.size(); ++i) {
@@ -265,10 +401,13 @@ TuneResult run_tune(const TuneOptions& o) {
       evaluated += static_cast<int>(round.size());
       if (cut_short || (o.budget > 0 && evaluated >= o.budget)) break;
     }
+    result.search_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   } else if (o.progress) {
     std::fprintf(stderr, "cudal2 tune: %zu of %zu candidate(s) left to evaluate on %zu shape(s)\n", size_t{0},
                  all.size(), o.eval.shapes.size());
   }
+
+  for (const auto& l : lanes) result.lanes.push_back(l.stats);
 
   if (o.final_top > 0) {
     // Phase 2: each shape's fastest specs against the baselines, every timer, the final modes.
@@ -309,6 +448,22 @@ void print_tune_summary(const std::vector<CandidateOutcome>& outcomes) {
   for (const auto& [st, n] : by_status) std::printf(" %s %d", st.c_str(), n);
   std::printf("\ncompile time %.0f s (summed over parallel compiles), measure time %.0f s\n", compile_s, measure_s);
   for (const auto& [shape, b] : best) std::printf("  %-20s %9.2f us  %s\n", shape.c_str(), b.first, b.second.c_str());
+}
+
+void print_tune_summary(const TuneResult& r) {
+  print_tune_summary(r.outcomes);
+  if (r.search_seconds <= 0 || r.outcomes.empty()) return;
+  auto per_min = [](double n, double s) { return s > 0 ? 60.0 * n / s : 0.0; };
+  if (r.lanes.size() > 1 || (r.lanes.size() == 1 && !r.lanes[0].device.empty()))
+    for (const auto& l : r.lanes)
+      std::printf("  gpu %d (CUDA_VISIBLE_DEVICES=%s): %d candidate(s) in %.0f s busy, %.1f per minute\n", l.ordinal,
+                  l.device.empty() ? "inherited" : l.device.c_str(), l.candidates, l.busy_seconds,
+                  per_min(l.candidates, l.busy_seconds));
+  int n = 0;
+  for (const auto& l : r.lanes) n += l.candidates;
+  std::printf("throughput: %d candidate(s) in %.0f s on %zu GPU(s): %.1f per minute (%.1f per minute per GPU)\n", n,
+              r.search_seconds, r.lanes.size(), per_min(n, r.search_seconds),
+              per_min(n, r.search_seconds) / static_cast<double>(std::max<size_t>(1, r.lanes.size())));
 }
 
 }  // namespace cudal2::search

@@ -35,6 +35,14 @@ struct TuneOptions {
   std::vector<Mode> final_modes{Mode::Offline, Mode::Server};
   int final_reps = 30;
   std::vector<std::string> final_baselines{"cublas-nn", "cublas-tn", "cublaslt-autotune-nn", "cublaslt-autotune-tn"};
+  // GPUs that measure (`--gpus`): "" one worker on the first GPU this process sees (no
+  // CUDA_VISIBLE_DEVICES change); "all" every GPU this process sees; "0,2" those device ordinals.
+  // One lane per GPU: a worker of its own started with CUDA_VISIBLE_DEVICES naming that GPU, its
+  // own store connection and a share of the compile jobs. Each round's candidates are dealt
+  // round-robin across the lanes, which evaluate at once; the one policy sees all lanes' results
+  // once per round, on this thread. Every GPU must be the same model (the store keys by it).
+  std::string gpus;
+  int gpu_count = -1;    // GPUs this process sees; -1: ask CUDA (tests without a GPU set it)
   bool progress = true;  // progress lines on stderr
   // Refuse to start without a local GPU (off only for tests that give eval a scripted worker).
   bool check_gpu = true;
@@ -45,7 +53,23 @@ struct TuneResult {
   size_t first_round = 0;  // candidates proposed in the first round ("left to evaluate")
   int rounds = 0;
   std::vector<CandidateOutcome> outcomes;  // every round's, in order
+  // One per GPU lane (one lane without --gpus): what it evaluated and how long it was busy.
+  struct Lane {
+    int ordinal = 0;     // the device as this process sees it
+    std::string device;  // its worker's CUDA_VISIBLE_DEVICES ("": inherited)
+    int candidates = 0;  // evaluated (not "not-run")
+    double busy_seconds = 0;
+  };
+  std::vector<Lane> lanes;
+  double search_seconds = 0;  // wall time of the rounds (compiling and measuring)
 };
+
+// `--gpus TEXT` against `count` GPUs this process sees: the device ordinals, in the order given.
+// Throws InputError for anything else than "all" or distinct in-range ordinals "0,1,...".
+std::vector<int> parse_gpus(const std::string& text, int count);
+// CUDA_VISIBLE_DEVICES for a worker that must see only this process's device `ordinal`: the
+// ordinal-th entry of this process's CUDA_VISIBLE_DEVICES when that is set, else the ordinal.
+std::string visible_device_of(int ordinal);
 
 // Throws InputError for bad options (before any GPU work), NoGpuError without a GPU.
 TuneResult run_tune(const TuneOptions& options);
@@ -60,5 +84,7 @@ std::optional<double> score_measurement(const ScoreInput& in);
 
 // Counts by outcome, compile and measure time, and the best candidate per shape.
 void print_tune_summary(const std::vector<CandidateOutcome>& outcomes);
+// The same, then candidates per minute per GPU lane and over the whole search.
+void print_tune_summary(const TuneResult& result);
 
 }  // namespace cudal2::search

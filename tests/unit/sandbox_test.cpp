@@ -72,6 +72,39 @@ TEST(SandboxWorker, EchoRoundTrip) {
   EXPECT_EQ(w.pid(), r.pid);  // the same worker serves every call until something fails
 }
 
+// Options::env over the inherited environment: one worker per GPU gets its own
+// CUDA_VISIBLE_DEVICES; the rest of the parent's environment still comes along.
+TEST(SandboxWorker, OptionsEnvOverridesTheInheritedEnvironment) {
+  ASSERT_EQ(setenv("CUDAL2_TEST_KEPT", "kept", 1), 0);
+  ASSERT_EQ(setenv("CUDAL2_TEST_DROPPED", "x", 1), 0);
+  ASSERT_EQ(setenv("CUDA_VISIBLE_DEVICES", "0,1", 1), 0);
+  Options o{.timeout = 5s};
+  o.env = {"CUDA_VISIBLE_DEVICES=1", "CUDAL2_TEST_NEW=new", "CUDAL2_TEST_DROPPED"};
+  Worker w = make_worker(o);
+  Result r = w.call({{"do", "env"}});
+  unsetenv("CUDAL2_TEST_KEPT");
+  unsetenv("CUDAL2_TEST_DROPPED");
+  unsetenv("CUDA_VISIBLE_DEVICES");
+  ASSERT_TRUE(r.ok()) << r.message;
+  std::set<std::string> seen;
+  int cvd = 0;
+  for (const auto& e : r.response["env"]) {
+    const std::string s = e.get<std::string>();
+    seen.insert(s);
+    cvd += s.rfind("CUDA_VISIBLE_DEVICES=", 0) == 0;
+  }
+  EXPECT_TRUE(seen.count("CUDA_VISIBLE_DEVICES=1"));
+  EXPECT_EQ(cvd, 1);
+  EXPECT_TRUE(seen.count("CUDAL2_TEST_NEW=new"));
+  EXPECT_TRUE(seen.count("CUDAL2_TEST_KEPT=kept"));
+  EXPECT_FALSE(seen.count("CUDAL2_TEST_DROPPED=x"));
+  // Without Options::env the worker inherits the parent's environment as before.
+  Worker plain = make_worker();
+  r = plain.call({{"do", "getenv"}, {"name", "CUDAL2_TEST_NEW"}});
+  ASSERT_TRUE(r.ok()) << r.message;
+  EXPECT_TRUE(r.response["value"].is_null());
+}
+
 TEST(SandboxWorker, LargeMessagesArriveWhole) {
   Worker w = make_worker();
   const std::string big(3 << 20, 'x');  // far beyond a pipe's buffer: partial writes and reads

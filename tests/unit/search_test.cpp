@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <span>
 
@@ -343,6 +344,132 @@ TEST_F(TuneLoop, ExhaustiveStoresRewardsAndResumes) {
   ASSERT_EQ(third.outcomes.size(), 2u);
   for (const auto& c : third.outcomes)
     for (size_t i = 0; i < 4; ++i) EXPECT_NE(c.spec_text, space[i].text());
+}
+
+// `tune --gpus`: two lanes, each with a scripted worker that writes the CUDA_VISIBLE_DEVICES it
+// was started with and the specs it measured to a log, so the test sees which lane measured what.
+class TuneLanes : public TuneLoop {
+ protected:
+  void SetUp() override {
+    TuneLoop::SetUp();
+    log_ = (dir_ / "lanes.log").string();
+    std::ofstream(worker_) << R"(#!/usr/bin/env python3
+import json, os, sys
+for line in sys.stdin:
+    req = json.loads(line)
+    with open(")" << log_ << R"(", "a") as log:
+        for c in req["candidates"]:
+            log.write(os.environ.get("CUDA_VISIBLE_DEVICES", "-") + "\t" + c["spec"] + "\n")
+    shapes = []
+    for m, n, k in req["shapes"]:
+        methods = [{"method": c["name"], "status": "ok", "failure": "", "reason": "", "rel_err": 1e-4,
+                    "timing": {"offline": {"graph": {"median": 10.0 + i, "p10": 9.0, "p90": 11.0 + i,
+                                                     "min": 9.0, "n": 5}}}}
+                   for i, c in enumerate(req["candidates"])]
+        methods += [{"method": b, "status": "ok", "failure": "", "reason": "", "rel_err": None,
+                     "timing": {"offline": {"graph": {"median": 12.0, "p10": 12.0, "p90": 12.0, "min": 12.0,
+                                                      "n": 5}}}} for b in req["baselines"]]
+        shapes.append({"m": m, "n": n, "k": k, "methods": methods})
+    print(json.dumps({"ok": True, "gpu": "unknown", "shapes": shapes}), flush=True)
+)";
+    // The tuner sees GPUs 0 and 1, which are the machine's 5 and 7: the lanes' workers get those.
+    saved_ = std::getenv("CUDA_VISIBLE_DEVICES") ? std::getenv("CUDA_VISIBLE_DEVICES") : "";
+    had_ = std::getenv("CUDA_VISIBLE_DEVICES") != nullptr;
+    setenv("CUDA_VISIBLE_DEVICES", "5,7", 1);
+  }
+  void TearDown() override {
+    if (had_)
+      setenv("CUDA_VISIBLE_DEVICES", saved_.c_str(), 1);
+    else
+      unsetenv("CUDA_VISIBLE_DEVICES");
+    TuneLoop::TearDown();
+  }
+  TuneOptions lanes() const {
+    auto o = options();
+    o.gpus = "all";
+    o.gpu_count = 2;
+    o.budget = 6;
+    o.round = 2;
+    o.eval.batch = 1;
+    return o;
+  }
+  // spec text -> the CUDA_VISIBLE_DEVICES values of the workers that measured it
+  std::map<std::string, std::vector<std::string>> measured() const {
+    std::map<std::string, std::vector<std::string>> out;
+    std::ifstream in(log_);
+    for (std::string line; std::getline(in, line);) {
+      const auto tab = line.find('\t');
+      out[line.substr(tab + 1)].push_back(line.substr(0, tab));
+    }
+    return out;
+  }
+  std::string log_, saved_;
+  bool had_ = false;
+};
+
+TEST_F(TuneLanes, EveryCandidateOnceOnItsLanesGpuObservedAndStored) {
+  const auto space = search_space({"tiny"}, "full", Accum::F32);
+  ASSERT_GE(space.size(), 8u);
+  const auto first = run_tune(lanes());
+  // Three rounds of two: had the policy not observed both lanes' results, a round would repeat one.
+  EXPECT_EQ(first.rounds, 3);
+  ASSERT_EQ(first.outcomes.size(), 6u);
+  ASSERT_EQ(first.lanes.size(), 2u);
+  EXPECT_EQ(first.lanes[0].device, "5");
+  EXPECT_EQ(first.lanes[1].device, "7");
+  EXPECT_EQ(first.lanes[0].candidates + first.lanes[1].candidates, 6);
+  EXPECT_EQ(first.lanes[0].candidates, 3);  // dealt round-robin
+  const auto seen = measured();
+  EXPECT_EQ(seen.size(), 6u);
+  for (size_t i = 0; i < 6; ++i) {
+    const auto& c = first.outcomes[i];
+    EXPECT_EQ(c.spec_text, space[i].text());  // the space's order, as on one GPU
+    ASSERT_EQ(c.status, "ok") << c.detail;
+    EXPECT_EQ(c.device, i % 2 == 0 ? "5" : "7");
+    ASSERT_TRUE(seen.count(c.spec_text)) << c.spec_text;
+    EXPECT_EQ(seen.at(c.spec_text), std::vector<std::string>{c.device}) << "measured once, by its lane's worker";
+  }
+  {
+    auto db = store::Store::open(lanes().eval.db_path);
+    const auto rows = db.list_measurements("unknown", "f32", "nn", 64, 64, 64, "offline");
+    std::set<std::string> hashes;
+    for (const auto& r : rows) hashes.insert(r.spec_hash);
+    EXPECT_EQ(rows.size(), 6u);  // one graph row per candidate: stored once
+    EXPECT_EQ(hashes.size(), 6u);
+  }
+  // A rerun resumes: the next candidates of the space, none measured twice.
+  auto again = lanes();
+  again.budget = 2;
+  const auto second = run_tune(again);
+  ASSERT_EQ(second.outcomes.size(), 2u);
+  EXPECT_EQ(second.outcomes[0].spec_text, space[6].text());
+  EXPECT_EQ(second.outcomes[1].spec_text, space[7].text());
+  for (const auto& [spec, workers] : measured()) EXPECT_EQ(workers.size(), 1u) << spec;
+}
+
+TEST(TuneGpus, ParsesAllAndListsAndRefusesTheRest) {
+  EXPECT_EQ(parse_gpus("all", 2), (std::vector<int>{0, 1}));
+  EXPECT_EQ(parse_gpus("1,0", 2), (std::vector<int>{1, 0}));
+  EXPECT_EQ(parse_gpus(" 0, 2 ", 4), (std::vector<int>{0, 2}));
+  for (const char* bad : {"", "2", "0,0", "-1", "0,,1", "x", "1.5", "0,1,"})
+    EXPECT_THROW(parse_gpus(bad, 2), InputError) << bad;
+  EXPECT_THROW(parse_gpus("all", 0), InputError);
+  EXPECT_THROW(parse_gpus("0", 0), InputError);
+}
+
+TEST(TuneGpus, VisibleDeviceFollowsTheParentsList) {
+  const char* old = std::getenv("CUDA_VISIBLE_DEVICES");
+  const std::string saved = old ? old : "";
+  unsetenv("CUDA_VISIBLE_DEVICES");
+  EXPECT_EQ(visible_device_of(1), "1");
+  setenv("CUDA_VISIBLE_DEVICES", "GPU-aaaa,3", 1);
+  EXPECT_EQ(visible_device_of(0), "GPU-aaaa");
+  EXPECT_EQ(visible_device_of(1), "3");
+  EXPECT_THROW(visible_device_of(2), InputError);
+  if (old)
+    setenv("CUDA_VISIBLE_DEVICES", saved.c_str(), 1);
+  else
+    unsetenv("CUDA_VISIBLE_DEVICES");
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "baselines/baselines.hpp"
+#include "cli/exit_with.hpp"
 #include "cli/lt_space.hpp"
 #include "cli/report.hpp"
 #include "cli/suggest.hpp"
@@ -265,7 +266,7 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  try {
+  return cudal2::cli::exit_code_of([&]() -> int {
     if (worker->parsed()) return cudal2::worker_main();
     if (runner->parsed()) return cudal2::runner_main();
     if (eval->parsed() || tune->parsed()) {
@@ -339,17 +340,5 @@ int main(int argc, char** argv) {
       if (!opt.csv_path.empty()) std::printf("\nwrote %s\n", opt.csv_path.c_str());
     }
     return 0;
-  } catch (const cudal2::store::StoreError& e) {
-    std::fprintf(stderr, "cudal2: error: %s\n", e.what());
-    return 2;
-  } catch (const cudal2::InputError& e) {
-    std::fprintf(stderr, "cudal2: error: %s\n", e.what());
-    return 2;
-  } catch (const cudal2::NoGpuError& e) {
-    std::fprintf(stderr, "cudal2: %s: nothing to run on this machine\n", e.what());
-    return 1;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "cudal2: failed: %s\n", e.what());
-    return 1;
-  }
+  });
 }

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <memory>
 
+#include "cli/exit_with.hpp"
 #include "cli/suggest.hpp"
 #include "core/problem.hpp"
 #include "store/error.hpp"
@@ -18,8 +19,7 @@ void add_merge_command(CLI::App& app) {
   cmd->add_option("--db", *out, "Store to merge into (created when missing)")->required();
   cmd->add_option("--from", *from, "Store to merge from (repeatable)")->required();
   cmd->callback([out, from] {
-    int rc = 0;
-    try {
+    cli::exit_with([&] {
       std::vector<std::filesystem::path> sources(from->begin(), from->end());
       std::string command = "merge --db " + *out;
       for (const auto& f : *from) command += " --from " + f;
@@ -34,18 +34,8 @@ void add_merge_command(CLI::App& app) {
                     total ? parts.c_str() : "nothing new", static_cast<long long>(st.best_changed));
       }
       std::printf("merged into %s\n", out->c_str());
-    } catch (const store::StoreError& e) {
-      std::fprintf(stderr, "cudal2: error: %s\n", e.what());
-      rc = 2;
-    } catch (const InputError& e) {
-      std::fprintf(stderr, "cudal2: error: %s\n", e.what());
-      rc = 2;
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "cudal2: failed: %s\n", e.what());
-      rc = 1;
-    }
-    std::fflush(stdout);
-    std::exit(rc);
+      return 0;
+    });
   });
 }
 

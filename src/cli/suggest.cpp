@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "cli/exit_with.hpp"
 #include "cli/suggest.hpp"
 #include "core/roofline.hpp"
 #include "search/rl_policy.hpp"
@@ -97,20 +98,7 @@ void add_suggest_command(CLI::App& app) {
   cmd->add_option("--space", a->space, "full or core (docs/tuning.md)")->capture_default_str();
   cmd->add_option("--top", a->top, "Print the N best predictions")->capture_default_str();
   cmd->add_flag("--json", a->json, "JSON output (for the runtime and scripts)");
-  cmd->callback([a] {
-    int rc = 0;
-    try {
-      rc = run(*a);
-    } catch (const InputError& e) {
-      std::fprintf(stderr, "cudal2: error: %s\n", e.what());
-      rc = 2;
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "cudal2: failed: %s\n", e.what());
-      rc = 1;
-    }
-    std::fflush(stdout);
-    std::exit(rc);
-  });
+  cmd->callback([a] { cli::exit_with([&] { return run(*a); }); });
 }
 
 }  // namespace cudal2::cli

@@ -126,14 +126,7 @@ nlohmann::json run_eval_job(const nlohmann::json& req) {
   }
   // A kernel that faulted poisons the context: everything after it fails, so say so and let the
   // parent restart us (and find the culprit by running the job's candidates one at a time).
-  const cudaError_t sticky = cudaDeviceSynchronize();
-  if (sticky != cudaSuccess) {
-    return {{"ok", false},
-            {"fatal", true},
-            {"kind", fatal_error_kind(sticky)},
-            {"error", fmt::format("{}: {}", cudaGetErrorName(sticky), cudaGetErrorString(sticky))},
-            {"exit_after", true}};
-  }
+  if (auto fatal = fatal_fault_answer()) return *fatal;
   if (!error.empty()) return {{"ok", false}, {"error", error}};
   nlohmann::json shapes = nlohmann::json::array();
   for (const auto& sr : report.shapes) {

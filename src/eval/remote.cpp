@@ -226,14 +226,7 @@ json answer(RunnerSide& side, const json& req) {
     resp = {{"ok", false}, {"error", e.what()}};
   }
   // A fault leaves the context unusable: say which, and end this process after answering.
-  const cudaError_t sticky = cudaDeviceSynchronize();
-  if (sticky != cudaSuccess) {
-    return {{"ok", false},
-            {"fatal", true},
-            {"kind", fatal_error_kind(sticky)},
-            {"error", fmt::format("{}: {}", cudaGetErrorName(sticky), cudaGetErrorString(sticky))},
-            {"exit_after", true}};
-  }
+  if (auto fatal = fatal_fault_answer()) return *fatal;
   cudaGetLastError();
   return resp;
 }
@@ -578,6 +571,16 @@ std::string RemoteTimer::defect(double floor_us) const {
 }
 
 }  // namespace
+
+std::optional<nlohmann::json> fatal_fault_answer() {
+  const cudaError_t sticky = cudaDeviceSynchronize();
+  if (sticky == cudaSuccess) return std::nullopt;
+  return nlohmann::json{{"ok", false},
+                        {"fatal", true},
+                        {"kind", fatal_error_kind(sticky)},
+                        {"error", fmt::format("{}: {}", cudaGetErrorName(sticky), cudaGetErrorString(sticky))},
+                        {"exit_after", true}};
+}
 
 RunnerPtr make_remote_runner(const RemoteConfig& cfg, std::string artifact, KernelSpec spec, std::string spec_text,
                              std::string name) {

@@ -7,6 +7,8 @@
 // check: outputs are verified by the judge after every run, and every time it reports is bounded
 // by the judge's own wall clock around the request (calibrated before candidate code is loaded).
 #include <chrono>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "codegen/spec.hpp"
@@ -28,6 +30,11 @@ struct RemoteConfig {
 // layout and accumulator).
 RunnerPtr make_remote_runner(const RemoteConfig& cfg, std::string artifact, KernelSpec spec, std::string spec_text,
                              std::string name);
+
+// When this process's CUDA context is poisoned (a faulting kernel), the answer that says so and
+// asks the parent to replace the process: {"ok":false,"fatal":true,"kind":...,"exit_after":true}.
+// Used by the worker (judge) and the runner alike.
+std::optional<nlohmann::json> fatal_fault_answer();
 
 // `cudal2 runner`: serves the judge's requests on stdin/stdout until end of input.
 int runner_main();

@@ -13,6 +13,7 @@
 #include <set>
 #include <tuple>
 
+#include "cli/exit_with.hpp"
 #include "codegen/spec.hpp"
 #include "core/problem.hpp"
 #include "store/sqlite.hpp"
@@ -315,8 +316,7 @@ void add_export_command(CLI::App& app) {
                   "Write the LLM proposer's turns as JSON lines for an RL trainer (docs/llm.md) instead of the table");
   cmd->add_flag("--include-unscored", *unscored, "With --trajectories: also turns that have no reward yet");
   cmd->callback([opt, families, trajectories, unscored] {
-    int rc = 0;
-    try {
+    cli::exit_with([&] {
       std::string item;
       for (size_t i = 0; i <= families->size(); ++i) {
         if (i == families->size() || (*families)[i] == ',') {
@@ -328,19 +328,8 @@ void add_export_command(CLI::App& app) {
       }
       for (const auto& f : opt->families) default_spec(f);  // throws for an unknown family
       if (opt->portfolio < 0) throw InputError("--portfolio must be 0 or more");
-      rc = trajectories->empty() ? run(*opt) : write_trajectories(opt->dbs, *trajectories, *unscored);
-    } catch (const store::StoreError& e) {
-      std::fprintf(stderr, "cudal2: error: %s\n", e.what());
-      rc = 2;
-    } catch (const InputError& e) {
-      std::fprintf(stderr, "cudal2: error: %s\n", e.what());
-      rc = 2;
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "cudal2: failed: %s\n", e.what());
-      rc = 1;
-    }
-    std::fflush(stdout);
-    std::exit(rc);
+      return trajectories->empty() ? run(*opt) : write_trajectories(opt->dbs, *trajectories, *unscored);
+    });
   });
 }
 

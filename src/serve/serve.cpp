@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "cli/exit_with.hpp"
 #include "eval/candidate.hpp"
 #include "eval/device.hpp"
 
@@ -357,8 +358,7 @@ void add_serve_command(CLI::App& app, std::function<std::optional<double>(const 
       ->capture_default_str();
   cmd->add_option("--queue", opt->queue_capacity, "Waiting jobs before 429")->capture_default_str();
   cmd->callback([opt, gopt, token_env] {
-    int rc = 0;
-    try {
+    cli::exit_with([&] {
       if (const char* t = std::getenv(token_env->c_str())) opt->token = t;
       if (opt->token.empty())
         throw InputError(
@@ -373,15 +373,8 @@ void add_serve_command(CLI::App& app, std::function<std::optional<double>(const 
       server.run();
       server.stop();
       g_server = nullptr;
-    } catch (const InputError& e) {
-      std::fprintf(stderr, "cudal2: error: %s\n", e.what());
-      rc = 2;
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "cudal2: failed: %s\n", e.what());
-      rc = 1;
-    }
-    std::fflush(stdout);
-    std::exit(rc);
+      return 0;
+    });
   });
 }
 

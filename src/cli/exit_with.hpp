@@ -1,0 +1,41 @@
+#pragma once
+// One mapping from what went wrong to the one line the user sees and the exit code, for every
+// subcommand: bad input or a bad store -> "cudal2: error: ..." and 2; no GPU -> 1; anything else
+// -> "cudal2: failed: ..." and 1.
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <functional>
+
+#include "core/problem.hpp"
+#include "eval/device.hpp"
+#include "store/error.hpp"
+
+namespace cudal2::cli {
+
+inline int exit_code_of(const std::function<int()>& body) {
+  try {
+    return body();
+  } catch (const store::StoreError& e) {
+    std::fprintf(stderr, "cudal2: error: %s\n", e.what());
+    return 2;
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "cudal2: error: %s\n", e.what());
+    return 2;
+  } catch (const NoGpuError& e) {
+    std::fprintf(stderr, "cudal2: %s: nothing to run on this machine\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cudal2: failed: %s\n", e.what());
+    return 1;
+  }
+}
+
+// For a subcommand's CLI11 callback (run inside parse): runs body and exits with its code.
+[[noreturn]] inline void exit_with(const std::function<int()>& body) {
+  const int rc = exit_code_of(body);
+  std::fflush(stdout);
+  std::exit(rc);
+}
+
+}  // namespace cudal2::cli

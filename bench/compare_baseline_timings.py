@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Baseline times measured inside an evaluation job (beside untrusted candidates) against the
 same baselines measured by `cudal2 bench`: offline, graph timer, per shape and method.
-    python3 bench/compare_baseline_timings.py JOB.csv BENCH.csv"""
+    python3 bench/compare_baseline_timings.py JOB.csv BENCH.csv [BENCH_AFTER.csv]
+With two bench runs (one before the job, one after) the reference is their geometric mean, and
+the two runs are also compared with each other: that ratio is the noise floor of two processes
+measuring the same thing, which the job-vs-bench ratio can be read against."""
 import csv
 import math
 import sys
@@ -17,19 +20,39 @@ def medians(path):
     return out
 
 
+def geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+
+def summary(name, ratios):
+    within = sum(1 for r in ratios if abs(r - 1) <= 0.01)
+    print(f"geomean {name} {geomean(ratios):.4f} over {len(ratios)} rows; min {min(ratios):.3f} "
+          f"max {max(ratios):.3f}; {within} rows within 1%")
+
+
 def main():
-    job, bench = medians(sys.argv[1]), medians(sys.argv[2])
-    keys = sorted(set(job) & set(bench))
+    if len(sys.argv) not in (3, 4):
+        sys.exit(__doc__)
+    job = medians(sys.argv[1])
+    benches = [medians(p) for p in sys.argv[2:]]
+    keys = sorted(set(job).intersection(*benches))
     if not keys:
         sys.exit("no common (shape, method) rows")
-    print(f"{'shape':<18} {'method':<22} {'in job us':>10} {'bench us':>10} {'job/bench':>10}")
-    ratios = []
+    ref = {k: geomean([b[k] for b in benches]) for k in keys}
+    head = f"{'shape':<18} {'method':<22} {'in job us':>10} {'bench us':>10} {'job/bench':>10}"
+    print(head + (f" {'bench1/bench2':>14}" if len(benches) == 2 else ""))
+    ratios, noise = [], []
     for k in keys:
-        r = job[k] / bench[k]
+        r = job[k] / ref[k]
         ratios.append(r)
-        print(f"{k[0]}x{k[1]}x{k[2]:<8} {k[3]:<22} {job[k]:>10.2f} {bench[k]:>10.2f} {r:>10.3f}")
-    g = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
-    print(f"geomean job/bench {g:.4f} over {len(ratios)} rows; min {min(ratios):.3f} max {max(ratios):.3f}")
+        line = f"{k[0]}x{k[1]}x{k[2]:<8} {k[3]:<22} {job[k]:>10.2f} {ref[k]:>10.2f} {r:>10.3f}"
+        if len(benches) == 2:
+            noise.append(benches[0][k] / benches[1][k])
+            line += f" {noise[-1]:>14.3f}"
+        print(line)
+    summary("job/bench", ratios)
+    if noise:
+        summary("bench1/bench2 (noise floor)", noise)
 
 
 if __name__ == "__main__":

@@ -21,8 +21,12 @@ for b in ${SIDES:-BASE NEW}; do
 done
 export CUDAL2_CACHE="$PWD/.jit/cache"
 lt=cublaslt-autotune-nn,cublaslt-autotune-tn
-"$NEW/cudal2" eval --spec "tiny tn f32 tile=16x16x32 warps=1x1 kwarps=4 | splits=1" --grid sample \
-  --reps 20 --baselines $lt --csv "$OUT/judge.csv" --db "$OUT/judge.db" > "$OUT/judge.log" 2>&1; echo "judge eval rc=$?"
+# bench before and after the judged job: their disagreement is the noise floor of two processes.
 "$NEW/cudal2" bench --grid sample --methods $lt --reps 20 --csv "$OUT/bench.csv" > "$OUT/bench.log" 2>&1
 echo "bench rc=$?"
-python3 bench/compare_baseline_timings.py "$OUT/judge.csv" "$OUT/bench.csv" | tee "$OUT/baseline_agreement.txt"
+"$NEW/cudal2" eval --spec "tiny tn f32 tile=16x16x32 warps=1x1 kwarps=4 | splits=1" --grid sample \
+  --reps 20 --baselines $lt --csv "$OUT/judge.csv" --db "$OUT/judge.db" > "$OUT/judge.log" 2>&1; echo "judge eval rc=$?"
+"$NEW/cudal2" bench --grid sample --methods $lt --reps 20 --csv "$OUT/bench-after.csv" > "$OUT/bench-after.log" 2>&1
+echo "bench-after rc=$?"
+python3 bench/compare_baseline_timings.py "$OUT/judge.csv" "$OUT/bench.csv" "$OUT/bench-after.csv" \
+  | tee "$OUT/baseline_agreement.txt"

@@ -19,6 +19,7 @@
 #include "eval/timing.hpp"
 #include "kernels/cudal2_kernel_abi.h"
 #include "sandbox/sandbox.hpp"
+#include "sandbox/seccomp.hpp"
 
 namespace cudal2 {
 
@@ -128,6 +129,11 @@ struct RunnerSide {
       if (!g.ok()) throw CudaError(g.error());
       g.replay_us(stream);
       unmap_all();
+      // Trusted set-up is over; candidate code comes next: no sockets from here on.
+      if (req.value("deny_sockets", false)) {
+        const std::string why = sandbox::deny_sockets();
+        if (!why.empty()) throw std::runtime_error("the runner could not deny sockets: " + why);
+      }
       return {{"ok", true}, {"pid", getpid()}};
     }
     if (op == "calibrate") {
@@ -432,10 +438,10 @@ class RemoteRunner final : public Runner {
     opt.confinement.dev_shm = sandbox::Confinement::DevShm::Deny;
     worker_ = std::make_unique<sandbox::Worker>(std::vector<std::string>{cfg_.runner_exe, "runner"}, opt);
     GuardedBuffer warm(4096);
-    const json init = call({{"op", "init"}, {"warm", export_buffer(warm)}});
+    const json init = call({{"op", "init"}, {"warm", export_buffer(warm)}, {"deny_sockets", cfg_.confine}});
     if (!init.at("pid").is_number_integer()) fail("protocol-error", "runner init without a pid");
     pid_ = worker_->pid();  // ours, not the one it reports (it may live in another pid namespace)
-    confinement_ = cfg_.confine ? worker_->confinement().summary() : "off";
+    confinement_ = cfg_.confine ? worker_->confinement().summary() + " seccomp[no sockets]" : "off";
     // Each round as a sample goes: the judge works on the GPU first (so the GPU switches from the
     // judge's context to the runner's inside the request, as it does before every sample).
     std::vector<double> spread;

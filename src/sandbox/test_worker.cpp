@@ -11,6 +11,9 @@
 //   {"do": "write_file", "path": P, "data": D}   create/truncate P and write D
 //   {"do": "read_file", "path": P} -> {"success": bool, "bytes": N}
 //   {"do": "connect", "port": N}                 TCP connect to 127.0.0.1:N -> {"connected": bool}
+//   {"do": "connect_unix", "path": P}            connect to the Unix socket bound to path P
+//   {"do": "deny_sockets"} installs the runner's seccomp filter (sandbox/seccomp.hpp) -> {"why": ""}
+//   {"do": "socketpair"}   -> {"success": bool}
 //   {"do": "getenv", "name": N} -> {"value": V|null};  {"do": "env"} -> {"env": [...]}
 //   {"do": "where"}   -> cwd, HOME, TMPDIR, CUDA_CACHE_PATH and the names in the cwd
 //   {"do": "status"}  -> CapEff, NoNewPrivs, Uid lines of /proc/self/status
@@ -28,6 +31,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -45,6 +49,7 @@
 #include <vector>
 
 #include "sandbox/sandbox.hpp"
+#include "sandbox/seccomp.hpp"
 
 namespace {
 
@@ -116,6 +121,26 @@ json confinement_probe(const std::string& what, const json& req) {
     json j = errno_answer(ok, e);
     j["connected"] = ok;
     return j;
+  }
+  if (what == "connect_unix") {
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    const std::string path = req.at("path");
+    std::snprintf(a.sun_path, sizeof a.sun_path, "%s", path.c_str());
+    const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    const bool ok = fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    const int e = errno;
+    if (fd >= 0) ::close(fd);
+    json j = errno_answer(ok, e);
+    j["connected"] = ok;
+    return j;
+  }
+  if (what == "deny_sockets") return {{"ok", true}, {"why", cudal2::sandbox::deny_sockets()}};
+  if (what == "socketpair") {
+    int sv[2];
+    const bool ok = socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0;
+    if (ok) ::close(sv[0]), ::close(sv[1]);
+    return {{"ok", true}, {"success", ok}};
   }
   if (what == "getenv") {
     const char* v = std::getenv(req.at("name").get<std::string>().c_str());

@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -409,6 +410,49 @@ TEST(SandboxConfinement, NoNetwork) {
   std::this_thread::sleep_for(50ms);
   EXPECT_FALSE(accepted()) << "the listener saw a connection from the confined worker";
   close(lfd);
+}
+
+TEST(SandboxConfinement, SeccompTakesAwayUnixSocketsBoundToPaths) {
+  // A network namespace does not cover a Unix socket bound to a path (GPU run, issue 8: the
+  // connect_unix candidate reached one under every other mechanism). The runner's seccomp filter
+  // must: before it, the worker connects; after it, socket(2) fails and nothing arrives.
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("cudal2_seccomp_test_" + std::to_string(getpid()) + ".sock")).string();
+  ::unlink(path.c_str());
+  const int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  ASSERT_GE(lfd, 0);
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  std::snprintf(a.sun_path, sizeof a.sun_path, "%s", path.c_str());
+  ASSERT_EQ(bind(lfd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(listen(lfd, 8), 0);
+  auto accepted = [&] {
+    const int c = accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC);
+    if (c >= 0) close(c);
+    return c >= 0;
+  };
+  Worker w = make_worker();
+  Result r = w.call({{"do", "connect_unix"}, {"path", path}});
+  ASSERT_TRUE(r.ok()) << r.message;
+  EXPECT_TRUE(r.response["connected"].get<bool>()) << r.response.dump();
+  EXPECT_TRUE(accepted());
+  r = w.call({{"do", "deny_sockets"}});
+  ASSERT_TRUE(r.ok()) << r.message;
+  ASSERT_EQ(r.response["why"].get<std::string>(), "");
+  r = w.call({{"do", "connect_unix"}, {"path", path}});
+  ASSERT_TRUE(r.ok()) << r.message;
+  EXPECT_FALSE(r.response["connected"].get<bool>()) << r.response.dump();
+  EXPECT_EQ(r.response["errno"].get<int>(), EACCES) << r.response.dump();
+  r = w.call({{"do", "connect"}, {"port", 9}});
+  ASSERT_TRUE(r.ok()) << r.message;
+  EXPECT_FALSE(r.response["connected"].get<bool>());
+  r = w.call({{"do", "socketpair"}});  // in-process pairs reach nobody and stay allowed
+  ASSERT_TRUE(r.ok()) << r.message;
+  EXPECT_TRUE(r.response["success"].get<bool>());
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(accepted()) << "the listener saw a connection after the filter";
+  close(lfd);
+  ::unlink(path.c_str());
 }
 
 TEST(SandboxConfinement, MinimalEnvironmentAndScratchDirectories) {

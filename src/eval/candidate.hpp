@@ -14,6 +14,10 @@
 
 namespace cudal2 {
 
+// Whether a candidate runs in the judge's own process like a baseline (a `cublaslt` spec: a
+// cuBLASLt call generated from data) instead of a confined runner (everything else).
+bool runs_in_judge(const KernelSpec& spec, const std::string& spec_text);
+
 // Worker side. Request:
 //   {"op":"eval", "candidates":[{"artifact":PATH, "spec":TEXT or "", "layout":"nn"|"tn", "name":STR}],
 //    "accum":"f32"|"f16", "shapes":[[m,n,k],...], "modes":["offline",...], "timers":["graph",...],

@@ -160,3 +160,17 @@ TEST_F(FakeWorker, GarbageSilenceAndDeathAreRecorded) {
 
 }  // namespace
 }  // namespace cudal2
+
+TEST(JudgeProcess, OnlyGeneratedCublasLtSpecsRunInTheJudge) {
+  // A cuBLASLt configuration generated from a spec runs beside the baselines, in the judge; any
+  // other family, and every free-form source (no spec text, whatever it claims), in a runner.
+  const std::string lt =
+      "cublaslt nn f32 algo=66 tile=20 stages=8 reduction=0 swizzle=0 custom=0 inner=0 cluster=auto | splits=1";
+  EXPECT_TRUE(cudal2::runs_in_judge(cudal2::parse_spec(lt), lt));
+  cudal2::KernelSpec claimed = cudal2::parse_spec(lt);
+  EXPECT_FALSE(cudal2::runs_in_judge(claimed, ""));
+  const std::string wg = "wgmma nn f32 tile=128x256x64 cluster=1x1 stages=4";
+  EXPECT_FALSE(cudal2::runs_in_judge(cudal2::parse_spec(wg), wg));
+  const std::string tiny = "tiny tn f32 tile=16x16x32 warps=1x1 kwarps=4 | splits=1";
+  EXPECT_FALSE(cudal2::runs_in_judge(cudal2::parse_spec(tiny), tiny));
+}

@@ -10,8 +10,11 @@ namespace cudal2 {
 
 namespace plan = cudal2_wgmma_plan;
 
+// The explicit split counts the enumeration adds to each configuration, beside auto (0).
+constexpr int kWgmmaSplits[] = {0, 2, 4, 8};
+
 const std::vector<std::string>& wgmma_fields() {
-  static const std::vector<std::string> f{"tile", "cluster", "stages", "raster", "swizzle"};
+  static const std::vector<std::string> f{"tile", "cluster", "stages", "raster", "swizzle", "splits"};
   return f;
 }
 
@@ -29,8 +32,13 @@ std::string wgmma_compile_text(const KernelSpec& s) {
                      to_string(s.accum), s.tile_m, s.tile_n, s.tile_k, s.cluster_m, s.cluster_n, s.stages);
 }
 
+// splits=1 (data-parallel, the default) is left out, so the texts (and store keys) of the specs
+// from before split-K stay as they were; splits=0 reads and prints as `auto`, like stages=auto.
 std::string wgmma_text(const KernelSpec& s) {
-  return fmt::format("{} | raster={} swizzle={}", wgmma_compile_text(s), to_string(s.raster), s.swizzle);
+  std::string t = fmt::format("{} | raster={} swizzle={}", wgmma_compile_text(s), to_string(s.raster), s.swizzle);
+  if (s.splits == 0) return t + " splits=auto";
+  if (s.splits != 1) t += fmt::format(" splits={}", s.splits);
+  return t;
 }
 
 std::string invalid_reason_wgmma(const KernelSpec& s) {
@@ -48,8 +56,9 @@ std::string invalid_reason_wgmma(const KernelSpec& s) {
                        s.tile_m, s.tile_n, plan::smem_bytes(s.tile_m, s.tile_n, s.stages) / 1024,
                        plan::max_stages(s.tile_m, s.tile_n));
   if (s.swizzle != 1 && s.swizzle != 2 && s.swizzle != 4 && s.swizzle != 8) return "swizzle must be 1, 2, 4 or 8";
-  if (s.decomposition != Decomposition::Heuristic || s.splits != 1)
-    return "wgmma takes no decomposition or splits (data-parallel tiles only)";
+  if (s.decomposition != Decomposition::Heuristic)
+    return "wgmma takes no decomposition knob (splits picks: 1 data-parallel, >1 split-K, auto)";
+  if (s.splits < 0 || s.splits > plan::kMaxSplits) return "splits must be auto (0) or 1..64";
   if (s.warps_m || s.warps_n || s.warps_k) return "wgmma has no warps fields";
   return "";
 }
@@ -74,6 +83,13 @@ std::vector<KernelSpec> enumerate_wgmma(Layout layout, Accum accum, bool with_ru
               s.raster = r, s.swizzle = sw;
               out.push_back(s);
             }
+          // Split-K, with the default tile order (few tiles: the order hardly matters); explicit
+          // counts run only where shape_refusal lets them (fewer tiles than SMs).
+          s.raster = Raster::Heuristic, s.swizzle = 1;
+          for (int sp : kWgmmaSplits) {
+            s.splits = sp;
+            out.push_back(s);
+          }
         }
   return out;
 }
@@ -82,6 +98,17 @@ std::string wgmma_shape_refusal(const KernelSpec& s, const Shape& shape) {
   if (!plan::tma_rows_ok(shape.n, shape.k, s.layout == Layout::TN))
     return fmt::format("wgmma {} needs K{} to be a multiple of 8 (16-byte rows for TMA); got {}", to_string(s.layout),
                        s.layout == Layout::TN ? "" : " and N", shape.str());
+  if (s.splits > 1) {
+    // The artifact refuses more splits than K tiles; the search skips explicit split counts where
+    // the tiles alone fill the GPU (splits=auto stays: it resolves to 1 there).
+    if (s.splits > plan::k_tiles(shape.k))
+      return fmt::format("splits={} exceeds the {} K tiles of {}", s.splits, plan::k_tiles(shape.k), shape.str());
+    const auto units =
+        plan::cluster_units(plan::tiles(shape.m, shape.n, s.tile_m, s.tile_n), s.cluster_m, s.cluster_n).count();
+    if (units * s.cluster_m * s.cluster_n >= plan::kSplitSms)
+      return fmt::format("split-K only for fewer than {} CTAs of tiles; {} has {}", plan::kSplitSms, shape.str(),
+                         units * s.cluster_m * s.cluster_n);
+  }
   return "";
 }
 

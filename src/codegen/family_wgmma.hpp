@@ -2,12 +2,14 @@
 // KernelSpec family `wgmma`: our own Hopper-native HGEMM (src/kernels/wgmma_gemm.cuh): TMA into
 // 128-byte-swizzled shared memory, wgmma.mma_async from shared memory, a producer warpgroup and
 // one consumer warpgroup per 64 tile rows, persistent over the SMs.
-//   "wgmma nn f32 tile=128x256x64 cluster=1x1 stages=4 | raster=heuristic swizzle=1"
+//   "wgmma nn f32 tile=128x256x64 cluster=1x1 stages=4 | raster=heuristic swizzle=1 [splits=4]"
 //   tile     64 or 128 (M) x 64, 128, 192 or 256 (N) x 64 (K: one 128-byte swizzle row)
 //   cluster  1x1; 2x1 (two CTAs along M, each loads half the B tile and multicasts it to both)
 //            or 1x2 (two along N share the A tile the same way)
 //   stages   2..8 K tiles in flight, as many as fit in 227 KB
 //   raster, swizzle  runtime knobs: the persistent tile order (src/kernels/wgmma_plan.h)
+//   splits   runtime knob: 1 (default, not printed) data-parallel; 2..64 split-K, each tile's K
+//            cut into that many ranges reduced in the workspace; auto (0) picks per shape
 // Runs any M, N with K % 8 == 0 (and N % 8 == 0 for nn) and 16-byte-aligned A and B (TMA rows).
 // No CUDA here: this file only writes and reads text.
 #include <string>
@@ -28,8 +30,11 @@ std::string wgmma_text(const KernelSpec& s);
 std::string invalid_reason_wgmma(const KernelSpec& s);
 // Tiles {64,128} x {64,128,192,256} x clusters {1x1, 2x1, 1x2}, stages 3..6 where they fit (with
 // the epilogue's 16 or 32 KB of buffers); with knobs, raster
-// {heuristic, along_m, along_n} x swizzle {1,2,4,8}.
+// {heuristic, along_m, along_n} x swizzle {1,2,4,8}, plus splits {auto, 2, 4, 8} (16 per
+// configuration).
 std::vector<KernelSpec> enumerate_wgmma(Layout layout, Accum accum, bool with_runtime_knobs);
+// K % 8 (and N % 8 for nn) for TMA; explicit splits > 1 only up to the K tiles and for shapes
+// with fewer tile CTAs than the H100's 132 SMs (elsewhere split-K only adds reduction traffic).
 std::string wgmma_shape_refusal(const KernelSpec& s, const Shape& shape);
 // The configuration as macros, then #include "wgmma_gemm.cuh".
 std::string generate_wgmma_source(const KernelSpec& s);

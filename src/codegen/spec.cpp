@@ -322,7 +322,7 @@ KernelSpec parse_spec(std::string_view text) {
     } else if (key == "decomposition") {
       s.decomposition = parse_enum(val, kDecomps, key);
     } else if (key == "splits") {
-      s.splits = parse_int(val, key);
+      s.splits = val == "auto" && s.family == kWgmmaFamily ? 0 : parse_int(val, key);
     }
   }
   if (pos < 3)

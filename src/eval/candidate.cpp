@@ -241,6 +241,7 @@ struct Pending {
   std::string source, text, hash, family;
   Layout layout = Layout::NN;
   Accum accum = Accum::F32;
+  std::vector<Shape> shapes;  // the shapes it is measured on
   CompileResult built;
 };
 
@@ -337,7 +338,7 @@ class Evaluator {
                                    {"layout", std::string(to_string(cands[i]->layout))},
                                    {"name", method_name(*cands[i], i)}});
     job["shapes"] = nlohmann::json::array();
-    for (const auto& s : req_.shapes) job["shapes"].push_back({s.m, s.n, s.k});
+    for (const auto& s : cands.front()->shapes) job["shapes"].push_back({s.m, s.n, s.k});
     job["modes"] = nlohmann::json::array();
     for (auto m : req_.modes) job["modes"].push_back(std::string(to_string(m)));
     return job;
@@ -366,7 +367,7 @@ class Evaluator {
 
   // One failure row per shape, so a resumed run skips the candidate.
   void store_failure(const Pending& p, const std::string& kind, const std::string& detail, CandidateOutcome& co) {
-    for (const auto& s : req_.shapes) {
+    for (const auto& s : p.shapes) {
       auto mr = row_for(p, local_gpu_, s);
       mr.mode = std::string(to_string(req_.modes.front())), mr.timer = "graph";
       mr.status = kind, mr.failure = detail.substr(0, 4000);
@@ -458,10 +459,14 @@ std::vector<CandidateOutcome> evaluate_candidates(const EvalRequest& req) {
   auto db = store::Store::open(req.db_path);
   const std::string run = db.begin_run(req.command_line);
   std::vector<Pending> cands;
-  for (const auto& s : req.specs) {
+  if (!req.spec_shapes.empty() && req.spec_shapes.size() != req.specs.size())
+    throw InputError("spec_shapes must have one entry per spec");
+  for (size_t i = 0; i < req.specs.size(); ++i) {
+    const auto& s = req.specs[i];
     Pending p;
     p.spec = s, p.source = generate_source(s), p.text = s.text(), p.hash = s.hash(), p.family = s.family;
     p.layout = s.layout, p.accum = s.accum;
+    p.shapes = req.spec_shapes.empty() || req.spec_shapes[i].empty() ? req.shapes : req.spec_shapes[i];
     cands.push_back(std::move(p));
   }
   for (const auto& src : req.free_sources) {
@@ -471,6 +476,7 @@ std::vector<CandidateOutcome> evaluate_candidates(const EvalRequest& req) {
     p.text = fmt::format("source {:016x} {} {}", fnv1a64(src), to_string(req.free_layout), to_string(req.free_accum));
     p.hash = fmt::format("{:016x}", fnv1a64(p.text));
     p.family = "source", p.layout = req.free_layout, p.accum = req.free_accum;
+    p.shapes = req.shapes;
     cands.push_back(std::move(p));
   }
   std::vector<CandidateOutcome> out(cands.size());
@@ -531,7 +537,7 @@ std::vector<CandidateOutcome> evaluate_candidates(const EvalRequest& req) {
       co.status = p.built.status == "timeout" ? "compile-timeout" : "compile-error";
       co.detail = p.built.log.substr(0, 2000);
       store::MeasurementRow mr;
-      for (const auto& s : req.shapes) {
+      for (const auto& s : p.shapes) {
         mr.spec_hash = p.hash, mr.gpu = local_gpu;
         mr.dtype = std::string(to_string(p.accum)), mr.layout = std::string(to_string(p.layout));
         mr.m = s.m, mr.n = s.n, mr.k = s.k, mr.mode = std::string(to_string(req.modes.front()));
@@ -541,9 +547,13 @@ std::vector<CandidateOutcome> evaluate_candidates(const EvalRequest& req) {
         db.put_measurement(mr);
       }
     }
-    for (size_t b = 0; b < ready.size(); b += batch) {
-      const size_t e = std::min(ready.size(), b + batch);
+    // A job measures its candidates on one list of shapes: consecutive candidates with the same
+    // list share a job (up to the batch size).
+    for (size_t b = 0; b < ready.size();) {
+      size_t e = b + 1;
+      while (e < ready.size() && e - b < batch && ready[e]->shapes == ready[b]->shapes) ++e;
       ev.evaluate({ready.begin() + b, ready.begin() + e}, {ready_out.begin() + b, ready_out.begin() + e});
+      b = e;
     }
     done = std::min(cands.size(), first + chunk);
     if (req.progress) {

@@ -61,6 +61,9 @@ struct ScoreInput {
 
 struct EvalRequest {
   std::vector<KernelSpec> specs;
+  // Parallel to specs (or empty): the shapes each spec is measured on; an empty entry means every
+  // shape of `shapes`. Each must be one of `shapes`.
+  std::vector<std::vector<Shape>> spec_shapes;
   std::vector<std::string> free_sources;  // `eval --source FILE.cu`: free-form candidates with the kernel ABI
   Layout free_layout = Layout::NN;
   Accum free_accum = Accum::F32;

@@ -15,10 +15,14 @@
 //    rows to fp16 in 64-column chunks through two swizzled shared buffers and TMA stores (which
 //    clip at the edges and drain while the next tile's mainloop runs); otherwise registers
 //    straight to global memory, bounds-checked.
+//  - Split-K (runtime knob `splits`, wgmma_plan.h): the persistent loop deals out (tile, split)
+//    work items; a split's consumers store their fp32 partial in the workspace and count in on a
+//    per-tile counter, and the last to arrive sums the partials in split order, stores C and
+//    re-arms the counter. A separate kernel instance, so the data-parallel path is untouched.
 //  - Cluster 2x1 / 1x2: the two CTAs share the B / A tile, each loading half of it with a TMA
 //    multicast; a stage is released to the producers only when the consumers of both CTAs are
-//    done with it. (Measured on the H100 so far: about half the speed of 1x1; see the report of
-//    issue 11.)
+//    done with it. (Measured on the H100 before the remote arrivals lost their cluster-scope
+//    release, see mbar_arrive_cluster: about half the speed of 1x1; see the report of issue 11.)
 // A generated .cu defines the CUDAL2_* macros of one configuration and includes this file.
 #pragma once
 #include <cuda.h>
@@ -98,12 +102,16 @@ __device__ __forceinline__ void tma_load_multicast(uint32_t dst, const CUtensorM
       "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1), "h"(mask)
       : "memory");
 }
-// Arrival on the barrier at the same offset in cluster CTA `cta` (this one included).
+// Arrival on the barrier at the same offset in cluster CTA `cta` (this one included). Default
+// semantics (release at CTA scope), as CUTLASS's ClusterBarrier::arrive: `.release.cluster`
+// compiled to MEMBAR.ALL.CTA + MEMBAR.ALL.GPU + ERRBAR before every arrival (seen in the SASS),
+// stalling the consumer once per K tile; the stage's readers are wgmmas already waited for, so
+// there is nothing for a wider fence to order.
 __device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t cta) {
   asm volatile(
       "{\n.reg .b32 remote;\n"
       "mapa.shared::cluster.u32 remote, %0, %1;\n"
-      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
       "r"(cta)
       : "memory");
 }
@@ -133,6 +141,15 @@ __device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wa
 __device__ __forceinline__ void fence_async_smem() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 // Barrier among the 128 threads of one warpgroup (ids 1.. ; 0 is __syncthreads).
 __device__ __forceinline__ void wg_sync(int id) { asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory"); }
+// The same barrier, returning whether any of the 128 threads passed v true.
+__device__ __forceinline__ bool wg_any(int id, bool v) {
+  uint32_t r;
+  asm volatile("{\n.reg .pred p, q;\nsetp.ne.u32 p, %2, 0;\nbar.red.or.pred q, %1, 128, p;\nselp.u32 %0, 1, 0, q;\n}\n"
+               : "=r"(r)
+               : "r"(id), "r"(static_cast<uint32_t>(v))
+               : "memory");
+  return r != 0;
+}
 __device__ __forceinline__ void st_shared_u32(uint32_t addr, uint32_t v) {
   asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
 }
@@ -347,8 +364,11 @@ struct Params {
   plan::Tiles units;  // scheduling units: output tiles, or pairs of them for a cluster
   int64_t k_tiles;
   int raster, swizzle;
-  bool c_vec;  // N even and C 4-byte aligned: half2 stores
-  bool c_tma;  // N % 8 == 0 and C 16-byte aligned: the TMA-store epilogue
+  int splits;        // K splits per tile (> 1 only in the split-K kernel)
+  int* counters;     // split-K: arrivals per (output tile, consumer warpgroup), 0 between launches
+  float4* partials;  // split-K: fp32 partial tiles, per (output tile, split)
+  bool c_vec;        // N even and C 4-byte aligned: half2 stores
+  bool c_tma;        // N % 8 == 0 and C 16-byte aligned: the TMA-store epilogue
 };
 
 // Stage s of the ring: its A tile, its B tile, its two barriers.
@@ -388,28 +408,45 @@ __device__ __forceinline__ void store2(__half* C, const Params& p, int64_t r, in
   }
 }
 
+// Split-K partials: this warpgroup's 64 rows x BN of one fp32 partial tile, as float4s in thread
+// order (float4 j of thread t at j * 128 + t: every store and load of a warp is 512 contiguous
+// bytes). A (tile, split) slot holds the kConsumers warpgroups' parts one after the other.
+constexpr int kPartV = BN / 8;                       // float4s per thread
+constexpr int64_t kPartWg = 64 * BN / 4;             // float4s per warpgroup
+constexpr int64_t kPartSlot = kConsumers * kPartWg;  // float4s per (tile, split)
+constexpr int kRedChunk = kAccRegs <= 64 ? 8 : 4;    // partial loads in flight per thread
+static_assert(kPartV % kRedChunk == 0, "the reduction walks whole chunks");
+static_assert(2 * kStages * 8 <= 256, "the barriers fit in the slack of kSmemSlack");
+
+__device__ __forceinline__ float4 add4(float4 a, float4 b) {
+  return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w);
+}
+
 // Consumer warpgroup c: rows c*64 .. c*64+63 of every tile of this CTA.
-template <class TileOf>
+template <bool kSplit, class TileOf>
 __device__ __forceinline__ void consume(const Smem& sm, const Params& p, const CUtensorMap& map_c, int c, int tid,
                                         int64_t first, int64_t stride, const TileOf& tile_of) {
   const int warp = tid / 32, lane = tid % 32;
+  const int splits = kSplit ? p.splits : 1;
   AccT acc[kAccRegs];
   Ring ring;
   // A stage is free once every consumer warpgroup of the cluster is done with it (the producers
   // of the cluster all write into it).
   auto release = [&](int s) {
-    if (tid != 0) return;
     if constexpr (kCluster == 1) {
-      mbar_arrive(sm.empty(s));
+      if (tid == 0) mbar_arrive(sm.empty(s));
     } else {
-#pragma unroll
-      for (int q = 0; q < kCluster; ++q) mbar_arrive_cluster(sm.empty(s), q);
+      // Thread q arrives on cluster CTA q: one instruction for the warp, not one per CTA in turn
+      // (as CUTLASS's consumer_release spreads them over its threads).
+      if (tid < kCluster) mbar_arrive_cluster(sm.empty(s), tid);
     }
   };
-  for (int64_t u = first; u < p.units.count(); u += stride) {
-    const auto tc = tile_of(u);
+  const int64_t n_work = p.units.count() * splits;
+  for (int64_t w = first; w < n_work; w += stride) {
+    const auto wk = plan::work_of(w, splits, p.k_tiles);
+    const auto tc = tile_of(wk.unit);
     int prev = -1;
-    for (int64_t kt = 0; kt < p.k_tiles; ++kt, ring.next()) {
+    for (int64_t kt = wk.k.begin; kt < wk.k.end; ++kt, ring.next()) {
       mbar_wait(sm.full(ring.s), ring.phase);
       const uint32_t a0 = sm.a(ring.s) + c * 64 * 128, b0 = sm.b(ring.s);
 #pragma unroll
@@ -421,7 +458,7 @@ __device__ __forceinline__ void consume(const Smem& sm, const Params& p, const C
         // k-rows (2 KB) down an N-major block.
         const uint64_t da = desc(a0 + kk * 32, 16, 1024);
         const uint64_t db = kTN ? desc(b0 + kk * 32, 16, 1024) : desc(b0 + kk * 2048, 64 * BK * 2, 1024);
-        Wgmma<BN, kF16>::template mma<kTN ? 0 : 1>(acc, da, db, (kt | kk) != 0);
+        Wgmma<BN, kF16>::template mma<kTN ? 0 : 1>(acc, da, db, kt != wk.k.begin || kk != 0);
       }
       wgmma_commit();
 #pragma unroll
@@ -435,6 +472,70 @@ __device__ __forceinline__ void consume(const Smem& sm, const Params& p, const C
 #pragma unroll
     for (int i = 0; i < kAccRegs; ++i) fence_reg(acc[i]);
     release(prev);
+
+    if constexpr (kSplit) {
+      // A cluster's padding tile (past the edge of C): nothing to add up or store.
+      if (tc.m >= p.tiles.m || tc.n >= p.tiles.n) continue;
+      const int64_t tile = tc.m * p.tiles.n + tc.n;
+      // fp32 values 4j .. 4j+3 of this thread's accumulators (fp16 ones widened), and back.
+      auto get4 = [&](int j) -> float4 {
+        if constexpr (kF16) {
+          const float2 x = __half22float2(*reinterpret_cast<const __half2*>(&acc[2 * j]));
+          const float2 y = __half22float2(*reinterpret_cast<const __half2*>(&acc[2 * j + 1]));
+          return make_float4(x.x, x.y, y.x, y.y);
+        } else {
+          return make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
+        }
+      };
+      auto set4 = [&](int j, float4 v) {
+        if constexpr (kF16) {
+          const __half2 x = __floats2half2_rn(v.x, v.y), y = __floats2half2_rn(v.z, v.w);
+          acc[2 * j] = *reinterpret_cast<const uint32_t*>(&x);
+          acc[2 * j + 1] = *reinterpret_cast<const uint32_t*>(&y);
+        } else {
+          acc[4 * j] = v.x, acc[4 * j + 1] = v.y, acc[4 * j + 2] = v.z, acc[4 * j + 3] = v.w;
+        }
+      };
+      const float4* const slots = p.partials + tile * splits * kPartSlot + c * kPartWg + tid;
+      float4* const mine = p.partials + (tile * splits + wk.split) * kPartSlot + c * kPartWg + tid;
+#pragma unroll
+      for (int j = 0; j < kPartV; ++j) __stcg(mine + j * 128, get4(j));  // .cg: to L2, where the reducer reads
+      __threadfence();  // this thread's partial visible device-wide before the count says so
+      wg_sync(1 + c);
+      bool last = false;
+      if (tid == 0) {
+        int* const count = p.counters + tile * kConsumers + c;
+        last = atomicAdd(count, 1) == splits - 1;
+        if (last) atomicExch(count, 0);  // re-armed for the next launch (nobody else touches it now)
+      }
+      if (!wg_any(1 + c, last)) continue;  // the last split to arrive finishes the tile
+      __threadfence();
+      // Sum in split order, this split's own part from its registers (the bits it stored): the
+      // same result whichever split arrives last. kRedChunk float4s of a split in flight at once.
+      auto fetch = [&](int s, int j0, float4(&v)[kRedChunk]) {
+        if (s == wk.split) {
+#pragma unroll
+          for (int jj = 0; jj < kRedChunk; ++jj) v[jj] = get4(j0 + jj);
+        } else {
+#pragma unroll
+          for (int jj = 0; jj < kRedChunk; ++jj) v[jj] = __ldcg(slots + s * kPartSlot + (j0 + jj) * 128);
+        }
+      };
+#pragma unroll
+      for (int j0 = 0; j0 < kPartV; j0 += kRedChunk) {
+        float4 sum[kRedChunk];
+        fetch(0, j0, sum);
+#pragma unroll 2
+        for (int s = 1; s < splits; ++s) {
+          float4 v[kRedChunk];
+          fetch(s, j0, v);
+#pragma unroll
+          for (int jj = 0; jj < kRedChunk; ++jj) sum[jj] = add4(sum[jj], v[jj]);
+        }
+#pragma unroll
+        for (int jj = 0; jj < kRedChunk; ++jj) set4(j0 + jj, sum[jj]);
+      }
+    }
 
     // Accumulator layout (per n8 block j): this lane holds rows r and r+8, columns 2*(lane%4)+{0,1}.
     auto pair = [&](int j, int h) -> __half2 {
@@ -483,6 +584,8 @@ __device__ __forceinline__ void consume(const Smem& sm, const Params& p, const C
   if (tid == 0) bulk_wait_all();  // shared memory stays valid until the last stores have read it
 }
 
+// kSplit: the split-K instance (p.splits > 1); the other is the data-parallel one (splits 1).
+template <bool kSplit>
 __global__ void __launch_bounds__(kThreads, 1)
     wgmma_gemm_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                       const __grid_constant__ CUtensorMap map_c, const Params p) {
@@ -513,16 +616,18 @@ __global__ void __launch_bounds__(kThreads, 1)
     return tc;
   };
 
-  const int64_t n_units = p.units.count();
+  const int splits = kSplit ? p.splits : 1;
+  const int64_t n_work = p.units.count() * splits;
   if (wg == 0) {
     // Producer warpgroup: one thread issues every TMA; the others only give their registers up.
     if constexpr (kConsumers == 2) regs_dec<kProducerRegs>();
     if (tid == 0) {
       Ring ring;
-      for (int64_t u = first; u < n_units; u += stride) {
-        const auto tc = tile_of(u);
+      for (int64_t w = first; w < n_work; w += stride) {
+        const auto wk = plan::work_of(w, splits, p.k_tiles);
+        const auto tc = tile_of(wk.unit);
         const int m0 = static_cast<int>(tc.m * BM), n0 = static_cast<int>(tc.n * BN);
-        for (int64_t kt = 0; kt < p.k_tiles; ++kt, ring.next()) {
+        for (int64_t kt = wk.k.begin; kt < wk.k.end; ++kt, ring.next()) {
           const int k0 = static_cast<int>(kt * BK);
           // The cluster's consumers are all done with this stage (ours and the peer's: we write
           // into both).
@@ -563,7 +668,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
   } else {
     if constexpr (kConsumers == 2) regs_inc<kConsumerRegs>();
-    consume(sm, p, map_c, wg - 1, tid, first, stride, tile_of);
+    consume<kSplit>(sm, p, map_c, wg - 1, tid, first, stride, tile_of);
   }
 }
 
@@ -578,7 +683,14 @@ inline const char* refusal(const cudal2_gemm_args& a) {
     return "sizes must be in 1..2^31-1";
   if (a.raster < 0 || a.raster > 2) return "raster must be 0, 1 or 2";
   if (a.swizzle != 1 && a.swizzle != 2 && a.swizzle != 4 && a.swizzle != 8) return "swizzle must be 1, 2, 4 or 8";
-  if (a.decomposition != 0 || a.splits != 1) return "wgmma kernels take only decomposition=0 splits=1";
+  // Decomposition (cudal2_kernel_abi.h): 0 heuristic (split-K when splits != 1), 1 data-parallel,
+  // 2 split-K; splits 0 asks plan::auto_splits.
+  if (a.decomposition < 0 || a.decomposition > 2)
+    return "wgmma takes decomposition 0 (heuristic), 1 (data-parallel) or 2 (split-K)";
+  if (a.splits < 0 || a.splits > plan::kMaxSplits) return "splits must be 0 (auto) or 1..64";
+  if (a.decomposition == 1 && a.splits > 1) return "data-parallel decomposition takes splits 0 or 1";
+  if (a.splits > plan::k_tiles(a.k)) return "splits must not exceed the K tiles (ceil(K/64))";
+  if (!plan::split_fits(plan::tiles(a.m, a.n, BM, BN), a.splits)) return "too many split-K partial tiles";
   if (!plan::tma_rows_ok(a.n, a.k, kTN))
     return kTN ? "TMA needs 16-byte rows: K must be a multiple of 8"
                : "TMA needs 16-byte rows: K and N must be multiples of 8";
@@ -616,6 +728,58 @@ inline bool encode(CUtensorMap* map, const void* ptr, int64_t rows, int64_t cols
                    CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
+// Once per artifact (not stream operations): both kernels may take kSmem of shared memory.
+inline cudaError_t prepare() {
+  static const cudaError_t e = [] {
+    cudaError_t r = cudaFuncSetAttribute(wgmma_gemm_kernel<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+    if (r == cudaSuccess)
+      r = cudaFuncSetAttribute(wgmma_gemm_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+    return r;
+  }();
+  return e;
+}
+
+// CTAs the persistent grid may have: one per SM, or for clusters the whole clusters that fit on
+// the GPU at once (GPCs need not hold an even number of SMs). Asked once; 0 when the GPU cannot
+// be asked.
+inline int fit_ctas() {
+  static const int fit = [] {
+    int dev = 0, sms = 0;
+    if (prepare() != cudaSuccess || cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+      cudaGetLastError();
+      return 0;
+    }
+    if (kCluster == 1) return sms;
+    cudaLaunchConfig_t cfg{};
+    cudaLaunchAttribute at{};
+    at.id = cudaLaunchAttributeClusterDimension;
+    at.val.clusterDim.x = kCluster, at.val.clusterDim.y = 1, at.val.clusterDim.z = 1;
+    cfg.gridDim = dim3(kCluster * (sms / kCluster)), cfg.blockDim = dim3(kThreads), cfg.dynamicSmemBytes = kSmem;
+    cfg.attrs = &at, cfg.numAttrs = 1;
+    int clusters = 0;
+    if (cudaOccupancyMaxActiveClusters(&clusters, wgmma_gemm_kernel<false>, &cfg) != cudaSuccess || clusters < 1) {
+      cudaGetLastError();
+      clusters = sms / kCluster;
+    }
+    // Diagnostics (device runs only): CUDAL2_WGMMA_CLUSTERS=N reports the count, and overrides
+    // it when N > 0.
+    if (const char* o = std::getenv("CUDAL2_WGMMA_CLUSTERS")) {
+      std::fprintf(stderr, "wgmma: cudaOccupancyMaxActiveClusters says %d (override: %s)\n", clusters, o);
+      if (std::atoi(o) > 0) clusters = std::atoi(o);
+    }
+    return clusters * kCluster;
+  }();
+  return fit;
+}
+
+// The split count a call runs with (>= 1), for `fit` CTAs in the grid.
+inline int call_splits(const cudal2_gemm_args& a, int fit) {
+  if (a.decomposition == 1) return 1;
+  const auto units = plan::cluster_units(plan::tiles(a.m, a.n, BM, BN), kClusterM, kClusterN);
+  return plan::resolve_splits(a.splits, units.count(), plan::k_tiles(a.k), fit / kCluster);
+}
+
 }  // namespace
 }  // namespace cudal2_wgmma
 
@@ -630,7 +794,14 @@ extern "C" int cudal2_can_implement(const cudal2_gemm_args* a, char* err, size_t
   return 0;
 }
 
-extern "C" size_t cudal2_workspace_size(const cudal2_gemm_args*) { return 0; }
+// Split-K: counters and partial tiles (wgmma_plan.h, workspace_bytes); nothing otherwise.
+extern "C" size_t cudal2_workspace_size(const cudal2_gemm_args* a) {
+  using namespace cudal2_wgmma;
+  if (refusal(*a)) return 0;
+  const int fit = fit_ctas();
+  const int splits = call_splits(*a, fit > 0 ? fit : plan::kSplitSms);
+  return plan::workspace_bytes(plan::tiles(a->m, a->n, BM, BN), BM, BN, splits);
+}
 
 extern "C" int cudal2_run(const cudal2_gemm_args* a, void* stream, char* err, size_t len) {
   using namespace cudal2_wgmma;
@@ -653,15 +824,13 @@ extern "C" int cudal2_run(const cudal2_gemm_args* a, void* stream, char* err, si
     put_err(err, len, "cuTensorMapEncodeTiled refused the operands");
     return 1;
   }
-  int dev = 0, sms = 0;
-  cudaError_t e = cudaGetDevice(&dev);
-  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-  // Once per artifact: not a stream operation.
-  static const cudaError_t attr =
-      cudaFuncSetAttribute(wgmma_gemm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
-  if (e == cudaSuccess) e = attr;
-  if (e != cudaSuccess) {
+  if (const cudaError_t e = prepare(); e != cudaSuccess) {
     put_err(err, len, cudaGetErrorString(e));
+    return 1;
+  }
+  const int fit = fit_ctas();
+  if (fit < kCluster) {
+    put_err(err, len, "could not ask the GPU for its SM count");
     return 1;
   }
   Params p;
@@ -674,29 +843,18 @@ extern "C" int cudal2_run(const cudal2_gemm_args* a, void* stream, char* err, si
   p.swizzle = a->swizzle;
   p.c_vec = a->n % 2 == 0 && reinterpret_cast<uintptr_t>(a->C) % 4 == 0;
   p.c_tma = c_tma;
-  // Clusters that fit on the GPU at once (GPCs need not hold an even number of SMs): asked once.
-  static const int fit = [&] {
-    if (kCluster == 1) return sms;
-    cudaLaunchConfig_t cfg{};
-    cudaLaunchAttribute at{};
-    at.id = cudaLaunchAttributeClusterDimension;
-    at.val.clusterDim.x = kCluster, at.val.clusterDim.y = 1, at.val.clusterDim.z = 1;
-    cfg.gridDim = dim3(kCluster * (sms / kCluster)), cfg.blockDim = dim3(kThreads), cfg.dynamicSmemBytes = kSmem;
-    cfg.attrs = &at, cfg.numAttrs = 1;
-    int clusters = 0;
-    if (cudaOccupancyMaxActiveClusters(&clusters, wgmma_gemm_kernel, &cfg) != cudaSuccess || clusters < 1) {
-      cudaGetLastError();
-      clusters = sms / kCluster;
+  p.splits = call_splits(*a, fit);
+  p.counters = nullptr, p.partials = nullptr;
+  if (p.splits > 1) {
+    const size_t need = plan::workspace_bytes(p.tiles, BM, BN, p.splits);
+    if (!a->workspace || a->workspace_bytes < need || reinterpret_cast<uintptr_t>(a->workspace) % 16) {
+      put_err(err, len, "workspace too small or misaligned for split-K (see cudal2_workspace_size)");
+      return 1;
     }
-    // Diagnostics (device runs only): CUDAL2_WGMMA_CLUSTERS=N reports the count, and overrides
-    // it when N > 0.
-    if (const char* o = std::getenv("CUDAL2_WGMMA_CLUSTERS")) {
-      std::fprintf(stderr, "wgmma: cudaOccupancyMaxActiveClusters says %d (override: %s)\n", clusters, o);
-      if (std::atoi(o) > 0) clusters = std::atoi(o);
-    }
-    return clusters * kCluster;
-  }();
-  const int64_t ctas = plan::persistent_ctas(p.units, fit / kCluster, 1) * kCluster;
+    p.counters = static_cast<int*>(a->workspace);
+    p.partials = reinterpret_cast<float4*>(static_cast<char*>(a->workspace) + plan::counters_bytes(p.tiles, BM));
+  }
+  const int64_t ctas = plan::persistent_ctas(p.units.count() * p.splits, fit / kCluster, 1) * kCluster;
   cudaLaunchConfig_t cfg{};
   cudaLaunchAttribute at{};
   at.id = cudaLaunchAttributeClusterDimension;
@@ -704,7 +862,8 @@ extern "C" int cudal2_run(const cudal2_gemm_args* a, void* stream, char* err, si
   cfg.gridDim = dim3(unsigned(ctas)), cfg.blockDim = dim3(kThreads), cfg.dynamicSmemBytes = kSmem;
   cfg.stream = static_cast<cudaStream_t>(stream);
   cfg.attrs = &at, cfg.numAttrs = kCluster > 1 ? 1 : 0;
-  e = cudaLaunchKernelEx(&cfg, wgmma_gemm_kernel, map_a, map_b, map_c, p);
+  cudaError_t e = p.splits > 1 ? cudaLaunchKernelEx(&cfg, wgmma_gemm_kernel<true>, map_a, map_b, map_c, p)
+                               : cudaLaunchKernelEx(&cfg, wgmma_gemm_kernel<false>, map_a, map_b, map_c, p);
   if (e == cudaSuccess) e = cudaGetLastError();
   if (e != cudaSuccess) {
     put_err(err, len, cudaGetErrorString(e));

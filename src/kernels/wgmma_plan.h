@@ -1,6 +1,7 @@
 // Host-side planning for the `wgmma` family (src/kernels/wgmma_gemm.cuh) and its CPU tests: tile
-// counts, the persistent grid, the tile order (raster + swizzle), shared-memory sizes and the
-// alignment rules TMA imposes. Plain C++17, no CUDA, everything constexpr.
+// counts, the persistent grid, the tile order (raster + swizzle), split-K (work items, the auto
+// split count, the workspace), shared-memory sizes and the alignment rules TMA imposes. Plain C++17, no CUDA,
+// everything constexpr.
 #ifndef CUDAL2_WGMMA_PLAN_H
 #define CUDAL2_WGMMA_PLAN_H
 #include <cstddef>
@@ -40,13 +41,16 @@ struct Tiles {
 constexpr Tiles tiles(int64_t m, int64_t n, int bm, int bn) { return {ceil_div(m, bm), ceil_div(n, bn)}; }
 constexpr int64_t k_tiles(int64_t k) { return ceil_div(k, kTileK); }
 
-// Persistent grid: one CTA per SM (at most one tile each when there are fewer tiles), a multiple
+// Persistent grid: one CTA per SM (at most one work item each when there are fewer), a multiple
 // of the cluster size so every cluster is whole.
-constexpr int64_t persistent_ctas(const Tiles& t, int sms, int cluster) {
-  int64_t c = t.count() < sms ? t.count() : sms;
+constexpr int64_t persistent_ctas(int64_t items, int sms, int cluster) {
+  int64_t c = items < sms ? items : sms;
   c = ceil_div(c, cluster) * cluster;
   const int64_t most = sms / cluster * cluster;  // whole clusters that fit on the GPU
   return c > most && most > 0 ? most : c;
+}
+constexpr int64_t persistent_ctas(const Tiles& t, int sms, int cluster) {
+  return persistent_ctas(t.count(), sms, cluster);
 }
 
 // What the persistent loop deals out: output tiles, or for a 2-CTA cluster pairs of tiles along
@@ -79,6 +83,81 @@ constexpr Coord tile_coord(int64_t id, const Tiles& t, int raster, int swizzle) 
   const int64_t width = cross - band * s < s ? cross - band * s : s;  // the last band may be narrower
   const int64_t w = in / width, c = band * s + in % width;
   return along_m ? Coord{w, c} : Coord{c, w};
+}
+
+// ---- Split-K (the `splits` knob) ------------------------------------------------------------
+// splits S > 1 cuts each output tile's K tiles into S contiguous ranges; the persistent loop deals
+// out (unit, split) work items. Every split stores its fp32 partial tile in the workspace and
+// counts itself in on a per-tile counter; the last to arrive sums the S partials in split order
+// (the same sum whoever is last), writes C and sets the counter back to 0 for the next call.
+constexpr int kMaxSplits = 64;
+// splits 0 (auto) never leaves a split fewer K tiles than this.
+constexpr int kMinSplitKTiles = 4;
+// The search proposes explicit splits > 1 only for shapes with fewer scheduling units than this
+// (the H100's SMs): with a full wave of tiles, splitting K only adds reduction traffic.
+constexpr int kSplitSms = 132;
+
+struct KRange {
+  int64_t begin = 0, end = 0;  // K tiles [begin, end)
+};
+// K tiles of split s (0 <= s < splits <= k_tiles): balanced, the first k_tiles % splits splits
+// one tile longer; contiguous, in split order, covering [0, k_tiles) exactly once.
+constexpr KRange split_range(int64_t k_tiles, int splits, int s) {
+  const int64_t base = k_tiles / splits, extra = k_tiles % splits;
+  const int64_t begin = s * base + (s < extra ? s : extra);
+  return {begin, begin + base + (s < extra ? 1 : 0)};
+}
+
+struct Work {
+  int64_t unit = 0;  // scheduling unit (tile, or a cluster's pair of tiles)
+  int split = 0;
+  KRange k;
+};
+// Work item w (0 <= w < units * splits) to its unit, split and K tiles. Unit-major: the splits of
+// one unit are consecutive items, so they run side by side on neighbouring CTAs (in the same wave)
+// and the tile's reduction happens as soon as the wave ends, not a wave later.
+constexpr Work work_of(int64_t w, int splits, int64_t k_tiles) {
+  const int s = static_cast<int>(w % splits);
+  return {w / splits, s, split_range(k_tiles, splits, s)};
+}
+
+// splits 0: the split count for `units` scheduling units of k_tiles K tiles on `slots` CTAs (or
+// clusters) at once. None when the units fill a wave; else the S that keeps units * S within one
+// wave, no range under kMinSplitKTiles K tiles, and has the least estimated time, counted in one
+// tile's K-tile steps: ceil(k_tiles / S) of mainloop, plus one partial written and, for the CTA
+// that reduces, S - 1 partials read (an fp32 tile read from L2 costs about two K tiles of wgmma:
+// 4 bytes per element at ~100 GB/s per SM against 128 flops per element at ~7.5 TFLOP/s per SM).
+// The smaller S on ties.
+constexpr int auto_splits(int64_t units, int64_t k_tiles, int slots) {
+  if (units < 1 || slots < 1 || units >= slots) return 1;
+  int64_t most = k_tiles / kMinSplitKTiles;
+  if (most > slots / units) most = slots / units;
+  if (most > kMaxSplits) most = kMaxSplits;
+  int best = 1;
+  int64_t best_cost = k_tiles;
+  for (int64_t s = 2; s <= most; ++s) {
+    const int64_t cost = ceil_div(k_tiles, s) + 2 * (s - 1) + 1;
+    if (cost < best_cost) best = static_cast<int>(s), best_cost = cost;
+  }
+  return best;
+}
+
+// The split count a call runs with: `splits` (0: auto_splits), 1 for data-parallel.
+constexpr int resolve_splits(int splits, int64_t units, int64_t k_tiles, int slots) {
+  return splits == 0 ? auto_splits(units, k_tiles, slots) : splits < 1 ? 1 : splits;
+}
+
+// Split-K workspace: one int counter per (output tile, consumer warpgroup), padded to 256 bytes,
+// then one fp32 BM x BN partial tile per (output tile, split). Nothing when splits <= 1.
+constexpr size_t counters_bytes(const Tiles& t, int bm) {
+  return static_cast<size_t>(ceil_div(t.count() * consumers(bm) * 4, 256) * 256);
+}
+constexpr size_t workspace_bytes(const Tiles& t, int bm, int bn, int splits) {
+  return splits <= 1 ? 0 : counters_bytes(t, bm) + static_cast<size_t>(t.count()) * splits * bm * bn * 4;
+}
+// Split-K slots the workspace may hold (2^24: 2 TB of 128x256 partials): beyond, refuse.
+constexpr bool split_fits(const Tiles& t, int splits) {
+  return splits <= 1 || t.count() * splits <= (int64_t(1) << 24);
 }
 
 // TMA addresses rows by a byte stride that must be a multiple of 16, from a 16-byte-aligned base:

@@ -35,6 +35,9 @@ struct Proposal {
   // the problems' proposals highest first, ties in the space's order (exhaustive: all 0), and a
   // budget keeps the first ones. (Added for issue 9: the merge of per-problem proposals.)
   double priority = 0;
+  // The shapes to measure it on; empty: every shape of the run. run_tune fills it for specs that
+  // belong to some problems only (cuBLASLt's neighbourhood of one shape's heuristic).
+  std::vector<Shape> shapes;
 };
 
 class Policy {

@@ -162,11 +162,13 @@ std::vector<CandidateOutcome> evaluate_round(const EvalRequest& base, const std:
   std::vector<CandidateOutcome> out(round.size());
   EvalRequest req = base;
   req.specs.clear(), req.free_sources.clear();
+  req.spec_shapes.clear();
   std::vector<size_t> spec_at;
   std::map<std::pair<Layout, Accum>, std::vector<size_t>> sources;
   for (size_t i = 0; i < round.size(); ++i) {
     if (round[i].source.empty()) {
       req.specs.push_back(round[i].spec);
+      req.spec_shapes.push_back(round[i].shapes);
       spec_at.push_back(i);
     } else {
       sources[{round[i].spec.layout, round[i].spec.accum}].push_back(i);
@@ -317,11 +319,19 @@ TuneResult run_tune(const TuneOptions& o) {
                           "model, so tune one model per run",
                           ordinals.front(), query_gpu(ordinals.front()).name, d, query_gpu(d).name));
   }
+  // Specs of one problem's own space (cuBLASLt's neighbourhood of its heuristic) are measured on
+  // the shapes whose space holds them, not on every shape of the run.
+  std::map<std::string, std::vector<Shape>> own_shapes;  // spec text -> shapes
   if (needs_gpu_space(o.families) && !o.skip_search) {
     // cuBLASLt answers for the GPU in use: ask a worker (the process that owns the device).
     for (auto& [p, specs] : worker_lt_space(o.eval.worker_exe, o.eval.shapes, {Layout::NN, Layout::TN}, o.accum,
-                                            o.lt_max, o.eval.job_overhead_s + o.eval.timeout_s))
+                                            o.lt_max, o.eval.job_overhead_s + o.eval.timeout_s)) {
+      for (const auto& s : specs) {
+        auto& v = own_shapes[s.text()];
+        if (std::find(v.begin(), v.end(), p.shape) == v.end()) v.push_back(p.shape);
+      }
       space.per_problem[problem_key(p.shape, p.layout)] = std::move(specs);
+    }
   }
   const auto all = space.all();
   std::map<std::string, size_t> space_index;
@@ -373,7 +383,10 @@ TuneResult run_tune(const TuneOptions& o) {
         const auto ps = space.for_problem(p);
         lists.push_back(policy->propose(p, n > 0 ? n : static_cast<int>(ps.size()), ps));
       }
-      const auto round = merge(lists, n, space_index);
+      auto round = merge(lists, n, space_index);
+      for (auto& prop : round)
+        if (const auto it = own_shapes.find(prop.spec.text()); prop.source.empty() && it != own_shapes.end())
+          prop.shapes = it->second;
       if (result.rounds == 0) {
         result.first_round = round.size();
         if (o.progress)
@@ -392,7 +405,8 @@ TuneResult run_tune(const TuneOptions& o) {
       bool cut_short = false;
       for (size_t i = 0; i < round.size(); ++i) {
         cut_short = cut_short || outcomes[i].status == "not-run";
-        auto obs = observations_of(round[i], outcomes[i], o.eval.shapes, o.accum);
+        auto obs =
+            observations_of(round[i], outcomes[i], round[i].shapes.empty() ? o.eval.shapes : round[i].shapes, o.accum);
         seen.insert(seen.end(), obs.begin(), obs.end());
       }
       policy->observe(seen);

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "codegen/family_cublaslt.hpp"
 #include "eval/candidate.hpp"
 #include "eval/job_answer.hpp"
 
@@ -174,3 +175,39 @@ TEST(JudgeProcess, OnlyGeneratedCublasLtSpecsRunInTheJudge) {
   const std::string tiny = "tiny tn f32 tile=16x16x32 warps=1x1 kwarps=4 | splits=1";
   EXPECT_FALSE(cudal2::runs_in_judge(cudal2::parse_spec(tiny), tiny));
 }
+
+namespace cudal2 {
+namespace {
+
+TEST_F(FakeWorker, SpecsOfOneShapeAreMeasuredOnThatShapeAlone) {
+  // run_tune gives cuBLASLt-neighbourhood specs the shapes whose space holds them: each job must
+  // carry only its candidates' shapes (a worker that logs each job, then dies: one job per spec,
+  // each with its own shape; a shared job would show up as one line plus two retries).
+  const auto log = dir_ / "jobs.log";
+  EvalRequest req;
+  for (int algo : {66, 67}) {
+    KernelSpec s = default_spec(kCublasLtFamily);
+    s.lt_algo = algo;
+    req.specs.push_back(s);
+  }
+  req.shapes = {{64, 64, 64}, {128, 64, 64}, {256, 64, 64}};
+  req.spec_shapes = {{{64, 64, 64}}, {{128, 64, 64}, {256, 64, 64}}};
+  req.db_path = (dir_ / "t.db").string();
+  req.worker_exe = script("logs.sh", "printf '%s\\n' \"$line\" >> '" + log.string() + "'; exit 3");
+  req.timeout_s = 5, req.job_overhead_s = 5, req.progress = false;
+  const auto out = evaluate_candidates(req);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].status, "exited");
+  std::ifstream in(log);
+  std::vector<json> jobs;
+  for (std::string line; std::getline(in, line);) jobs.push_back(json::parse(line));
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(jobs[0]["shapes"], json::parse("[[64,64,64]]"));
+  EXPECT_EQ(jobs[1]["shapes"], json::parse("[[128,64,64],[256,64,64]]"));
+  EXPECT_EQ(jobs[0]["candidates"].size(), 1u);
+  req.spec_shapes = {{}};  // one entry for two specs
+  EXPECT_THROW(evaluate_candidates(req), InputError);
+}
+
+}  // namespace
+}  // namespace cudal2

@@ -2,8 +2,10 @@
 // enumeration (src/codegen/family_wgmma.cpp).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <utility>
+#include <vector>
 
 #include "codegen/codegen.hpp"
 #include "codegen/spec.hpp"
@@ -80,6 +82,88 @@ TEST(WgmmaPlan, SharedMemoryAndAlignmentRules) {
   EXPECT_TRUE(plan::tma_rows_ok(1000, 1000, false));
 }
 
+TEST(WgmmaPlan, SplitRangesCoverKInOrder) {
+  for (int64_t kt : {1, 2, 7, 64, 65, 257})
+    for (int sp = 1; sp <= 64 && sp <= kt; ++sp) {
+      int64_t next = 0, shortest = kt, longest = 0;
+      for (int s = 0; s < sp; ++s) {
+        const auto r = plan::split_range(kt, sp, s);
+        ASSERT_EQ(r.begin, next) << kt << " / " << sp << " split " << s;
+        ASSERT_GT(r.end, r.begin);
+        shortest = std::min(shortest, r.end - r.begin), longest = std::max(longest, r.end - r.begin);
+        next = r.end;
+      }
+      EXPECT_EQ(next, kt);
+      EXPECT_LE(longest - shortest, 1);  // balanced
+    }
+  EXPECT_EQ(plan::split_range(10, 4, 0).end, 3);  // 3 3 2 2
+  EXPECT_EQ(plan::split_range(10, 4, 2).begin, 6);
+  EXPECT_EQ(plan::split_range(10, 4, 3).end, 10);
+}
+
+TEST(WgmmaPlan, WorkItemsAreUnitMajorAndCoverEveryUnitSplitOnce) {
+  const int64_t units = 5, kt = 9;
+  for (int sp : {1, 2, 3, 9}) {
+    std::set<std::pair<int64_t, int>> seen;
+    int64_t covered = 0;
+    for (int64_t w = 0; w < units * sp; ++w) {
+      const auto wk = plan::work_of(w, sp, kt);
+      ASSERT_EQ(wk.unit, w / sp);  // the splits of a unit are consecutive items
+      ASSERT_EQ(wk.split, w % sp);
+      ASSERT_LT(wk.unit, units);
+      seen.insert({wk.unit, wk.split});
+      covered += wk.k.end - wk.k.begin;
+      EXPECT_EQ(wk.k.begin, plan::split_range(kt, sp, wk.split).begin);
+    }
+    EXPECT_EQ(static_cast<int64_t>(seen.size()), units * sp);
+    EXPECT_EQ(covered, units * kt);  // every unit's K exactly once
+  }
+  // splits 1 is the data-parallel walk: item = unit, all of K.
+  EXPECT_EQ(plan::work_of(7, 1, 64).unit, 7);
+  EXPECT_EQ(plan::work_of(7, 1, 64).k.begin, 0);
+  EXPECT_EQ(plan::work_of(7, 1, 64).k.end, 64);
+}
+
+TEST(WgmmaPlan, AutoSplitsFillTheSmsWithoutShortRanges) {
+  // A full wave of tiles (or more): no split.
+  EXPECT_EQ(plan::auto_splits(132, 64, 132), 1);
+  EXPECT_EQ(plan::auto_splits(512, 64, 132), 1);
+  // 4096x128x4096 with 128x128 tiles: 32 tiles of 64 K tiles -> 4 (128 items, one wave).
+  EXPECT_EQ(plan::auto_splits(32, 64, 132), 4);
+  // 1024x1024x16384 with 128x256 tiles: 32 tiles of 256 K tiles -> 4.
+  EXPECT_EQ(plan::auto_splits(32, 256, 132), 4);
+  // 256x256x8192 with 128x256 tiles: 2 tiles of 128 K tiles: capped by the reduction's cost.
+  EXPECT_EQ(plan::auto_splits(2, 128, 132), 8);
+  // 2x1 clusters: 66 slots.
+  EXPECT_EQ(plan::auto_splits(16, 64, 66), 4);
+  for (int64_t units : {1, 2, 3, 16, 33, 65, 100, 131})
+    for (int64_t kt : {1, 4, 7, 8, 64, 1000}) {
+      const int s = plan::auto_splits(units, kt, 132);
+      EXPECT_GE(s, 1);
+      EXPECT_LE(s, plan::kMaxSplits);
+      if (s > 1) {
+        EXPECT_GE(kt / s, plan::kMinSplitKTiles) << units << " " << kt;  // no range under 4 K tiles
+        EXPECT_LE(units * s, 132) << units << " " << kt;                 // one wave
+      }
+    }
+  EXPECT_EQ(plan::auto_splits(10, 7, 132), 1);  // K too short to split
+  EXPECT_EQ(plan::resolve_splits(0, 32, 64, 132), 4);
+  EXPECT_EQ(plan::resolve_splits(3, 32, 64, 132), 3);
+  EXPECT_EQ(plan::resolve_splits(1, 32, 64, 132), 1);
+}
+
+TEST(WgmmaPlan, SplitWorkspace) {
+  const plan::Tiles t{32, 1};
+  EXPECT_EQ(plan::workspace_bytes(t, 128, 128, 1), 0u);
+  EXPECT_EQ(plan::counters_bytes(t, 128), 256u);  // 32 tiles x 2 warpgroups x 4 bytes, padded
+  EXPECT_EQ(plan::workspace_bytes(t, 128, 128, 4), 256u + 32u * 4 * 128 * 128 * 4);
+  EXPECT_EQ(plan::counters_bytes(plan::Tiles{100, 1}, 64), 512u);
+  EXPECT_TRUE(plan::split_fits(t, 64));
+  EXPECT_FALSE(plan::split_fits(plan::Tiles{1 << 20, 1 << 4}, 2));
+  EXPECT_EQ(plan::persistent_ctas(int64_t(128), 132, 1), 128);
+  EXPECT_EQ(plan::persistent_ctas(int64_t(33 * 4), 66, 1), 66);
+}
+
 TEST(WgmmaSpec, TextRoundTripsAndValidity) {
   const auto s = parse_spec("wgmma tn f32 tile=128x192x64 stages=4 | raster=along_n swizzle=4");
   EXPECT_EQ(s.text(), "wgmma tn f32 tile=128x192x64 cluster=1x1 stages=4 | raster=along_n swizzle=4");
@@ -92,11 +176,37 @@ TEST(WgmmaSpec, TextRoundTripsAndValidity) {
   EXPECT_THROW(parse_spec("wgmma nn f32 cluster=2x2"), InputError);
   EXPECT_EQ(parse_spec("wgmma tn f32 tile=64x128x64 cluster=1x2 stages=8").cluster_n, 2);
   EXPECT_THROW(parse_spec("wgmma nn f32 warps=2x2"), InputError);
-  EXPECT_THROW(parse_spec("wgmma nn f32 | splits=2"), InputError);
+  // splits: 1 is the default and not printed (the texts from before split-K are unchanged).
+  const auto sk = parse_spec("wgmma tn f32 tile=128x128x64 stages=6 | splits=4");
+  EXPECT_EQ(sk.text(), "wgmma tn f32 tile=128x128x64 cluster=1x1 stages=6 | raster=heuristic swizzle=1 splits=4");
+  EXPECT_EQ(parse_spec(sk.text()), sk);
+  EXPECT_EQ(sk.compile_text(), parse_spec("wgmma tn f32 tile=128x128x64 stages=6").compile_text());
+  const auto sa = parse_spec("wgmma nn f32 | splits=auto");
+  EXPECT_EQ(sa.splits, 0);
+  EXPECT_EQ(sa.text(), "wgmma nn f32 tile=128x256x64 cluster=1x1 stages=4 | raster=heuristic swizzle=1 splits=auto");
+  EXPECT_EQ(parse_spec(sa.text()), sa);
+  EXPECT_EQ(parse_spec("wgmma nn f32 | splits=0"), sa);
+  EXPECT_EQ(parse_spec("wgmma nn f32 | splits=1").text(), parse_spec("wgmma nn f32").text());
+  EXPECT_THROW(parse_spec("wgmma nn f32 | splits=65"), InputError);
+  EXPECT_THROW(parse_spec("wgmma nn f32 | splits=-1"), InputError);
+  EXPECT_THROW(parse_spec("wgmma nn f32 | decomposition=splitk"), InputError);
+  EXPECT_THROW(parse_spec("mma nn f32 | splits=auto"), InputError);  // auto is wgmma's alone
   EXPECT_THROW(parse_spec("wgmma nn f32 | swizzle=3"), InputError);
   EXPECT_NE(shape_refusal(parse_spec("wgmma nn f32"), {64, 7, 64}), "");
   EXPECT_EQ(shape_refusal(parse_spec("wgmma tn f32"), {64, 7, 64}), "");
   EXPECT_NE(shape_refusal(parse_spec("wgmma tn f32"), {64, 64, 7}), "");
+  // Explicit split counts: at most the K tiles, and only where the tiles leave SMs idle.
+  const auto s4 = parse_spec("wgmma tn f32 tile=128x128x64 stages=6 | splits=4");
+  EXPECT_EQ(shape_refusal(s4, {4096, 128, 4096}), "");   // 32 tiles
+  EXPECT_NE(shape_refusal(s4, {4096, 4096, 4096}), "");  // 1024 tiles
+  EXPECT_NE(shape_refusal(s4, {128, 128, 192}), "");     // 3 K tiles
+  EXPECT_EQ(shape_refusal(parse_spec("wgmma tn f32 tile=128x128x64 stages=6 | splits=auto"), {4096, 4096, 4096}), "");
+  EXPECT_NE(
+      shape_refusal(parse_spec("wgmma tn f32 tile=128x128x64 cluster=2x1 stages=6 | splits=2"), {128 * 132, 128, 4096}),
+      "");  // 66 pairs: 132 CTAs
+  EXPECT_EQ(
+      shape_refusal(parse_spec("wgmma tn f32 tile=128x128x64 cluster=2x1 stages=6 | splits=2"), {128 * 130, 128, 4096}),
+      "");  // 65 pairs
   bool known = false;
   for (const auto& f : known_families()) known |= f == "wgmma";
   EXPECT_TRUE(known);
@@ -106,7 +216,7 @@ TEST(WgmmaSpec, EnumerationIsValidAndDistinct) {
   for (auto layout : {Layout::NN, Layout::TN}) {
     const auto compile = enumerate_specs("wgmma", layout, Accum::F32, false);
     const auto all = enumerate_specs("wgmma", layout, Accum::F32, true);
-    EXPECT_EQ(all.size(), compile.size() * 12);
+    EXPECT_EQ(all.size(), compile.size() * 16);  // raster 3 x swizzle 4, then splits auto, 2, 4, 8
     std::set<std::string> texts;
     for (const auto& s : all) {
       EXPECT_EQ(invalid_reason(s), "") << s.text();
@@ -114,6 +224,9 @@ TEST(WgmmaSpec, EnumerationIsValidAndDistinct) {
       texts.insert(s.text());
     }
     EXPECT_EQ(texts.size(), all.size());
+    std::set<int> splits;
+    for (const auto& s : all) splits.insert(s.splits);
+    EXPECT_EQ(splits, (std::set<int>{0, 1, 2, 4, 8}));
     // 8 tiles x 3 clusters x stages 3..6 where they fit (128x256, 128x192: 3..4; 64x256: 3..5): 27.
     EXPECT_EQ(compile.size(), 3u * 27);
   }

@@ -2,12 +2,15 @@
 // for when `cudal2 eval` is unavailable. Loads artifacts (.so with the kernel C ABI), and per shape:
 //  - verifies each against cuBLAS (fp32 output, fp32 compute) on fresh uniform(-1,1) inputs, with C
 //    poisoned (NaN) first and a guard band after C checked: relative Frobenius error, max error
-//    against max |ref|, every element written, nothing written past C;
+//    against max |ref|, every element written, nothing written past C; then runs it again on the
+//    same workspace (split-K counters must have re-armed themselves) and wants the same bits;
 //  - times each artifact and cuBLASLt auto-tuning (the best of its top-16 heuristic algorithms, nn
 //    and tn; each timed, the fastest kept) with the graph timer: a CUDA graph of `calls` launches,
 //    replays timed with events, median of `reps` replays per call, methods interleaved per rep.
 // Build: nvcc -O2 -std=c++17 bench/wgmma_time.cu -lcublas -lcublasLt -ldl -o wgmma_time
-// Run:   wgmma_time [--reps 30] [--no-time] [--shape M,N,K ...] art1.so[@raster,swizzle] ...
+// Run:   wgmma_time [--reps 30] [--no-time] [--shape M,N,K ...] art1.so[@raster,swizzle[,splits]] ...
+//        splits: 1 data-parallel (default), 0 auto, > 1 split-K (refused where the tiles fill the
+//        SMs).
 #include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_fp16.h>
@@ -46,10 +49,11 @@
 
 struct Art {
   std::string path, desc;
-  int raster = 0, swizzle = 1;  // runtime knobs: an argument "art.so@R,S"
+  int raster = 0, swizzle = 1, splits = 1;  // runtime knobs: an argument "art.so@R,S[,P]"
   bool tn = false, f16 = false;
   int (*can)(const cudal2_gemm_args*, char*, size_t);
   int (*run)(const cudal2_gemm_args*, void*, char*, size_t);
+  size_t (*ws)(const cudal2_gemm_args*);
 };
 
 __global__ void fill_uniform(__half* p, size_t n, uint64_t seed) {
@@ -159,6 +163,7 @@ int main(int argc, char** argv) {
       reps = std::atoi(argv[++i]);
     } else if (a == "--no-time") {
       do_time = false;
+
     } else if (a == "--shape") {
       long long m, n, k;
       if (std::sscanf(argv[++i], "%lld,%lld,%lld", &m, &n, &k) != 3) return 2;
@@ -166,7 +171,7 @@ int main(int argc, char** argv) {
     } else {
       Art art;
       if (const auto at = a.find('@'); at != std::string::npos) {
-        std::sscanf(a.c_str() + at + 1, "%d,%d", &art.raster, &art.swizzle);
+        std::sscanf(a.c_str() + at + 1, "%d,%d,%d", &art.raster, &art.swizzle, &art.splits);
         a = a.substr(0, at);
       }
       art.path = a;
@@ -178,6 +183,7 @@ int main(int argc, char** argv) {
       art.desc = reinterpret_cast<const char* (*)()>(dlsym(lib, "cudal2_describe"))();
       art.can = reinterpret_cast<decltype(art.can)>(dlsym(lib, "cudal2_can_implement"));
       art.run = reinterpret_cast<decltype(art.run)>(dlsym(lib, "cudal2_run"));
+      art.ws = reinterpret_cast<decltype(art.ws)>(dlsym(lib, "cudal2_workspace_size"));
       art.tn = art.desc.find(" tn ") != std::string::npos;
       art.f16 = art.desc.find(" f16 ") != std::string::npos;
       arts.push_back(art);
@@ -249,28 +255,47 @@ int main(int argc, char** argv) {
     }
     std::vector<std::function<void(cudaStream_t)>> fns;
     std::vector<std::string> names;
-    std::vector<std::string> status;
     std::vector<double> errs;
+    std::vector<void*> workspaces;  // freed with the shape
     for (auto& art : arts) {
       cudal2_gemm_args a{};
       a.m = m, a.n = n, a.k = k, a.A = A, a.B = art.tn ? Bt : B, a.C = C;
-      a.raster = art.raster, a.swizzle = art.swizzle, a.decomposition = 0, a.splits = 1;
-      const std::string name = art.desc + " | r" + std::to_string(art.raster) + " s" + std::to_string(art.swizzle);
+      a.raster = art.raster, a.swizzle = art.swizzle, a.decomposition = 0, a.splits = art.splits;
+      std::string name = art.desc + " | r" + std::to_string(art.raster) + " s" + std::to_string(art.swizzle);
+      if (art.splits != 1) name += art.splits == 0 ? " pA" : " p" + std::to_string(art.splits);
       char err[256] = {0};
       if (art.can(&a, err, sizeof err)) {
         std::printf("%-20s %-62s %8s %s\n", shape, name.c_str(), "refused", err);
         continue;
       }
-      fill_const<<<1024, 256, 0, s>>>(reinterpret_cast<uint16_t*>(C), m * n + guard, 0x7E00);  // NaN
-      if (art.run(&a, s, err, sizeof err)) {
+      // The workspace the artifact asks for, zero-filled once (split-K counters re-arm themselves).
+      a.workspace_bytes = art.ws ? art.ws(&a) : 0;
+      if (a.workspace_bytes) {
+        CK(cudaMalloc(&a.workspace, a.workspace_bytes));
+        CK(cudaMemsetAsync(a.workspace, 0, a.workspace_bytes, s));
+        workspaces.push_back(a.workspace);
+      }
+      std::vector<__half> out(m * n + guard), again;
+      bool deterministic = true;
+      int bad_run = 0;
+      for (int call = 0; call < 2 && !bad_run; ++call) {  // the second on the same workspace
+        fill_const<<<1024, 256, 0, s>>>(reinterpret_cast<uint16_t*>(C), m * n + guard, 0x7E00);  // NaN
+        if (art.run(&a, s, err, sizeof err)) {
+          bad_run = 1;
+          break;
+        }
+        CK(cudaStreamSynchronize(s));
+        CK(cudaGetLastError());
+        auto& dst = call == 0 ? out : again;
+        dst.resize(m * n + guard);
+        CK(cudaMemcpy(dst.data(), C, dst.size() * 2, cudaMemcpyDeviceToHost));
+        if (call == 1) deterministic = std::memcmp(out.data(), again.data(), out.size() * 2) == 0;
+      }
+      if (bad_run) {
         std::printf("%-20s %-62s %8s %s\n", shape, name.c_str(), "error", err);
         ++fails;
         continue;
       }
-      CK(cudaStreamSynchronize(s));
-      CK(cudaGetLastError());
-      std::vector<__half> out(m * n + guard);
-      CK(cudaMemcpy(out.data(), C, out.size() * 2, cudaMemcpyDeviceToHost));
       double d2 = 0, dmax = 0;
       bool nan = false, guard_ok = true;
       for (size_t i = 0; i < size_t(m * n); ++i) {
@@ -283,11 +308,12 @@ int main(int argc, char** argv) {
         guard_ok &= reinterpret_cast<const uint16_t*>(out.data())[i] == 0x7E00;
       const double rel = std::sqrt(d2 / std::max(ref2, 1e-30));
       const double tol = art.f16 ? 2e-2 : 2e-3;
-      const bool ok = !nan && guard_ok && rel <= tol && dmax <= (art.f16 ? 5e-2 : 1e-2) * refmax + 1e-3;
+      const bool ok =
+          !nan && guard_ok && deterministic && rel <= tol && dmax <= (art.f16 ? 5e-2 : 1e-2) * refmax + 1e-3;
       if (!ok) {
         ++fails;
-        std::printf("%-20s %-62s %8s %9.2e maxerr=%.3g refmax=%.3g nan=%d guard=%d\n", shape, name.c_str(), "WRONG",
-                    rel, dmax, refmax, nan, guard_ok);
+        std::printf("%-20s %-62s %8s %9.2e maxerr=%.3g refmax=%.3g nan=%d guard=%d same-bits-twice=%d\n", shape,
+                    name.c_str(), "WRONG", rel, dmax, refmax, nan, guard_ok, deterministic);
         continue;
       }
       if (!do_time) {
@@ -331,6 +357,8 @@ int main(int argc, char** argv) {
     }
     for (auto& lt : lts)
       if (lt.live) lt.destroy();
+    CK(cudaStreamSynchronize(s));
+    for (void* w : workspaces) cudaFree(w);
     cudaFree(A), cudaFree(B), cudaFree(Bt), cudaFree(C), cudaFree(R);
   }
   std::printf("failures: %d\n", fails);

@@ -99,15 +99,15 @@ std::string wgmma_shape_refusal(const KernelSpec& s, const Shape& shape) {
     return fmt::format("wgmma {} needs K{} to be a multiple of 8 (16-byte rows for TMA); got {}", to_string(s.layout),
                        s.layout == Layout::TN ? "" : " and N", shape.str());
   if (s.splits > 1) {
-    // The artifact refuses more splits than K tiles; the search skips explicit split counts where
-    // the tiles alone fill the GPU (splits=auto stays: it resolves to 1 there).
+    // As the artifact: no more splits than K tiles, and explicit split counts only where the tiles
+    // alone leave SMs idle (splits=auto runs everywhere: it resolves to 1 there).
     if (s.splits > plan::k_tiles(shape.k))
       return fmt::format("splits={} exceeds the {} K tiles of {}", s.splits, plan::k_tiles(shape.k), shape.str());
     const auto units =
         plan::cluster_units(plan::tiles(shape.m, shape.n, s.tile_m, s.tile_n), s.cluster_m, s.cluster_n).count();
-    if (units * s.cluster_m * s.cluster_n >= plan::kSplitSms)
-      return fmt::format("split-K only for fewer than {} CTAs of tiles; {} has {}", plan::kSplitSms, shape.str(),
-                         units * s.cluster_m * s.cluster_n);
+    if (!plan::split_useful(units, s.cluster_m * s.cluster_n, plan::kSplitSms))
+      return fmt::format("explicit split-K only for fewer than {} CTAs of tiles; {} has {}", plan::kSplitSms,
+                         shape.str(), units * s.cluster_m * s.cluster_n);
   }
   return "";
 }

@@ -254,6 +254,20 @@ std::optional<double> score_of(const EvalRequest& req, const Pending& p, const s
   return req.score(in);
 }
 
+// Folds one shape's outcome of a candidate into its outcome so far: times, baselines and scores
+// per shape; the first failure kind wins over ok, ok over unsupported.
+void merge_outcome(CandidateOutcome& into, const CandidateOutcome& part) {
+  for (const auto& [k, v] : part.graph_us) into.graph_us[k] = v;
+  for (const auto& [k, v] : part.baseline_us) into.baseline_us[k] = v;
+  for (const auto& [k, v] : part.score) into.score[k] = v;
+  into.measure_seconds += part.measure_seconds;
+  auto rank = [](const std::string& s) { return s.empty() ? 0 : s == "unsupported" ? 1 : s == "ok" ? 2 : 3; };
+  if (rank(part.status) > rank(into.status)) {
+    into.status = part.status;
+    into.detail = part.detail;
+  }
+}
+
 class Evaluator {
  public:
   Evaluator(const EvalRequest& req, store::Store& db, std::string run)
@@ -261,10 +275,10 @@ class Evaluator {
     local_gpu_ = gpu_available() ? query_gpu(0).name : "unknown";
   }
 
-  // Evaluates cands (all compiled ok), appending to out in order.
-  void evaluate(std::vector<Pending*> cands, std::vector<CandidateOutcome*> outs) {
+  // Evaluates cands (all compiled ok) on shapes, writing their outcomes.
+  void evaluate(std::vector<Pending*> cands, std::vector<CandidateOutcome*> outs, const std::vector<Shape>& shapes) {
     const auto t0 = Clock::now();
-    nlohmann::json job = job_for(cands);
+    nlohmann::json job = job_for(cands, shapes);
     const auto timeout = std::chrono::seconds(req_.job_overhead_s + req_.timeout_s * static_cast<int>(cands.size()));
     const auto r = worker_.call(job, timeout);
     const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -279,7 +293,7 @@ class Evaluator {
       if (req_.progress)
         std::fprintf(stderr, "cudal2: a job of %zu candidates failed (%s); retrying them one at a time\n", cands.size(),
                      describe_failure(r, malformed).c_str());
-      for (size_t i = 0; i < cands.size(); ++i) evaluate({cands[i]}, {outs[i]});
+      for (size_t i = 0; i < cands.size(); ++i) evaluate({cands[i]}, {outs[i]}, shapes);
       return;
     }
     if (!answered) {
@@ -298,12 +312,12 @@ class Evaluator {
       else
         co.status = r.kind == sandbox::Outcome::ProtocolError ? "protocol-error" : "exited";
       co.detail = describe_failure(r, malformed);
-      store_failure(*cands[0], co.status, co.detail, co);
+      store_failure(*cands[0], co.status, co.detail, co, shapes);
       return;
     }
     for (size_t i = 0; i < cands.size(); ++i) {
       outs[i]->measure_seconds = secs / static_cast<double>(cands.size());
-      store_results(*cands[i], method_name(*cands[i], i), *answer, *outs[i]);
+      store_results(*cands[i], method_name(*cands[i], i), *answer, *outs[i], shapes);
     }
   }
 
@@ -319,7 +333,7 @@ class Evaluator {
     return req_.name_by_hash || !req_.csv_path.empty() ? "k-" + p.hash : fmt::format("candidate-{}", i);
   }
 
-  nlohmann::json job_for(const std::vector<Pending*>& cands) const {
+  nlohmann::json job_for(const std::vector<Pending*>& cands, const std::vector<Shape>& shapes) const {
     nlohmann::json job{{"op", "eval"},
                        {"accum", std::string(to_string(cands.front()->accum))},
                        {"reps", req_.reps},
@@ -338,7 +352,7 @@ class Evaluator {
                                    {"layout", std::string(to_string(cands[i]->layout))},
                                    {"name", method_name(*cands[i], i)}});
     job["shapes"] = nlohmann::json::array();
-    for (const auto& s : cands.front()->shapes) job["shapes"].push_back({s.m, s.n, s.k});
+    for (const auto& s : shapes) job["shapes"].push_back({s.m, s.n, s.k});
     job["modes"] = nlohmann::json::array();
     for (auto m : req_.modes) job["modes"].push_back(std::string(to_string(m)));
     return job;
@@ -366,8 +380,9 @@ class Evaluator {
   }
 
   // One failure row per shape, so a resumed run skips the candidate.
-  void store_failure(const Pending& p, const std::string& kind, const std::string& detail, CandidateOutcome& co) {
-    for (const auto& s : p.shapes) {
+  void store_failure(const Pending& p, const std::string& kind, const std::string& detail, CandidateOutcome& co,
+                     const std::vector<Shape>& shapes) {
+    for (const auto& s : shapes) {
       auto mr = row_for(p, local_gpu_, s);
       mr.mode = std::string(to_string(req_.modes.front())), mr.timer = "graph";
       mr.status = kind, mr.failure = detail.substr(0, 4000);
@@ -377,7 +392,8 @@ class Evaluator {
     }
   }
 
-  void store_results(const Pending& p, const std::string& name, const JobAnswer& answer, CandidateOutcome& co) {
+  void store_results(const Pending& p, const std::string& name, const JobAnswer& answer, CandidateOutcome& co,
+                     const std::vector<Shape>& shapes) {
     int ok_shapes = 0, unsupported = 0, seen = 0;
     std::string worst, worst_detail;
     for (const auto& sh : answer.shapes) {
@@ -440,7 +456,7 @@ class Evaluator {
     if (seen == 0) {  // the worker's answer does not mention this candidate at all
       co.status = "protocol-error";
       co.detail = "the worker's answer has no result for " + name;
-      store_failure(p, co.status, co.detail, co);
+      store_failure(p, co.status, co.detail, co, shapes);
       return;
     }
     co.status = !worst.empty() ? worst : ok_shapes ? "ok" : unsupported ? "unsupported" : "error";
@@ -461,6 +477,10 @@ std::vector<CandidateOutcome> evaluate_candidates(const EvalRequest& req) {
   std::vector<Pending> cands;
   if (!req.spec_shapes.empty() && req.spec_shapes.size() != req.specs.size())
     throw InputError("spec_shapes must have one entry per spec");
+  for (const auto& list : req.spec_shapes)
+    for (const auto& s : list)
+      if (std::find(req.shapes.begin(), req.shapes.end(), s) == req.shapes.end())
+        throw InputError("spec_shapes names " + s.str() + ", which is not one of the request's shapes");
   for (size_t i = 0; i < req.specs.size(); ++i) {
     const auto& s = req.specs[i];
     Pending p;
@@ -506,6 +526,97 @@ std::vector<CandidateOutcome> evaluate_candidates(const EvalRequest& req) {
   const std::string local_gpu = gpu_available() ? query_gpu(0).name : "unknown";
   const auto t0 = Clock::now();
   size_t done = 0;
+  // Stores candidate i's build; false (with its failure stored on each of its shapes) when it
+  // did not compile.
+  auto record_build = [&](size_t i, const CompileResult& built) {
+    Pending& p = cands[i];
+    CandidateOutcome& co = out[i];
+    p.built = built;
+    co.compile_seconds = p.built.seconds;
+    store::BuildRow br;
+    br.spec_hash = p.hash, br.source_hash = p.built.key, br.status = p.built.status;
+    br.compile_seconds = p.built.seconds, br.log = p.built.log, br.artifact_path = p.built.artifact;
+    db.put_build(br);
+    if (p.built.ok()) return true;
+    co.status = p.built.status == "timeout" ? "compile-timeout" : "compile-error";
+    co.detail = p.built.log.substr(0, 2000);
+    store::MeasurementRow mr;
+    for (const auto& s : p.shapes) {
+      mr.spec_hash = p.hash, mr.gpu = local_gpu;
+      mr.dtype = std::string(to_string(p.accum)), mr.layout = std::string(to_string(p.layout));
+      mr.m = s.m, mr.n = s.n, mr.k = s.k, mr.mode = std::string(to_string(req.modes.front()));
+      mr.timer = "graph", mr.status = co.status, mr.failure = co.detail, mr.run_id = run;
+      mr.reward = score_of(req, p, co.status);
+      if (mr.reward) co.score[s.str()] = *mr.reward;
+      db.put_measurement(mr);
+    }
+    return false;
+  };
+  if (!req.spec_shapes.empty()) {
+    // Specs with shapes of their own (cuBLASLt's neighbourhood of each shape): shape by shape, one
+    // job per shape with every candidate measured on it (up to the batch size), so the job's
+    // baselines are measured once for all of them; the next shape's new candidates compile while
+    // this one is measured, and --budget-minutes is checked between shapes.
+    std::vector<std::vector<size_t>> on(req.shapes.size());
+    for (size_t i = 0; i < cands.size(); ++i)
+      for (size_t si = 0; si < req.shapes.size(); ++si)
+        if (std::find(cands[i].shapes.begin(), cands[i].shapes.end(), req.shapes[si]) != cands[i].shapes.end())
+          on[si].push_back(i);
+    std::vector<char> scheduled(cands.size(), 0), compiled(cands.size(), 0), usable(cands.size(), 0);
+    using Built = std::vector<std::pair<size_t, CompileResult>>;
+    auto compile_shape = [&](size_t si) {
+      std::vector<size_t> todo;
+      for (size_t i : on[si])
+        if (!scheduled[i]) scheduled[i] = 1, todo.push_back(i);
+      return std::async(std::launch::async, [&jit, &cands, todo] {
+        std::vector<std::string> sources;
+        for (size_t i : todo) sources.push_back(cands[i].source);
+        const auto got = jit.compile_all(sources);
+        Built b;
+        for (size_t j = 0; j < todo.size(); ++j) b.emplace_back(todo[j], got[j]);
+        return b;
+      });
+    };
+    std::future<Built> pending = compile_shape(0);
+    size_t shapes_done = 0;
+    for (size_t si = 0; si < req.shapes.size(); ++si) {
+      for (auto& [i, b] : pending.get()) compiled[i] = 1, usable[i] = record_build(i, b);
+      if (si + 1 < req.shapes.size()) pending = compile_shape(si + 1);
+      if (req.deadline_minutes > 0 &&
+          std::chrono::duration<double>(Clock::now() - t0).count() > 60.0 * req.deadline_minutes) {
+        if (req.progress)
+          std::fprintf(stderr, "cudal2: --budget-minutes reached; %zu of %zu shape(s) left\n", req.shapes.size() - si,
+                       req.shapes.size());
+        if (pending.valid()) pending.wait();  // what is compiling stays cached
+        break;
+      }
+      std::vector<size_t> here;
+      for (size_t i : on[si])
+        if (usable[i]) here.push_back(i);
+      for (size_t b = 0; b < here.size(); b += batch) {
+        const size_t e = std::min(here.size(), b + batch);
+        std::vector<Pending*> cs;
+        std::vector<CandidateOutcome> part(e - b);
+        std::vector<CandidateOutcome*> ps;
+        for (size_t j = b; j < e; ++j) cs.push_back(&cands[here[j]]), ps.push_back(&part[j - b]);
+        ev.evaluate(cs, ps, {req.shapes[si]});
+        for (size_t j = b; j < e; ++j) merge_outcome(out[here[j]], part[j - b]);
+      }
+      ++shapes_done;
+      if (req.progress) {
+        const double el = std::chrono::duration<double>(Clock::now() - t0).count();
+        const std::string lane = req.visible_devices.empty() ? "" : "[gpu " + req.visible_devices + "] ";
+        std::fprintf(stderr, "%s[%zu/%zu] shapes measured (%zu candidate(s) on %s) | elapsed %.0fs, ETA %.0fs\n",
+                     lane.c_str(), shapes_done, req.shapes.size(), here.size(), req.shapes[si].str().c_str(), el,
+                     el * static_cast<double>(req.shapes.size() - shapes_done) / static_cast<double>(shapes_done));
+      }
+    }
+    // Not measured on any shape before the deadline: not run (a resumed run picks it up).
+    for (size_t i = 0; i < cands.size(); ++i)
+      if (out[i].status.empty()) out[i].status = "not-run";
+    db.finish_run(run);
+    return out;
+  }
   auto next = compile_chunk(0);
   for (size_t first = 0; first < cands.size(); first += chunk) {
     if (req.deadline_minutes > 0 &&
@@ -521,39 +632,13 @@ std::vector<CandidateOutcome> evaluate_candidates(const EvalRequest& req) {
     std::vector<Pending*> ready;
     std::vector<CandidateOutcome*> ready_out;
     for (size_t j = 0; j < built.size(); ++j) {
-      Pending& p = cands[first + j];
-      CandidateOutcome& co = out[first + j];
-      p.built = built[j];
-      co.compile_seconds = p.built.seconds;
-      store::BuildRow br;
-      br.spec_hash = p.hash, br.source_hash = p.built.key, br.status = p.built.status;
-      br.compile_seconds = p.built.seconds, br.log = p.built.log, br.artifact_path = p.built.artifact;
-      db.put_build(br);
-      if (p.built.ok()) {
-        ready.push_back(&p);
-        ready_out.push_back(&co);
-        continue;
-      }
-      co.status = p.built.status == "timeout" ? "compile-timeout" : "compile-error";
-      co.detail = p.built.log.substr(0, 2000);
-      store::MeasurementRow mr;
-      for (const auto& s : p.shapes) {
-        mr.spec_hash = p.hash, mr.gpu = local_gpu;
-        mr.dtype = std::string(to_string(p.accum)), mr.layout = std::string(to_string(p.layout));
-        mr.m = s.m, mr.n = s.n, mr.k = s.k, mr.mode = std::string(to_string(req.modes.front()));
-        mr.timer = "graph", mr.status = co.status, mr.failure = co.detail, mr.run_id = run;
-        mr.reward = score_of(req, p, co.status);
-        if (mr.reward) co.score[s.str()] = *mr.reward;
-        db.put_measurement(mr);
-      }
+      if (!record_build(first + j, built[j])) continue;
+      ready.push_back(&cands[first + j]);
+      ready_out.push_back(&out[first + j]);
     }
-    // A job measures its candidates on one list of shapes: consecutive candidates with the same
-    // list share a job (up to the batch size).
-    for (size_t b = 0; b < ready.size();) {
-      size_t e = b + 1;
-      while (e < ready.size() && e - b < batch && ready[e]->shapes == ready[b]->shapes) ++e;
-      ev.evaluate({ready.begin() + b, ready.begin() + e}, {ready_out.begin() + b, ready_out.begin() + e});
-      b = e;
+    for (size_t b = 0; b < ready.size(); b += batch) {
+      const size_t e = std::min(ready.size(), b + batch);
+      ev.evaluate({ready.begin() + b, ready.begin() + e}, {ready_out.begin() + b, ready_out.begin() + e}, req.shapes);
     }
     done = std::min(cands.size(), first + chunk);
     if (req.progress) {

@@ -93,9 +93,11 @@ constexpr Coord tile_coord(int64_t id, const Tiles& t, int raster, int swizzle) 
 constexpr int kMaxSplits = 64;
 // splits 0 (auto) never leaves a split fewer K tiles than this.
 constexpr int kMinSplitKTiles = 4;
-// The search proposes explicit splits > 1 only for shapes with fewer scheduling units than this
-// (the H100's SMs): with a full wave of tiles, splitting K only adds reduction traffic.
+// Explicit splits > 1 run only where the tiles leave SMs idle: with a full wave of tiles,
+// splitting K only adds reduction traffic (and workspace). The artifact asks the GPU for its SM
+// count; the search (shape_refusal, no GPU) assumes the H100's.
 constexpr int kSplitSms = 132;
+constexpr bool split_useful(int64_t units, int cluster, int sms) { return units * cluster < sms; }
 
 struct KRange {
   int64_t begin = 0, end = 0;  // K tiles [begin, end)

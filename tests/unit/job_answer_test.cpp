@@ -180,9 +180,8 @@ namespace cudal2 {
 namespace {
 
 TEST_F(FakeWorker, SpecsOfOneShapeAreMeasuredOnThatShapeAlone) {
-  // run_tune gives cuBLASLt-neighbourhood specs the shapes whose space holds them: each job must
-  // carry only its candidates' shapes (a worker that logs each job, then dies: one job per spec,
-  // each with its own shape; a shared job would show up as one line plus two retries).
+  // run_tune gives cuBLASLt-neighbourhood specs the shapes whose space holds them: then each job
+  // is one shape with the candidates measured on it (a worker that logs each job, then dies).
   const auto log = dir_ / "jobs.log";
   EvalRequest req;
   for (int algo : {66, 67}) {
@@ -191,21 +190,27 @@ TEST_F(FakeWorker, SpecsOfOneShapeAreMeasuredOnThatShapeAlone) {
     req.specs.push_back(s);
   }
   req.shapes = {{64, 64, 64}, {128, 64, 64}, {256, 64, 64}};
-  req.spec_shapes = {{{64, 64, 64}}, {{128, 64, 64}, {256, 64, 64}}};
+  req.spec_shapes = {{{64, 64, 64}, {128, 64, 64}}, {{128, 64, 64}, {256, 64, 64}}};
   req.db_path = (dir_ / "t.db").string();
   req.worker_exe = script("logs.sh", "printf '%s\\n' \"$line\" >> '" + log.string() + "'; exit 3");
   req.timeout_s = 5, req.job_overhead_s = 5, req.progress = false;
   const auto out = evaluate_candidates(req);
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].status, "exited");
+  EXPECT_EQ(out[1].status, "exited");
   std::ifstream in(log);
   std::vector<json> jobs;
   for (std::string line; std::getline(in, line);) jobs.push_back(json::parse(line));
-  ASSERT_EQ(jobs.size(), 2u);
+  // 64: spec 0 alone; 128: both (the job dies, so each is retried alone); 256: spec 1 alone.
+  ASSERT_EQ(jobs.size(), 5u);
+  for (const auto& j : jobs) EXPECT_EQ(j["shapes"].size(), 1u) << j["shapes"];
   EXPECT_EQ(jobs[0]["shapes"], json::parse("[[64,64,64]]"));
-  EXPECT_EQ(jobs[1]["shapes"], json::parse("[[128,64,64],[256,64,64]]"));
-  EXPECT_EQ(jobs[0]["candidates"].size(), 1u);
+  EXPECT_EQ(jobs[1]["candidates"].size(), 2u);
+  EXPECT_EQ(jobs[4]["shapes"], json::parse("[[256,64,64]]"));
+  EXPECT_EQ(jobs[4]["candidates"].size(), 1u);
   req.spec_shapes = {{}};  // one entry for two specs
+  EXPECT_THROW(evaluate_candidates(req), InputError);
+  req.spec_shapes = {{}, {{512, 64, 64}}};  // not a shape of the request
   EXPECT_THROW(evaluate_candidates(req), InputError);
 }
 

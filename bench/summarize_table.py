@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""Summarize an exported dispatch table (`cudal2 export --out T.json`) against cuBLASLt, per shape:
+ratio = min(auto-tuning NN, TN) / min(what the runtime runs NN, TN) (the table's kernel, or the
+cuBLASLt-heuristic fallback where that measured faster), the baselines being those measured in the same
+job as each entry. Prints the geometric mean by shape class, the worst shapes, and writes a CSV.
+    python3 bench/summarize_table.py T.json [OUT.csv]"""
+import collections
+import csv
+import json
+import math
+import sys
+
+
+def shape_class(m, n, k):
+    flops = 2.0 * m * n * k
+    if max(m, n, k) <= 256:
+        return "small"
+    if min(m, n) <= 256:
+        return "skinny"
+    return "large" if flops >= 1e11 else "medium"
+
+
+def main():
+    table = json.load(open(sys.argv[1]))
+    by_shape = collections.defaultdict(dict)
+    for e in table["entries"]:
+        by_shape[(e["m"], e["n"], e["k"])][e["layout"]] = e
+    rows = []
+    for (m, n, k), lays in sorted(by_shape.items()):
+        # What the runtime runs: the entry's kernel, or cuBLASLt's heuristic where that was faster.
+        ours = min(e["run"]["us"] for e in lays.values())
+        def best(prefix):
+            ts = [b["us"] for e in lays.values() for name, b in e["baselines"].items() if name.startswith(prefix)]
+            return min(ts) if ts else None
+        at, heur = best("cublaslt-autotune"), best("cublaslt-heuristic")
+        rows.append({"m": m, "n": n, "k": k, "class": shape_class(m, n, k), "layouts": "+".join(sorted(lays)),
+                     "table_us": ours, "autotune_us": at, "heuristic_us": heur,
+                     "ratio_autotune": at / ours if at else None, "ratio_heuristic": heur / ours if heur else None})
+    g = lambda xs: math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+    print(f"{table['gpu']}: {len(rows)} shapes; ratio = cuBLASLt baseline / what the runtime runs, same job")
+    print(f"{'class':<8} {'shapes':>6} {'vs autotune':>12} {'vs heuristic':>13} {'min vs AT':>10}")
+    for c in ["small", "skinny", "medium", "large", "all"]:
+        rs = [r for r in rows if c == "all" or r["class"] == c]
+        a = [r["ratio_autotune"] for r in rs if r["ratio_autotune"]]
+        h = [r["ratio_heuristic"] for r in rs if r["ratio_heuristic"]]
+        if rs:
+            print(f"{c:<8} {len(rs):>6} {g(a):>12.4f} {g(h):>13.4f} {min(a):>10.3f}")
+    worst = sorted((r for r in rows if r["ratio_autotune"]), key=lambda r: r["ratio_autotune"])[:8]
+    print("worst vs auto-tuning:", ", ".join(f"{r['m']}x{r['n']}x{r['k']} {r['ratio_autotune']:.3f}" for r in worst))
+    if len(sys.argv) > 2:
+        with open(sys.argv[2], "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+            w.writeheader()
+            w.writerows(rows)
+
+
+if __name__ == "__main__":
+    main()

@@ -173,7 +173,9 @@ std::vector<LtCandidate> cublaslt_space(const Shape& shape, Layout layout, Accum
 
   std::vector<LtCandidate> out;
   std::set<std::string> seen;
-  const size_t limit = max_specs > 0 ? static_cast<size_t>(max_specs) : SIZE_MAX;
+  // Every suggestion of the heuristic is in (auto-tuning times them all, so the space holds its
+  // pick by construction); max_specs bounds what comes after them.
+  size_t limit = SIZE_MAX;
   auto add = [&](const Config& c, const cublasLtMatmulHeuristicResult_t& r, std::string origin, bool same = true) {
     if (out.size() >= limit) return false;
     if (cublaslt_cluster_shape(c.cluster).first < 0) return false;  // a cluster id this cudal2 cannot name
@@ -201,6 +203,8 @@ std::vector<LtCandidate> cublaslt_space(const Shape& shape, Layout layout, Accum
     picks.push_back({c, heur[i].algo});
     add(c, *r, fmt::format("heuristic #{}", i), same);
   }
+
+  if (max_specs > 0) limit = out.size() + static_cast<size_t>(max_specs);
 
   // 2. One-attribute variations, round-robin over suggestions and kinds.
   static const char* kKind[] = {"splitk", "cluster", "custom", "swizzle", "stages", "tile"};

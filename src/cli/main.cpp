@@ -208,7 +208,9 @@ int main(int argc, char** argv) {
   tune->add_option("--round", round, "Candidates per propose/observe round (0: the whole budget at once)")
       ->capture_default_str();
   int lt_max = 16;
-  tune->add_option("--lt-max", lt_max, "cublaslt family: specs per shape and layout (cuBLASLt's neighbourhood)")
+  tune->add_option(
+          "--lt-max", lt_max,
+          "cublaslt family: specs per shape and layout beyond the heuristic's own suggestions (all of which are in)")
       ->capture_default_str();
   tune->add_option("--budget", budget, "Stop after this many candidates (0: no limit)");
   double budget_minutes = 0;

@@ -1,8 +1,9 @@
 // The `cublaslt` family on the GPU: cublaslt_space enumerates cuBLASLt's configurations behind its
 // heuristic for three shapes (the heuristic's own suggestions rebuilt bytewise from their specs,
 // then one-attribute variations, each accepted by cublasLtMatmulAlgoCheck); a few of each are
-// compiled by the JIT and pass the full verification beside cuBLAS and cuBLASLt auto-tuning, with
-// a timing table (graph timer; only correctness is asserted).
+// compiled by the JIT, and the same specs run as the judge runs them (the call built from the
+// spec's fields, no artifact), pass the full verification beside cuBLAS and cuBLASLt auto-tuning,
+// with a timing table (graph timer; only correctness is asserted).
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include <set>
 
 #include "baselines/baselines.hpp"
+#include "baselines/cublaslt_config.hpp"
 #include "baselines/cublaslt_space.hpp"
 #include "codegen/codegen.hpp"
 #include "eval/artifact.hpp"
@@ -46,6 +48,9 @@ std::vector<MethodFactory> compile_methods(const std::vector<LtCandidate>& cands
     auto art = std::make_shared<Artifact>(built[i].artifact);
     const auto spec = cands[i].spec;
     out.push_back({name, false, [art, spec, name] { return make_artifact_runner(art, spec, name); }});
+    // The same spec as the judge runs it during tuning: the call built from its fields, no artifact.
+    const std::string judged = "cfg" + std::to_string(i);
+    out.push_back({judged, false, [spec, judged] { return make_cublaslt_config_runner(spec, judged); }});
   }
   std::fflush(stdout);
   return out;

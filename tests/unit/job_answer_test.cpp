@@ -208,6 +208,10 @@ TEST_F(FakeWorker, SpecsOfOneShapeAreMeasuredOnThatShapeAlone) {
   EXPECT_EQ(jobs[1]["candidates"].size(), 2u);
   EXPECT_EQ(jobs[4]["shapes"], json::parse("[[256,64,64]]"));
   EXPECT_EQ(jobs[4]["candidates"].size(), 1u);
+  // cuBLASLt configurations are not compiled: the judge builds the call from the spec's fields.
+  for (const auto& j : jobs)
+    for (const auto& c : j["candidates"]) EXPECT_EQ(c["artifact"], "") << c;
+  for (const auto& o : out) EXPECT_EQ(o.compile_seconds, 0.0);
   req.spec_shapes = {{}};  // one entry for two specs
   EXPECT_THROW(evaluate_candidates(req), InputError);
   req.spec_shapes = {{}, {{512, 64, 64}}};  // not a shape of the request

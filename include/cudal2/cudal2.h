@@ -1,6 +1,7 @@
 /* cudal2 runtime: HGEMM (fp16 A, B, C; fp32 or fp16 accumulation) dispatched to kernels tuned
- * per shape, compiled ahead of time into libcudal2_runtime (no nvcc at call time), and to
- * cuBLASLt for shapes the table does not cover. See docs/runtime.md.
+ * per shape, compiled ahead of time into libcudal2_runtime (no nvcc at call time) or tuned
+ * cuBLASLt algorithm configurations, and to cuBLASLt's heuristic for shapes the table does not
+ * cover. See docs/runtime.md.
  *
  *   C (row-major M x N) = A (row-major M x K) * B (K x N: row-major "nn" or column-major "tn")
  *
@@ -56,10 +57,18 @@ typedef struct cudal2_options {
   size_t workspace_bytes;
   /* Off-table shapes run the nearest table shape's kernel when every dimension is within this
    * factor of it (and the kernel can run the shape and was measured faster than cuBLASLt there);
-   * 0 or less: off-table shapes always go to cuBLASLt. Default (cudal2_create): 2.0. */
+   * 0 or less: off-table shapes go to cuBLASLt. Default (options NULL): 0, off: measured on the
+   * H100 over 54 off-grid LLM shapes, a neighbour's cuBLASLt configuration was 0.62 of auto-tuning
+   * on medium shapes (bench/results/h100/runtime/). */
   double neighbour_factor;
   /* 0: ignore the table, every call goes to cuBLASLt (for comparisons). Default: 1. */
   int use_table;
+  /* 1: the first call for an off-table shape that is not being captured into a graph times
+   * cuBLASLt's top heuristic candidates (up to 16) on its own operands, as cuBLASLt auto-tuning
+   * does, synchronizes its stream, and keeps the fastest for every later call of that shape.
+   * 0: off-table shapes take the heuristic's top-1, no timing, no synchronization. Default
+   * (options NULL): 0, or 1 where the environment has CUDAL2_TUNE_UNSEEN=1. */
+  int tune_unseen;
 } cudal2_options;
 
 /* Where a call goes. */

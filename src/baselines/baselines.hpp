@@ -8,8 +8,12 @@
 namespace cudal2 {
 
 // All baseline names, in report order: cublas-nn, cublas-tn, cublaslt-heuristic-{nn,tn},
-// cublaslt-autotune-{nn,tn}, torch-matmul.
+// cublaslt-autotune-{nn,tn}, torch-matmul ("all" in `cudal2 bench --methods`).
 const std::vector<std::string>& baseline_names();
+// runtime-nn, runtime-tn: libcudal2_runtime itself (src/baselines/runtime.cpp), measured like the
+// baselines when named; not part of "all" (it is our library, not a reference to beat).
+const std::vector<std::string>& runtime_method_names();
+// A name of either list.
 bool is_baseline(const std::string& name);
 // Throws InputError for an unknown name.
 RunnerPtr make_baseline(const std::string& name, Accum accum);
@@ -24,5 +28,8 @@ RunnerPtr make_cublaslt(Layout layout, Accum accum, bool autotune);
 // torch.matmul through the optional plugin (libcudal2_torch.so); prepare() throws RunnerError
 // with the reason when the plugin or PyTorch is missing.
 RunnerPtr make_torch(Accum accum);
+// libcudal2_runtime (cudal2_gemm, the handle's own workspace), dlopen'ed at run time (never linked);
+// prepare() throws RunnerError with the reason when the library is missing or cannot make a handle.
+RunnerPtr make_runtime(Layout layout, Accum accum);
 
 }  // namespace cudal2

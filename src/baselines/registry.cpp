@@ -18,9 +18,15 @@ const std::vector<std::string>& baseline_names() {
   return names;
 }
 
+const std::vector<std::string>& runtime_method_names() {
+  static const std::vector<std::string> names{"runtime-nn", "runtime-tn"};
+  return names;
+}
+
 bool is_baseline(const std::string& name) {
   const auto& n = baseline_names();
-  return std::find(n.begin(), n.end(), name) != n.end();
+  const auto& r = runtime_method_names();
+  return std::find(n.begin(), n.end(), name) != n.end() || std::find(r.begin(), r.end(), name) != r.end();
 }
 
 RunnerPtr make_baseline(const std::string& name, Accum accum) {
@@ -31,7 +37,10 @@ RunnerPtr make_baseline(const std::string& name, Accum accum) {
   if (name == "cublaslt-autotune-nn") return make_cublaslt(Layout::NN, accum, true);
   if (name == "cublaslt-autotune-tn") return make_cublaslt(Layout::TN, accum, true);
   if (name == "torch-matmul") return make_torch(accum);
-  throw InputError(fmt::format("unknown method '{}' (known: {})", name, fmt::join(baseline_names(), ", ")));
+  if (name == "runtime-nn") return make_runtime(Layout::NN, accum);
+  if (name == "runtime-tn") return make_runtime(Layout::TN, accum);
+  throw InputError(fmt::format("unknown method '{}' (known: {}, {})", name, fmt::join(baseline_names(), ", "),
+                               fmt::join(runtime_method_names(), ", ")));
 }
 
 }  // namespace cudal2

@@ -2,6 +2,9 @@
 // compiled table -> its kernel (or cuBLASLt where cuBLASLt was measured faster); otherwise the
 // nearest table shape's kernel when it is close enough, can run the shape and beat cuBLASLt
 // there; otherwise cuBLASLt's heuristic top-1. docs/runtime.md has the rule and the contract.
+// A table kernel of the `cublaslt` family is no compiled code but an algorithm configuration
+// (KernelInfo::lt): planned once per shape (descriptors, cudal2_lt::configure with the entry's
+// split count, cublasLtMatmulAlgoCheck), then each call is one cublasLtMatmul.
 #include <cublasLt.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -11,13 +14,16 @@
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
+#include "cublaslt_plan.h"
 #include "mma_plan.h"
 #include "runtime/table.hpp"
 
@@ -49,16 +55,30 @@ std::mutex* kernel_locks() {
   return locks.get();
 }
 
+// cuBLASLt descriptors of one problem and the algorithm to run it with (the heuristic's top-1,
+// or a `cublaslt` table kernel's configuration); ws: the workspace the algorithm needs.
+// Immutable once made, so any number of threads may call cublasLtMatmul with it at once.
+struct LtPlan {
+  cudal2_lt::Problem pr;
+  cublasLtMatmulAlgo_t algo{};
+  size_t ws = 0;
+  LtPlan() = default;
+  LtPlan(const LtPlan&) = delete;
+  LtPlan& operator=(const LtPlan&) = delete;
+  ~LtPlan() { cudal2_lt::destroy(pr); }
+};
+
 // How one kernel runs one problem: knobs, and where its workspace goes. The first
 // CUDAL2_WORKSPACE_ZERO_BYTES of every workspace stay zero: mma split-K counters (which the
 // kernel re-zeroes after each launch) are placed so they end exactly at that boundary, and its
-// partials start there; every other user of workspace gets the part after it.
+// partials start there; every other user of workspace (cuBLASLt included) gets the part after it.
 struct KernelCall {
   int kernel = -1;
   int raster = 0, swizzle = 1, decomposition = 0, splits = 1;
   size_t offset = kZone;  // where the kernel's workspace pointer points
   size_t need_total = 0;  // bytes the caller's workspace must have (0: none)
   bool ok = false;
+  std::shared_ptr<const LtPlan> lt;  // a `cublaslt` kernel: its plan for this shape (else null)
 };
 
 cudal2_gemm_args make_args(int64_t m, int64_t n, int64_t k, const KernelCall& c) {
@@ -68,10 +88,50 @@ cudal2_gemm_args make_args(int64_t m, int64_t n, int64_t k, const KernelCall& c)
   return a;
 }
 
+// A `cublaslt` kernel on (m, n, k): descriptors, the configuration with the call's split count
+// (cudal2_lt::configure, as the tuner's artifact does), and cublasLtMatmulAlgoCheck for the shape,
+// whose workspaceSize is what the call needs. false (with the reason) if cuBLASLt refuses.
+bool plan_lt_kernel(cublasLtHandle_t lt, KernelCall& c, int64_t m, int64_t n, int64_t k, char* why, size_t whylen) {
+  const KernelInfo& ki = kKernels[c.kernel];
+  const bool f16 = ki.accum == CUDAL2_ACCUM_F16;
+  auto p = std::make_shared<LtPlan>();
+  if (!cudal2_lt::make_problem(m, n, k, ki.layout == CUDAL2_LAYOUT_TN, f16, p->pr)) {
+    std::snprintf(why, whylen, "%s: %s", p->pr.failed, cublasLtGetStatusString(p->pr.status));
+    return false;
+  }
+  cudal2_lt::Config cfg;
+  cfg.algo = ki.lt.algo, cfg.tile = ki.lt.tile, cfg.stages = ki.lt.stages, cfg.splits = c.splits < 1 ? 1 : c.splits;
+  cfg.reduction = ki.lt.reduction, cfg.swizzle = ki.lt.swizzle, cfg.custom = ki.lt.custom, cfg.inner = ki.lt.inner;
+  cfg.cluster = ki.lt.cluster;
+  const char* failed = "";
+  cublasStatus_t st = cudal2_lt::configure(lt, f16, cfg, &p->algo, &failed);
+  if (st == CUBLAS_STATUS_SUCCESS) {
+    cublasLtMatmulHeuristicResult_t r{};
+    st = cublasLtMatmulAlgoCheck(lt, p->pr.op, p->pr.a, p->pr.b, p->pr.c, p->pr.c, &p->algo, &r);
+    failed = "cublasLtMatmulAlgoCheck";
+    p->ws = r.workspaceSize;
+  }
+  if (st != CUBLAS_STATUS_SUCCESS) {
+    std::snprintf(why, whylen, "%s: %s", failed, cublasLtGetStatusString(st));
+    return false;
+  }
+  // The call path guarantees 16-byte aligned A, B and C, nothing more.
+  const auto al = cudal2_lt::min_alignment(p->algo);
+  if (std::max({al.a, al.b, al.c, al.d}) > 16) {
+    std::snprintf(why, whylen, "the algorithm needs operands aligned to more than 16 bytes");
+    return false;
+  }
+  c.offset = kZone, c.need_total = p->ws ? kZone + p->ws : 0;
+  c.lt = std::move(p);
+  c.ok = true;
+  return true;
+}
+
 // Fills offset/need_total/ok for kernel c.kernel on (m, n, k); false (with the reason) if it
 // cannot run the problem. Host only (no device work); takes the kernel's lock when needed.
-bool plan_kernel(KernelCall& c, int64_t m, int64_t n, int64_t k, char* why, size_t whylen) {
+bool plan_kernel(cublasLtHandle_t lt, KernelCall& c, int64_t m, int64_t n, int64_t k, char* why, size_t whylen) {
   const KernelInfo& ki = kKernels[c.kernel];
+  if (ki.cublaslt) return plan_lt_kernel(lt, c, m, n, k, why, whylen);
   auto a = make_args(m, n, k, c);
   // Alignment is part of can_implement for some families: plan with aligned dummy pointers (the
   // call path requires 16-byte aligned operands).
@@ -98,19 +158,6 @@ bool plan_kernel(KernelCall& c, int64_t m, int64_t n, int64_t k, char* why, size
   return true;
 }
 
-struct LtPlan {
-  cublasLtMatmulDesc_t op = nullptr;
-  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
-  cublasLtMatmulAlgo_t algo{};
-  size_t ws = 0;
-  ~LtPlan() {
-    if (a) cublasLtMatrixLayoutDestroy(a);
-    if (b) cublasLtMatrixLayoutDestroy(b);
-    if (c) cublasLtMatrixLayoutDestroy(c);
-    if (op) cublasLtMatmulDescDestroy(op);
-  }
-};
-
 struct Plan {
   cudal2_path_t path = CUDAL2_PATH_CUBLASLT;
   KernelCall call;
@@ -135,11 +182,12 @@ const Entry* find_entry(int accum, int layout, int64_t m, int64_t n, int64_t k) 
 struct cudal2_context {
   int device = 0;
   bool table_on = false;
-  double neighbour_factor = 2.0;
+  double neighbour_factor = 0.0;
+  bool tune_unseen = false;
   cublasLtHandle_t lt = nullptr;
   void* ws = nullptr;
   size_t ws_bytes = 0;
-  std::vector<KernelCall> entry_calls;  // per kEntries row, planned once
+  std::vector<KernelCall> entry_calls;  // per kEntries row, planned once (cublaslt kernels too)
   std::shared_mutex mu;
   std::map<PlanKey, std::unique_ptr<Plan>> plans;  // off-table shapes; never erased (stable pointers)
 };
@@ -148,34 +196,22 @@ namespace {
 
 cudal2_status_t build_lt(cudal2_context* h, int layout, int accum, int64_t m, int64_t n, int64_t k, size_t ws_avail,
                          LtPlan& p) {
-  const bool f32 = accum == CUDAL2_ACCUM_F32;
   // Row-major C = A*B is column-major C^T = B^T A^T: cuBLASLt's A is our B, its B our A.
   auto ck = [&](cublasStatus_t st, const char* what) {
     return st == CUBLAS_STATUS_SUCCESS ? CUDAL2_STATUS_SUCCESS
                                        : fail(CUDAL2_STATUS_CUBLAS_ERROR, "%s: %s", what, cublasLtGetStatusString(st));
   };
   cudal2_status_t s;
-  if ((s = ck(cublasLtMatmulDescCreate(&p.op, f32 ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_16F,
-                                       f32 ? CUDA_R_32F : CUDA_R_16F),
-              "cublasLtMatmulDescCreate")))
-    return s;
-  const cublasOperation_t opA = layout == CUDAL2_LAYOUT_NN ? CUBLAS_OP_N : CUBLAS_OP_T, opB = CUBLAS_OP_N;
-  cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof opA);
-  cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof opB);
-  const auto um = uint64_t(m), un = uint64_t(n), uk = uint64_t(k);
-  if ((s = ck(layout == CUDAL2_LAYOUT_NN ? cublasLtMatrixLayoutCreate(&p.a, CUDA_R_16F, un, uk, int64_t(n))
-                                         : cublasLtMatrixLayoutCreate(&p.a, CUDA_R_16F, uk, un, int64_t(k)),
-              "layout A")) ||
-      (s = ck(cublasLtMatrixLayoutCreate(&p.b, CUDA_R_16F, uk, um, int64_t(k)), "layout B")) ||
-      (s = ck(cublasLtMatrixLayoutCreate(&p.c, CUDA_R_16F, un, um, int64_t(n)), "layout C")))
-    return s;
+  if (!cudal2_lt::make_problem(m, n, k, layout == CUDAL2_LAYOUT_TN, accum == CUDAL2_ACCUM_F16, p.pr))
+    return ck(p.pr.status, p.pr.failed);
   cublasLtMatmulPreference_t pref = nullptr;
   if ((s = ck(cublasLtMatmulPreferenceCreate(&pref), "preference"))) return s;
   const uint64_t ws = ws_avail;
   cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
   cublasLtMatmulHeuristicResult_t r{};
   int returned = 0;
-  const auto st = cublasLtMatmulAlgoGetHeuristic(h->lt, p.op, p.a, p.b, p.c, p.c, pref, 1, &r, &returned);
+  const auto st =
+      cublasLtMatmulAlgoGetHeuristic(h->lt, p.pr.op, p.pr.a, p.pr.b, p.pr.c, p.pr.c, pref, 1, &r, &returned);
   cublasLtMatmulPreferenceDestroy(pref);
   if ((s = ck(st, "cublasLtMatmulAlgoGetHeuristic"))) return s;
   if (returned < 1 || r.state != CUBLAS_STATUS_SUCCESS)
@@ -184,6 +220,74 @@ cudal2_status_t build_lt(cudal2_context* h, int layout, int accum, int64_t m, in
   p.algo = r.algo;
   p.ws = r.workspaceSize;
   return CUDAL2_STATUS_SUCCESS;
+}
+
+// Operands of the call that makes a plan, for timing candidates on them (tune_unseen).
+struct TuneOn {
+  const void *A, *B;
+  void* C;
+  void* ws;
+  size_t ws_bytes;
+  cudaStream_t stream;
+};
+
+// tune_unseen: cuBLASLt auto-tuning for one off-table shape, done once: the heuristic's top
+// candidates (up to 16 within the workspace) each timed over 3 rounds of 5 back-to-back calls on
+// the caller's operands and stream (device events), the fastest median kept in p. A candidate that
+// fails is skipped; if none runs, p keeps the heuristic's top-1.
+void tune_lt(cudal2_context* h, int accum, LtPlan& p, size_t ws_avail, const TuneOn& on) {
+  cublasLtMatmulPreference_t pref = nullptr;
+  if (cublasLtMatmulPreferenceCreate(&pref) != CUBLAS_STATUS_SUCCESS) return;
+  const uint64_t wsa = ws_avail;
+  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsa, sizeof wsa);
+  cublasLtMatmulHeuristicResult_t r[16];
+  int returned = 0;
+  const auto st =
+      cublasLtMatmulAlgoGetHeuristic(h->lt, p.pr.op, p.pr.a, p.pr.b, p.pr.c, p.pr.c, pref, 16, r, &returned);
+  cublasLtMatmulPreferenceDestroy(pref);
+  if (st != CUBLAS_STATUS_SUCCESS || returned < 2) return;
+  cudaEvent_t e0, e1;
+  if (cudaEventCreate(&e0) != cudaSuccess) return;
+  if (cudaEventCreate(&e1) != cudaSuccess) {
+    cudaEventDestroy(e0);
+    return;
+  }
+  void* w = static_cast<char*>(on.ws) + kZone;
+  auto call = [&](const cublasLtMatmulAlgo_t& algo) {
+    if (accum == CUDAL2_ACCUM_F32) {
+      const float alpha = 1.0f, beta = 0.0f;
+      return cublasLtMatmul(h->lt, p.pr.op, &alpha, on.B, p.pr.a, on.A, p.pr.b, &beta, on.C, p.pr.c, on.C, p.pr.c,
+                            &algo, w, ws_avail, on.stream);
+    }
+    const __half alpha = __float2half(1.0f), beta = __float2half(0.0f);
+    return cublasLtMatmul(h->lt, p.pr.op, &alpha, on.B, p.pr.a, on.A, p.pr.b, &beta, on.C, p.pr.c, on.C, p.pr.c, &algo,
+                          w, ws_avail, on.stream);
+  };
+  std::vector<std::vector<float>> t(static_cast<size_t>(returned));
+  for (int round = 0; round < 3; ++round)
+    for (int i = 0; i < returned; ++i) {
+      if (r[i].state != CUBLAS_STATUS_SUCCESS || r[i].workspaceSize > ws_avail) continue;
+      if (round == 0 && call(r[i].algo) != CUBLAS_STATUS_SUCCESS) continue;  // warm-up
+      if (round > 0 && t[i].empty()) continue;                               // it failed before
+      bool ok = cudaEventRecord(e0, on.stream) == cudaSuccess;
+      for (int j = 0; j < 5 && ok; ++j) ok = call(r[i].algo) == CUBLAS_STATUS_SUCCESS;
+      float ms = 0;
+      ok = ok && cudaEventRecord(e1, on.stream) == cudaSuccess && cudaEventSynchronize(e1) == cudaSuccess &&
+           cudaEventElapsedTime(&ms, e0, e1) == cudaSuccess;
+      if (ok) t[i].push_back(ms);
+    }
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  int best = -1;
+  float best_ms = 0;
+  for (int i = 0; i < returned; ++i) {
+    if (t[i].size() < 3) continue;
+    std::sort(t[i].begin(), t[i].end());
+    if (best < 0 || t[i][1] < best_ms) best = i, best_ms = t[i][1];
+  }
+  if (best < 0) return;
+  p.algo = r[best].algo;
+  p.ws = r[best].workspaceSize;
 }
 
 // The nearest table shape (same layout and accumulator) whose kernel beat cuBLASLt, with every
@@ -208,8 +312,9 @@ const Entry* nearest(const cudal2_context* h, int accum, int layout, int64_t m, 
 
 // neighbours false: the shape is in the table and cuBLASLt was measured faster there than any
 // kernel, so no neighbour's kernel is tried.
+// tune: the call's operands when the plan may be tuned (tune_unseen, not capturing), else null.
 cudal2_status_t make_plan(cudal2_context* h, int layout, int accum, int64_t m, int64_t n, int64_t k, size_t ws_bytes,
-                          bool neighbours, std::unique_ptr<Plan>& out) {
+                          bool neighbours, const TuneOn* tune, std::unique_ptr<Plan>& out) {
   auto p = std::make_unique<Plan>();
   const size_t ws_avail = ws_bytes > kZone ? ws_bytes - kZone : 0;
   if (h->table_on && neighbours) {
@@ -218,7 +323,7 @@ cudal2_status_t make_plan(cudal2_context* h, int layout, int accum, int64_t m, i
       c.kernel = e->kernel, c.raster = e->raster, c.swizzle = e->swizzle, c.decomposition = e->decomposition;
       c.splits = e->splits;
       char why[256] = "";
-      if (plan_kernel(c, m, n, k, why, sizeof why) && c.need_total <= ws_bytes) {
+      if (plan_kernel(h->lt, c, m, n, k, why, sizeof why) && c.need_total <= ws_bytes) {
         p->path = CUDAL2_PATH_NEIGHBOUR_KERNEL, p->call = c, p->from = e;
         out = std::move(p);
         return CUDAL2_STATUS_SUCCESS;
@@ -228,13 +333,17 @@ cudal2_status_t make_plan(cudal2_context* h, int layout, int accum, int64_t m, i
   p->path = CUDAL2_PATH_CUBLASLT;
   p->lt = std::make_unique<LtPlan>();
   if (auto s = build_lt(h, layout, accum, m, n, k, ws_avail, *p->lt)) return s;
+  if (tune) tune_lt(h, accum, *p->lt, ws_avail, *tune);
   out = std::move(p);
   return CUDAL2_STATUS_SUCCESS;
 }
 
 // The plan for a shape that has no usable table kernel: from the cache, or made once.
+// tune_unseen: a plan is cached only when made by a call that could tune it (tune non-null);
+// otherwise (cudal2_query, or a call being captured) it is made in *temp, used once, and the
+// shape stays unseen.
 cudal2_status_t get_plan(cudal2_context* h, int layout, int accum, int64_t m, int64_t n, int64_t k, size_t ws_bytes,
-                         bool neighbours, const Plan*& plan) {
+                         bool neighbours, const TuneOn* tune, std::unique_ptr<Plan>& temp, const Plan*& plan) {
   const PlanKey key{layout, accum, m, n, k, ws_bytes > kZone ? ws_bytes - kZone : 0};
   {
     std::shared_lock lock(h->mu);
@@ -249,9 +358,12 @@ cudal2_status_t get_plan(cudal2_context* h, int layout, int accum, int64_t m, in
     return CUDAL2_STATUS_SUCCESS;
   }
   std::unique_ptr<Plan> p;
-  if (auto s = make_plan(h, layout, accum, m, n, k, ws_bytes, neighbours, p)) return s;
+  if (auto s = make_plan(h, layout, accum, m, n, k, ws_bytes, neighbours, tune, p)) return s;
   plan = p.get();
-  h->plans.emplace(key, std::move(p));
+  if (h->tune_unseen && !tune && p->path == CUDAL2_PATH_CUBLASLT)
+    temp = std::move(p);
+  else
+    h->plans.emplace(key, std::move(p));
   return CUDAL2_STATUS_SUCCESS;
 }
 
@@ -281,19 +393,33 @@ cudal2_status_t run_kernel(const KernelCall& c, int64_t m, int64_t n, int64_t k,
 
 cudal2_status_t run_lt(cudal2_context* h, const LtPlan& p, int accum, const void* A, const void* B, void* C, void* ws,
                        size_t ws_bytes, cudaStream_t stream) {
+  if (p.ws && ws_bytes < kZone + p.ws)
+    return fail(CUDAL2_STATUS_INSUFFICIENT_WORKSPACE, "cuBLASLt needs %zu bytes of workspace, got %zu", kZone + p.ws,
+                ws_bytes);
   void* w = p.ws ? static_cast<char*>(ws) + kZone : nullptr;
   const size_t wb = p.ws ? ws_bytes - kZone : 0;
   cublasStatus_t st;
   if (accum == CUDAL2_ACCUM_F32) {
     const float alpha = 1.0f, beta = 0.0f;
-    st = cublasLtMatmul(h->lt, p.op, &alpha, B, p.a, A, p.b, &beta, C, p.c, C, p.c, &p.algo, w, wb, stream);
+    st = cublasLtMatmul(h->lt, p.pr.op, &alpha, B, p.pr.a, A, p.pr.b, &beta, C, p.pr.c, C, p.pr.c, &p.algo, w, wb,
+                        stream);
   } else {
     const __half alpha = __float2half(1.0f), beta = __float2half(0.0f);
-    st = cublasLtMatmul(h->lt, p.op, &alpha, B, p.a, A, p.b, &beta, C, p.c, C, p.c, &p.algo, w, wb, stream);
+    st = cublasLtMatmul(h->lt, p.pr.op, &alpha, B, p.pr.a, A, p.pr.b, &beta, C, p.pr.c, C, p.pr.c, &p.algo, w, wb,
+                        stream);
   }
   if (st != CUBLAS_STATUS_SUCCESS)
     return fail(CUDAL2_STATUS_CUBLAS_ERROR, "cublasLtMatmul: %s", cublasLtGetStatusString(st));
   return CUDAL2_STATUS_SUCCESS;
+}
+
+// A planned table kernel (exact shape or neighbour): a `cublaslt` configuration goes straight to
+// cublasLtMatmul (no lock: the plan is immutable and the handle thread-safe), others through the
+// kernel C ABI.
+inline cudal2_status_t run_call(cudal2_context* h, const KernelCall& c, int accum, int64_t m, int64_t n, int64_t k,
+                                const void* A, const void* B, void* C, void* ws, size_t ws_bytes, cudaStream_t stream) {
+  if (c.lt) return run_lt(h, *c.lt, accum, A, B, C, ws, ws_bytes, stream);
+  return run_kernel(c, m, n, k, A, B, C, ws, ws_bytes, stream);
 }
 
 cudal2_status_t check_problem(int layout, int accum, int64_t m, int64_t n, int64_t k) {
@@ -328,9 +454,11 @@ cudal2_status_t cudal2_create(cudal2_handle_t* handle, const cudal2_options* opt
   if (!handle) return fail(CUDAL2_STATUS_INVALID_VALUE, "handle is NULL");
   *handle = nullptr;
   auto h = std::make_unique<cudal2_context>();
-  cudal2_options opt{0, 2.0, 1};
+  const char* env_tune = std::getenv("CUDAL2_TUNE_UNSEEN");
+  cudal2_options opt{0, 0.0, 1, env_tune && std::string_view(env_tune) == "1" ? 1 : 0};
   if (options) opt = *options;
   h->neighbour_factor = opt.neighbour_factor;
+  h->tune_unseen = opt.tune_unseen != 0;
   cudaError_t ce = cudaGetDevice(&h->device);
   int major = 0, minor = 0;
   if (ce == cudaSuccess) ce = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, h->device);
@@ -351,7 +479,7 @@ cudal2_status_t cudal2_create(cudal2_handle_t* handle, const cudal2_options* opt
     c.kernel = e.kernel, c.raster = e.raster, c.swizzle = e.swizzle, c.decomposition = e.decomposition;
     c.splits = e.splits;
     char why[256];
-    if (plan_kernel(c, e.m, e.n, e.k, why, sizeof why)) need = std::max(need, c.need_total);
+    if (plan_kernel(h->lt, c, e.m, e.n, e.k, why, sizeof why)) need = std::max(need, c.need_total);
   }
   h->ws_bytes = opt.workspace_bytes ? opt.workspace_bytes : std::max(CUDAL2_DEFAULT_WORKSPACE_BYTES, need);
   if (h->ws_bytes < kZone) h->ws_bytes = kZone;
@@ -370,6 +498,7 @@ cudal2_status_t cudal2_destroy(cudal2_handle_t h) {
   if (!h) return CUDAL2_STATUS_SUCCESS;
   if (h->ws) cudaFree(h->ws);
   h->plans.clear();
+  h->entry_calls.clear();
   if (h->lt) cublasLtDestroy(h->lt);
   delete h;
   return CUDAL2_STATUS_SUCCESS;
@@ -394,16 +523,20 @@ cudal2_status_t cudal2_gemm(cudal2_handle_t h, cudal2_layout_t layout, cudal2_ac
   if (h->table_on) {
     if (const Entry* e = find_entry(accum, layout, m, n, k)) {
       const KernelCall& c = h->entry_calls[static_cast<size_t>(e - kEntries)];
-      if (c.ok) return run_kernel(c, m, n, k, A, B, C, workspace, workspace_bytes, s_);
+      if (c.ok) return run_call(h, c, accum, m, n, k, A, B, C, workspace, workspace_bytes, s_);
       neighbours = false;  // a table shape on cuBLASLt stays on cuBLASLt
     }
   }
   const Plan* p = nullptr;
-  if (auto s = get_plan(h, layout, accum, m, n, k, workspace_bytes, neighbours, p)) return s;
+  std::unique_ptr<Plan> temp;
+  TuneOn on{A, B, C, workspace, workspace_bytes, s_};
+  cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+  const bool can_tune =
+      h->tune_unseen && cudaStreamIsCapturing(s_, &cs) == cudaSuccess && cs == cudaStreamCaptureStatusNone;
+  if (auto s = get_plan(h, layout, accum, m, n, k, workspace_bytes, neighbours, can_tune ? &on : nullptr, temp, p))
+    return s;
   if (p->path == CUDAL2_PATH_NEIGHBOUR_KERNEL)
-    return run_kernel(p->call, m, n, k, A, B, C, workspace, workspace_bytes, s_);
-  if (p->lt->ws && workspace_bytes < kZone + p->lt->ws)
-    return fail(CUDAL2_STATUS_INSUFFICIENT_WORKSPACE, "cuBLASLt needs %zu bytes of workspace", kZone + p->lt->ws);
+    return run_call(h, p->call, accum, m, n, k, A, B, C, workspace, workspace_bytes, s_);
   return run_lt(h, *p->lt, accum, A, B, C, workspace, workspace_bytes, s_);
 }
 
@@ -426,7 +559,8 @@ cudal2_status_t cudal2_query(cudal2_handle_t h, cudal2_layout_t layout, cudal2_a
     }
   }
   const Plan* p = nullptr;
-  if (auto s = get_plan(h, layout, accum, m, n, k, h->ws_bytes, neighbours, p)) return s;
+  std::unique_ptr<Plan> temp;
+  if (auto s = get_plan(h, layout, accum, m, n, k, h->ws_bytes, neighbours, nullptr, temp, p)) return s;
   if (p->path == CUDAL2_PATH_NEIGHBOUR_KERNEL)
     *info = {CUDAL2_PATH_NEIGHBOUR_KERNEL, p->from->spec, p->from->m, p->from->n, p->from->k, p->call.need_total};
   else

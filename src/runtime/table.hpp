@@ -1,13 +1,23 @@
 #pragma once
 // The dispatch table compiled into libcudal2_runtime: generated at build time by cudal2_rtgen
 // (src/runtime/rtgen.cpp) from the exported JSON table (CUDAL2_RUNTIME_PORTFOLIO), together with
-// one .cu per kernel, each exposing the kernel C ABI under its own prefix (cudal2_rt_k<i>_run ...).
+// one .cu per compiled kernel, each exposing the kernel C ABI under its own prefix
+// (cudal2_rt_k<i>_run ...). Kernels of the `cublaslt` family are not compiled: each is one
+// cuBLASLt algorithm configuration, carried here as data (LtConfig) and run by runtime.cpp
+// through cublasLtMatmul.
 #include <cstddef>
 #include <cstdint>
 
 #include "cudal2_kernel_abi.h"
 
 namespace cudal2::rt {
+
+// A `cublaslt` kernel's configuration (src/codegen/family_cublaslt.hpp): the values
+// cublasLtMatmulAlgoConfigSetAttribute takes; cluster is the cublasLtClusterShape_t id. The split-K
+// count is a runtime knob (Entry::splits).
+struct LtConfig {
+  int algo, tile, stages, reduction, swizzle, custom, inner, cluster;
+};
 
 struct KernelInfo {
   const char* spec;    // compile-time spec text (the kernel as compiled)
@@ -18,6 +28,9 @@ struct KernelInfo {
   // Families other than mma and tiny may keep per-kernel host state (CUTLASS adapters, cached
   // plans): their calls are serialized by a per-kernel mutex.
   bool stateless;
+  // true: a `cublaslt` configuration (lt): no compiled code, the three function pointers are null.
+  bool cublaslt;
+  LtConfig lt;
   int (*can_implement)(const cudal2_gemm_args*, char*, size_t);
   size_t (*workspace_size)(const cudal2_gemm_args*);
   int (*run)(const cudal2_gemm_args*, void*, char*, size_t);

@@ -379,14 +379,22 @@ TuneResult run_tune(const TuneOptions& o) {
       int n = o.round > 0 ? o.round : 0;
       if (o.budget > 0) n = n > 0 ? std::min(n, o.budget - evaluated) : o.budget - evaluated;
       std::vector<std::vector<Proposal>> lists;
+      std::map<std::string, std::vector<Shape>> wanted;  // spec text -> shapes whose problem proposed it
       for (const auto& p : problems) {
         const auto ps = space.for_problem(p);
         lists.push_back(policy->propose(p, n > 0 ? n : static_cast<int>(ps.size()), ps));
+        for (const auto& prop : lists.back()) {
+          auto& v = wanted[prop.spec.text()];
+          if (prop.source.empty() && std::find(v.begin(), v.end(), p.shape) == v.end()) v.push_back(p.shape);
+        }
       }
       auto round = merge(lists, n, space_index);
+      // A spec of some problems' own spaces is measured on the shapes of those that proposed it
+      // (not yet measured there), not on every shape whose space holds it: on a resumed grid run
+      // the latter re-measured the common configurations on every finished shape.
       for (auto& prop : round)
         if (const auto it = own_shapes.find(prop.spec.text()); prop.source.empty() && it != own_shapes.end())
-          prop.shapes = it->second;
+          prop.shapes = wanted[prop.spec.text()];
       if (result.rounds == 0) {
         result.first_round = round.size();
         if (o.progress)

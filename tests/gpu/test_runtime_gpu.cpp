@@ -1,8 +1,9 @@
 // libcudal2_runtime on the GPU (issue 10): cudal2_gemm against a cuBLAS reference on the table's
 // shapes and off-table shapes (M = 1, 7, 100, odd N and K), NN and TN, fp32 and fp16
 // accumulation; CUDA-graph capture and replay; calls from many threads at once; error statuses;
-// and two measurements printed as tables: host time per call (cudal2_gemm vs cublasLtMatmul) and
-// the off-table rule (the neighbour kernel vs cuBLASLt, graph-replay time per call).
+// `cublaslt` configuration entries (data, not compiled code); and two measurements printed as
+// tables: host time per call (cudal2_gemm vs cublasLtMatmul) and the off-table rule (the
+// neighbour kernel vs cuBLASLt, graph-replay time per call).
 #include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_fp16.h>
@@ -17,6 +18,8 @@
 #include <random>
 #include <thread>
 #include <vector>
+
+#include "baselines/baselines.hpp"
 
 namespace {
 
@@ -101,7 +104,9 @@ class RuntimeGpu : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     cublasCreate(&cublas_);
-    handle_ = new cudal2::Handle();
+    // The neighbour rule is off by default (measured harmful off the grid); these tests keep it on
+    // to exercise it.
+    handle_ = new cudal2::Handle(cudal2_options{0, 2.0, 1, 0});
   }
   static void TearDownTestSuite() {
     delete handle_;
@@ -232,6 +237,122 @@ TEST_F(RuntimeGpu, CapturesIntoACudaGraph) {
   cudaStreamDestroy(s);
 }
 
+// A `cublaslt` table kernel (tables/seed.json: 64x64x256 NN f32, a cuBLASLt algorithm
+// configuration carried as data, no compiled code): exact shape -> TABLE_KERNEL with its spec,
+// correct results through the handle's workspace, a caller's and in a graph; off-table shapes may
+// take it as their neighbour (planned through cublasLtMatmulAlgoCheck) and must then be correct too.
+TEST_F(RuntimeGpu, CublasLtConfigurationEntries) {
+  int major = 0, minor = 0;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
+  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0);
+  if (major != 9 || minor != 0) GTEST_SKIP() << "the table serves sm_90 only";
+  std::vector<Problem> exact;
+  for (auto layout : {CUDAL2_LAYOUT_NN, CUDAL2_LAYOUT_TN})
+    for (auto accum : {CUDAL2_ACCUM_F32, CUDAL2_ACCUM_F16}) {
+      // Every table shape whose table kernel is a cublaslt configuration (from the table's own
+      // description of itself: probe the shapes the seed and the H100 tables hold).
+      for (int64_t m : {64, 128, 256, 512, 1024, 2048})
+        for (int64_t n : {64, 128, 256, 512, 1024, 2048})
+          for (int64_t k : {64, 256, 1024, 4096}) {
+            const auto info = cudal2::query(*handle_, layout, accum, m, n, k);
+            if (info.path == CUDAL2_PATH_TABLE_KERNEL && std::string(info.spec).rfind("cublaslt ", 0) == 0)
+              exact.push_back({layout, accum, m, n, k});
+          }
+    }
+  const auto t = cudal2_get_table_info();
+  if (std::string(t.source) == "seed.json") {
+    const auto info = cudal2::query(*handle_, CUDAL2_LAYOUT_NN, CUDAL2_ACCUM_F32, 64, 64, 256);
+    EXPECT_EQ(info.path, CUDAL2_PATH_TABLE_KERNEL) << info.spec;
+    EXPECT_STREQ(info.spec,
+                 "cublaslt nn f32 algo=66 tile=12 stages=35 reduction=0 swizzle=0 custom=0 inner=0 cluster=2x1 | "
+                 "splits=1");
+    EXPECT_EQ(info.table_m, 64);
+    EXPECT_EQ(info.table_k, 256);
+  }
+  if (exact.empty()) GTEST_SKIP() << "the table " << t.source << " has no cublaslt entry among the probed shapes";
+  std::printf("cublaslt configurations: %zu table shape(s) probed\n", exact.size());
+  if (exact.size() > 24) exact.resize(24);
+  check_problems(*handle_, cublas_, exact, nullptr);
+  // A caller's workspace, exactly as large as cudal2_query says, and a graph replay.
+  const Problem p = exact.front();
+  const auto info = cudal2::query(*handle_, p.layout, p.accum, p.m, p.n, p.k);
+  Buffers b(p, 5);
+  reference(cublas_, b);
+  const size_t bytes = std::max(info.workspace_bytes, size_t(CUDAL2_WORKSPACE_ZERO_BYTES));
+  void* ws = nullptr;
+  CK(cudaMalloc(&ws, bytes));
+  CK(cudaMemset(ws, 0, bytes));
+  cudaStream_t s;
+  CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  cudaGraph_t g;
+  CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  ASSERT_EQ(cudal2::try_gemm(*handle_, p.layout, p.accum, p.m, p.n, p.k, b.A, b.B, b.C, s, ws, bytes),
+            CUDAL2_STATUS_SUCCESS)
+      << cudal2_last_error();
+  CK(cudaStreamEndCapture(s, &g));
+  cudaGraphExec_t ge;
+  CK(cudaGraphInstantiate(&ge, g, 0));
+  CK(cudaGraphLaunch(ge, s));
+  CK(cudaStreamSynchronize(s));
+  EXPECT_TRUE(matches(b)) << "graph, caller workspace of " << bytes << " bytes: " << info.spec;
+  if (info.workspace_bytes > CUDAL2_WORKSPACE_ZERO_BYTES) {
+    EXPECT_EQ(
+        cudal2::try_gemm(*handle_, p.layout, p.accum, p.m, p.n, p.k, b.A, b.B, b.C, s, ws, info.workspace_bytes - 256),
+        CUDAL2_STATUS_INSUFFICIENT_WORKSPACE);
+  }
+  cudaGraphExecDestroy(ge);
+  cudaGraphDestroy(g);
+  cudaStreamDestroy(s);
+  cudaFree(ws);
+  // Off-table shapes near the cublaslt entries: whatever path they take, the result is right.
+  std::vector<Problem> near;
+  for (const auto& e : exact)
+    if (near.size() < 6) near.push_back({e.layout, e.accum, e.m + 8, e.n - 8 > 0 ? e.n - 8 : e.n + 8, e.k + 64});
+  near.push_back({CUDAL2_LAYOUT_NN, CUDAL2_ACCUM_F32, 100, 72, 200});
+  int via_lt = 0;
+  for (const auto& q : near) {
+    const auto qi = cudal2::query(*handle_, q.layout, q.accum, q.m, q.n, q.k);
+    via_lt += qi.path == CUDAL2_PATH_NEIGHBOUR_KERNEL && std::string(qi.spec).rfind("cublaslt ", 0) == 0;
+  }
+  std::printf("  %d of %zu nearby off-table shapes take a cublaslt neighbour\n", via_lt, near.size());
+  check_problems(*handle_, cublas_, near, nullptr);
+}
+
+// `cudal2 bench --methods runtime-nn,runtime-tn` (src/baselines/runtime.cpp): the runner finds
+// the library (here: the copy this test links, by its soname), reports where each shape goes, and
+// computes the right C with the handle's own workspace.
+TEST_F(RuntimeGpu, BenchMethodRunsTheRuntime) {
+  const std::vector<Problem> ps = {{CUDAL2_LAYOUT_NN, CUDAL2_ACCUM_F32, 64, 64, 256},
+                                   {CUDAL2_LAYOUT_NN, CUDAL2_ACCUM_F32, 64, 64, 64},
+                                   {CUDAL2_LAYOUT_TN, CUDAL2_ACCUM_F32, 100, 72, 200},
+                                   {CUDAL2_LAYOUT_TN, CUDAL2_ACCUM_F16, 128, 128, 128}};
+  // The bench method creates its handle with the default options (no neighbour rule).
+  cudal2::Handle defaults;
+  for (const auto& p : ps) {
+    Buffers b(p, 11);
+    reference(cublas_, b);
+    const bool nn = p.layout == CUDAL2_LAYOUT_NN;
+    const auto acc = p.accum == CUDAL2_ACCUM_F32 ? cudal2::Accum::F32 : cudal2::Accum::F16;
+    auto r = cudal2::make_baseline(nn ? "runtime-nn" : "runtime-tn", acc);
+    cudal2::Operands ops;
+    ops.A = b.A, ops.B = b.B, ops.C = b.C;
+    try {
+      r->prepare({p.m, p.n, p.k}, ops, nullptr);
+    } catch (const cudal2::RunnerError& e) {
+      FAIL() << e.what();
+    }
+    r->run(nullptr);
+    CK(cudaDeviceSynchronize());
+    EXPECT_TRUE(matches(b)) << r->name() << " " << p.m << "x" << p.n << "x" << p.k;
+    const auto d = r->details();
+    const auto info = cudal2::query(defaults, p.layout, p.accum, p.m, p.n, p.k);
+    EXPECT_EQ(d.at("path").get<std::string>(), path_name(info.path));
+    EXPECT_EQ(d.at("spec").get<std::string>(), info.spec);
+    std::printf("  %s %s %lldx%lldx%lld: %s\n", r->name().c_str(), p.accum ? "f16" : "f32", (long long)p.m,
+                (long long)p.n, (long long)p.k, d.dump().c_str());
+  }
+}
+
 // 8 threads, one shared handle, each with its own stream and workspace, 3 shapes x 20 calls.
 TEST_F(RuntimeGpu, ManyThreadsOneHandle) {
   const std::vector<Problem> ps = {{CUDAL2_LAYOUT_NN, CUDAL2_ACCUM_F32, 64, 64, 64},
@@ -299,7 +420,7 @@ TEST_F(RuntimeGpu, HostOverheadPerCall) {
   Buffers b(p), c(q);
   cudaStream_t s;
   CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  cudal2::Handle lt_only(cudal2_options{0, 0.0, 0});
+  cudal2::Handle lt_only(cudal2_options{0, 0.0, 0, 0});
   using clk = std::chrono::steady_clock;
   auto per_call = [&](auto&& call, int n) {
     for (int i = 0; i < 100; ++i) call();
@@ -347,6 +468,13 @@ TEST_F(RuntimeGpu, HostOverheadPerCall) {
   auto cudal2_off = [&] {
     cudal2_gemm(handle_->get(), q.layout, q.accum, q.m, q.n, q.k, c.A, c.B, c.C, nullptr, 0, s);
   };
+  // The seed table's cublaslt configuration entry (64x64x256 NN f32), if this table has it.
+  const Problem pl{CUDAL2_LAYOUT_NN, CUDAL2_ACCUM_F32, 64, 64, 256};
+  Buffers d(pl);
+  auto cudal2_ltcfg = [&] {
+    cudal2_gemm(handle_->get(), pl.layout, pl.accum, pl.m, pl.n, pl.k, d.A, d.B, d.C, nullptr, 0, s);
+  };
+  const auto info_lt = cudal2::query(*handle_, pl.layout, pl.accum, pl.m, pl.n, pl.k);
   const auto info_off = cudal2::query(*handle_, q.layout, q.accum, q.m, q.n, q.k);
   std::printf("\nhost time per call, 64x64x64 nn f32 (us): 10000 async calls | enqueue only\n");
   std::printf("  cublasLtMatmul (prepared descriptors)        %8.3f | %8.3f\n", per_call(lt_call, 10000),
@@ -355,8 +483,10 @@ TEST_F(RuntimeGpu, HostOverheadPerCall) {
               enqueue_only(cudal2_table));
   std::printf("  cudal2_gemm, use_table=0 (cuBLASLt path)     %8.3f | %8.3f\n", per_call(cudal2_lt, 10000),
               enqueue_only(cudal2_lt));
-  std::printf("  cudal2_gemm, off-table 100x72x200 (%-9s) %8.3f | %8.3f\n", path_name(info_off.path),
-              per_call(cudal2_off, 10000), enqueue_only(cudal2_off));
+  std::printf("  cudal2_gemm, off-table 100x72x200 (%-9s) %8.3f | %8.3f  %s\n", path_name(info_off.path),
+              per_call(cudal2_off, 10000), enqueue_only(cudal2_off), info_off.spec);
+  std::printf("  cudal2_gemm, 64x64x256 (%-9s)            %8.3f | %8.3f  %s\n", path_name(info_lt.path),
+              per_call(cudal2_ltcfg, 10000), enqueue_only(cudal2_ltcfg), info_lt.spec);
   cudaFree(ws);
   cublasLtMatmulPreferenceDestroy(pref);
   cublasLtMatrixLayoutDestroy(la), cublasLtMatrixLayoutDestroy(lb), cublasLtMatrixLayoutDestroy(lc);
@@ -368,7 +498,7 @@ TEST_F(RuntimeGpu, HostOverheadPerCall) {
 // The off-table rule, measured: for off-table shapes that get a neighbour's kernel, its
 // graph-replay time per call against cuBLASLt's (a handle with neighbour_factor 0).
 TEST_F(RuntimeGpu, NeighbourRuleVersusCublasLt) {
-  cudal2::Handle no_neighbours(cudal2_options{0, 0.0, 1});
+  cudal2::Handle no_neighbours(cudal2_options{0, 0.0, 1, 0});
   cudaStream_t s;
   CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   auto graph_us = [&](cudal2::Handle& h, Buffers& b) {

@@ -1,11 +1,14 @@
 // The search (src/search/): policies, the reward, the spaces of the wgmma and cublaslt families,
 // the worker's lt-space op seen from the parent, and the store's reward column (CPU only).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <span>
 
@@ -344,6 +347,63 @@ TEST_F(TuneLoop, ExhaustiveStoresRewardsAndResumes) {
   ASSERT_EQ(third.outcomes.size(), 2u);
   for (const auto& c : third.outcomes)
     for (size_t i = 0; i < 4; ++i) EXPECT_NE(c.spec_text, space[i].text());
+}
+
+// cuBLASLt-neighbourhood specs belong to the shapes whose space holds them. On a resumed run a
+// spec already measured on one shape and new in another's space is measured on the new shape
+// only (it used to be measured again on every shape whose space held it).
+TEST_F(TuneLoop, ResumedOwnSpaceSpecsAreMeasuredOnlyWhereMissing) {
+  const auto log = dir_ / "jobs.log";
+  const std::string lt =
+      "cublaslt nn f32 algo={} tile=20 stages=8 reduction=0 swizzle=0 custom=0 inner=0 "
+      "cluster=auto | splits=1";
+  const std::string s1 = fmt::format(fmt::runtime(lt), 1), s2 = fmt::format(fmt::runtime(lt), 2),
+                    s3 = fmt::format(fmt::runtime(lt), 3);
+  const std::string worker = (dir_ / "ltworker.py").string();
+  std::ofstream(worker) << "#!/usr/bin/env python3\nimport json, sys\n"
+                        << "SPACE = {'64x64x64': ['" << s1 << "', '" << s2 << "'], '128x64x64': ['" << s1 << "', '"
+                        << s3 << "']}\n"
+                        << R"(for line in sys.stdin:
+    req = json.loads(line)
+    if req["op"] == "lt-space":
+        spaces = [{"shape": s, "layout": l, "specs": SPACE["x".join(map(str, s))] if l == "nn" else []}
+                  for s in req["shapes"] for l in req["layouts"]]
+        print(json.dumps({"ok": True, "gpu": "unknown", "spaces": spaces}), flush=True)
+        continue
+    with open(")" << log.string()
+                        << R"(", "a") as f:
+        f.write(json.dumps({"shapes": req["shapes"], "specs": [c["spec"] for c in req["candidates"]]}) + "\n")
+    shapes = []
+    for m, n, k in req["shapes"]:
+        methods = [{"method": c["name"], "status": "ok", "failure": "", "reason": "", "rel_err": 1e-4,
+                    "timing": {"offline": {"graph": {"median": 10.0, "p10": 9.0, "p90": 11.0, "min": 9.0, "n": 5}}}}
+                   for c in req["candidates"]]
+        methods += [{"method": b, "status": "ok", "failure": "", "reason": "", "rel_err": None,
+                     "timing": {"offline": {"graph": {"median": 12.0, "p10": 12.0, "p90": 12.0, "min": 12.0,
+                                                      "n": 5}}}} for b in req["baselines"]]
+        shapes.append({"m": m, "n": n, "k": k, "methods": methods})
+    print(json.dumps({"ok": True, "gpu": "unknown", "shapes": shapes}), flush=True)
+)";
+  std::filesystem::permissions(worker, std::filesystem::perms::owner_all);
+  auto o = options();
+  o.families = {"cublaslt"};
+  o.budget = 0;
+  o.eval.worker_exe = worker;
+  o.eval.batch = 8;
+  const auto first = run_tune(o);  // 64x64x64 alone: s1 and s2 there
+  ASSERT_EQ(first.outcomes.size(), 2u);
+  std::filesystem::remove(log);
+  o.eval.shapes = {{64, 64, 64}, {128, 64, 64}};
+  const auto second = run_tune(o);  // s1 and s3 are missing on 128x64x64, nothing on 64x64x64
+  ASSERT_EQ(second.outcomes.size(), 2u);
+  std::ifstream in(log);
+  std::vector<nlohmann::json> jobs;
+  for (std::string line; std::getline(in, line);) jobs.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0]["shapes"], nlohmann::json::parse("[[128,64,64]]"));
+  auto specs = jobs[0]["specs"].get<std::vector<std::string>>();
+  std::sort(specs.begin(), specs.end());
+  EXPECT_EQ(specs, (std::vector<std::string>{s1, s3}));
 }
 
 // `tune --gpus`: two lanes, each with a scripted worker that writes the CUDA_VISIBLE_DEVICES it

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# libcudal2_runtime against cuBLASLt, measured by the evaluator in one process on the same inputs:
+# `cudal2 bench` with the runtime-nn/tn methods (the library loaded from $CUDAL2_RUNTIME_LIB, built
+# with the table under test) beside cuBLASLt auto-tuning and heuristic, NN and TN, offline and
+# server mode (cold L2, random gaps), graph, eager and host timers, every output verified.
+#   bash bench/runtime_vs_cublaslt.sh NAME SHAPE-OPTIONS...
+#   e.g. bash bench/runtime_vs_cublaslt.sh offgrid --shapes bench/shapes/llm_offgrid.txt
+#        bash bench/runtime_vs_cublaslt.sh grid-0of20 --grid paper --shard 0/20
+# Writes $OUT/runtime-NAME.csv (tidy rows) and .log; summarize with bench/summarize_runtime.py.
+set -uo pipefail
+source "$(dirname "$0")/device_env.sh" >/dev/null
+name=$1
+shift
+B=${BUILD:-build}
+: "${CUDAL2_RUNTIME_LIB:=$PWD/$B/src/runtime/libcudal2_runtime.so.0}"
+export CUDAL2_RUNTIME_LIB
+t0=$(date +%s)
+"$B/cudal2" bench "$@" --methods runtime-nn,runtime-tn,cublaslt-autotune-nn,cublaslt-autotune-tn,cublaslt-heuristic-nn,cublaslt-heuristic-tn \
+  --mode "${MODE:-both}" --reps "${REPS:-20}" --qps "${QPS:-1000}" --verify-budget 3e7 \
+  --csv "$OUT/runtime-$name.csv" --quiet > "$OUT/runtime-$name.log" 2>&1
+echo "runtime bench $name rc=$? in $(( $(date +%s) - t0 ))s"

@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""The runtime against cuBLASLt, from a `cudal2 bench` CSV with the runtime-nn/tn methods
+(bench/runtime_vs_cublaslt.sh). Per shape and mode/timer: ratio = best of cuBLASLt auto-tuning
+NN/TN / best of runtime NN/TN (> 1: the runtime is faster), both from the same run; then the
+geometric mean by class, the worst shapes, the number below 0.99, and which runtime path served
+each shape (table kernel, neighbour kernel, cuBLASLt heuristic).
+
+  python3 bench/summarize_runtime.py RUN.csv[.gz] [OUT.csv]
+"""
+import csv
+import gzip
+import json
+import math
+import sys
+from collections import defaultdict
+
+
+def main():
+    opener = gzip.open if sys.argv[1].endswith(".gz") else open
+    with opener(sys.argv[1], "rt") as f:
+        rows = [r for r in csv.DictReader(line for line in f if not line.startswith("#"))]
+    t = defaultdict(dict)  # (m,n,k,class,mode,timer) -> method -> us
+    path = {}
+    for r in rows:
+        if r["status"] != "ok" or not r["median_us"]:
+            continue
+        key = (int(r["m"]), int(r["n"]), int(r["k"]), r["class"], r["mode"], r["timer"])
+        t[key][r["method"]] = float(r["median_us"])
+        if r["method"].startswith("runtime") and r["details"]:
+            try:
+                path[(key[:3], r["layout"])] = json.loads(r["details"]).get("path", "?")
+            except ValueError:
+                pass
+    out = []
+    for key, m in sorted(t.items()):
+        rt = [m[x] for x in ("runtime-nn", "runtime-tn") if x in m]
+        at = [m[x] for x in ("cublaslt-autotune-nn", "cublaslt-autotune-tn") if x in m]
+        he = [m[x] for x in ("cublaslt-heuristic-nn", "cublaslt-heuristic-tn") if x in m]
+        if not rt or not at:
+            continue
+        layout = "nn" if m.get("runtime-nn", 1e30) <= m.get("runtime-tn", 1e30) else "tn"
+        out.append({"m": key[0], "n": key[1], "k": key[2], "class": key[3], "mode": key[4], "timer": key[5],
+                    "runtime_us": min(rt), "autotune_us": min(at), "heuristic_us": min(he) if he else "",
+                    "vs_autotune": min(at) / min(rt), "vs_heuristic": min(he) / min(rt) if he else "",
+                    "path": path.get((key[:3], layout), "?")})
+    if len(sys.argv) > 2:
+        with open(sys.argv[2], "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(out[0].keys()))
+            w.writeheader()
+            for o in out:
+                w.writerow({k: (f"{v:.4f}" if isinstance(v, float) else v) for k, v in o.items()})
+    geo = lambda xs: math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+    for mode, timer in sorted({(o["mode"], o["timer"]) for o in out}):
+        sel = [o for o in out if o["mode"] == mode and o["timer"] == timer]
+        classes = ["small", "skinny", "medium", "large"]
+        by = {c: [o["vs_autotune"] for o in sel if o["class"] == c] for c in classes}
+        worst = min(sel, key=lambda o: o["vs_autotune"])
+        below = sum(o["vs_autotune"] < 0.99 for o in sel)
+        heur = [o["vs_heuristic"] for o in sel if o["vs_heuristic"] != ""]
+        paths = defaultdict(int)
+        for o in sel:
+            paths[o["path"]] += 1
+        print(f"{mode:8s} {timer:6s} shapes {len(sel):4d}  vs auto-tuning: all {geo([o['vs_autotune'] for o in sel]):.4f} "
+              + " ".join(f"{c} {geo(by[c]):.4f}({len(by[c])})" for c in classes)
+              + f"  below 0.99: {below}  worst {worst['m']}x{worst['n']}x{worst['k']} {worst['vs_autotune']:.3f}"
+              + f"  vs heuristic {geo(heur):.4f}  paths {dict(paths)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,170 @@
+// Methods runtime-nn / runtime-tn: libcudal2_runtime (docs/runtime.md) timed and verified by the
+// same evaluator as the cuBLAS/cuBLASLt baselines (same process, inputs, checks and timers).
+// The cudal2 executable does not link the runtime: it is dlopen'ed on first use, looked up in
+// order:
+//   $CUDAL2_RUNTIME_LIB                   (when set, the only place tried: measure that build)
+//   <dir of the executable>/../lib/       (installed: bin/cudal2, lib/libcudal2_runtime.so)
+//   <dir of the executable>/src/runtime/  (the build tree: <build>/cudal2)
+//   <dir of the executable>/
+//   libcudal2_runtime.so.0                (the dynamic linker's search path, or a copy already loaded)
+// prepare() creates one runtime handle per runner (cudal2_create: its own zeroed workspace,
+// CUDAL2_DEFAULT_WORKSPACE_BYTES raised to what the table's kernels need; synchronizes) and asks
+// cudal2_query where the shape goes (details: path, spec, table shape); run() is one cudal2_gemm
+// with workspace NULL, i.e. the handle's own pool, as an application calling the runtime would
+// do, so the bench's workspace (and its guard bands) is not used. A missing library, or a handle
+// that cannot be created, is a RunnerError: the bench records the method as unsupported.
+#include <dlfcn.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cudal2/cudal2.h>
+#include <array>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "baselines/baselines.hpp"
+
+namespace cudal2 {
+
+namespace {
+
+struct RuntimeLib {
+  void* lib = nullptr;
+  std::string path, error;
+  decltype(&cudal2_create) create = nullptr;
+  decltype(&cudal2_destroy) destroy = nullptr;
+  decltype(&cudal2_gemm) gemm = nullptr;
+  decltype(&cudal2_query) query = nullptr;
+  decltype(&cudal2_last_error) last_error = nullptr;
+  decltype(&cudal2_status_string) status_string = nullptr;
+  decltype(&cudal2_get_table_info) table_info = nullptr;
+
+  static RuntimeLib& get() {
+    static RuntimeLib l = load();
+    return l;
+  }
+
+  static RuntimeLib load() {
+    RuntimeLib l;
+    std::vector<std::string> candidates;
+    if (const char* env = std::getenv("CUDAL2_RUNTIME_LIB"); env && *env) {
+      candidates.emplace_back(env);
+    } else {
+      std::array<char, 4096> exe{};
+      const ssize_t len = readlink("/proc/self/exe", exe.data(), exe.size() - 1);
+      if (len > 0) {
+        const auto dir = std::filesystem::path(std::string(exe.data(), static_cast<size_t>(len))).parent_path();
+        for (const auto& d : {dir / ".." / "lib", dir / "src" / "runtime", dir})
+          candidates.push_back((d / "libcudal2_runtime.so").string());
+      }
+      candidates.emplace_back("libcudal2_runtime.so.0");
+    }
+    std::string tried;
+    for (const auto& c : candidates) {
+      l.lib = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (l.lib) {
+        l.path = c;
+        break;
+      }
+      const char* e = dlerror();
+      tried += fmt::format("{}{}", tried.empty() ? "" : "; ", e ? e : c);
+    }
+    if (!l.lib) {
+      l.error = "libcudal2_runtime not found (build the cudal2_runtime target, or set CUDAL2_RUNTIME_LIB): " + tried;
+      return l;
+    }
+    auto sym = [&](auto& fn, const char* name) {
+      fn = reinterpret_cast<std::decay_t<decltype(fn)>>(dlsym(l.lib, name));
+    };
+    sym(l.create, "cudal2_create");
+    sym(l.destroy, "cudal2_destroy");
+    sym(l.gemm, "cudal2_gemm");
+    sym(l.query, "cudal2_query");
+    sym(l.last_error, "cudal2_last_error");
+    sym(l.status_string, "cudal2_status_string");
+    sym(l.table_info, "cudal2_get_table_info");
+    if (!l.create || !l.destroy || !l.gemm || !l.query || !l.last_error || !l.status_string || !l.table_info) {
+      l.error = fmt::format("{} lacks the cudal2 C API (include/cudal2/cudal2.h); rebuild it", l.path);
+      l.lib = nullptr;
+    }
+    return l;
+  }
+};
+
+const char* path_name(cudal2_path_t p) {
+  switch (p) {
+    case CUDAL2_PATH_TABLE_KERNEL:
+      return "table";
+    case CUDAL2_PATH_NEIGHBOUR_KERNEL:
+      return "neighbour";
+    case CUDAL2_PATH_CUBLASLT:
+      return "cublaslt";
+  }
+  return "unknown";
+}
+
+class RuntimeRunner final : public Runner {
+ public:
+  RuntimeRunner(Layout layout, Accum accum) : layout_(layout), accum_(accum) {}
+  ~RuntimeRunner() override {
+    if (handle_) RuntimeLib::get().destroy(handle_);
+  }
+  std::string name() const override { return fmt::format("runtime-{}", to_string(layout_)); }
+  Layout layout() const override { return layout_; }
+  Accum accum() const override { return accum_; }
+
+  void prepare(const Shape& shape, const Operands& ops, cudaStream_t) override {
+    auto& l = RuntimeLib::get();
+    if (!l.lib) throw RunnerError(fmt::format("{}: {}", name(), l.error));
+    if (!handle_) {
+      if (const auto st = l.create(&handle_, nullptr)) {
+        handle_ = nullptr;
+        throw RunnerError(fmt::format("{}: cudal2_create: {}: {}", name(), l.status_string(st), l.last_error()));
+      }
+    }
+    shape_ = shape;
+    ops_ = ops;
+    cudal2_dispatch_info info{};
+    if (const auto st = l.query(handle_, lt(), acc(), shape.m, shape.n, shape.k, &info))
+      throw RunnerError(fmt::format("{}: cudal2_query: {}: {}", name(), l.status_string(st), l.last_error()));
+    const auto t = l.table_info();
+    details_ = {{"path", path_name(info.path)},
+                {"spec", info.spec ? info.spec : ""},
+                {"workspace_bytes", info.workspace_bytes},
+                {"table", t.source ? t.source : ""},
+                {"table_gpu", t.gpu ? t.gpu : ""},
+                {"library", l.path}};
+    if (info.path != CUDAL2_PATH_CUBLASLT)
+      details_["table_shape"] = fmt::format("{}x{}x{}", info.table_m, info.table_n, info.table_k);
+  }
+
+  void run(cudaStream_t s) override {
+    auto& l = RuntimeLib::get();
+    // workspace NULL: the handle's own (see the top of this file).
+    const auto st = l.gemm(handle_, lt(), acc(), shape_.m, shape_.n, shape_.k, ops_.A, ops_.B, ops_.C, nullptr, 0,
+                           reinterpret_cast<cudal2_stream_t>(s));
+    if (st != CUDAL2_STATUS_SUCCESS)
+      throw RunnerError(fmt::format("{}: cudal2_gemm: {}: {}", name(), l.status_string(st), l.last_error()));
+  }
+
+  nlohmann::json details() const override { return details_; }
+
+ private:
+  cudal2_layout_t lt() const { return layout_ == Layout::NN ? CUDAL2_LAYOUT_NN : CUDAL2_LAYOUT_TN; }
+  cudal2_accum_t acc() const { return accum_ == Accum::F32 ? CUDAL2_ACCUM_F32 : CUDAL2_ACCUM_F16; }
+
+  Layout layout_;
+  Accum accum_;
+  cudal2_handle_t handle_ = nullptr;
+  Shape shape_{};
+  Operands ops_;
+  nlohmann::json details_ = nlohmann::json::object();
+};
+
+}  // namespace
+
+RunnerPtr make_runtime(Layout layout, Accum accum) { return std::make_unique<RuntimeRunner>(layout, accum); }
+
+}  // namespace cudal2

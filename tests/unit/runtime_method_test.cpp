@@ -1,0 +1,95 @@
+// Methods runtime-nn / runtime-tn (src/baselines/runtime.cpp) without a GPU: known to the CLI
+// but not part of "all"; a missing libcudal2_runtime, or one that finds no GPU, is a RunnerError
+// with a message saying which (the bench records the method as unsupported and goes on).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "baselines/baselines.hpp"
+#include "eval/device.hpp"
+
+#ifndef CUDAL2_CLI
+#error "CUDAL2_CLI (path to the cudal2 binary) must be defined by the build"
+#endif
+#ifndef CUDAL2_RUNTIME_SO
+#error "CUDAL2_RUNTIME_SO (path to libcudal2_runtime.so) must be defined by the build"
+#endif
+
+namespace cudal2 {
+namespace {
+
+struct Outcome {
+  int code = -1;
+  std::string output;
+};
+
+Outcome cli(const std::string& args) {
+  const std::string cmd = std::string("'") + CUDAL2_CLI + "' " + args + " 2>&1 </dev/null";
+  Outcome o;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return o;
+  char buf[512];
+  while (std::fgets(buf, sizeof buf, p)) o.output += buf;
+  const int st = pclose(p);
+  o.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return o;
+}
+
+TEST(RuntimeMethod, KnownButNotInAll) {
+  for (const std::string n : {"runtime-nn", "runtime-tn"}) {
+    EXPECT_TRUE(is_baseline(n)) << n;
+    const auto& all = baseline_names();
+    EXPECT_EQ(std::find(all.begin(), all.end(), n), all.end()) << n;
+    const auto r = make_baseline(n, Accum::F16);
+    EXPECT_EQ(r->name(), n);
+    EXPECT_EQ(r->layout(), n == "runtime-nn" ? Layout::NN : Layout::TN);
+    EXPECT_EQ(r->accum(), Accum::F16);
+  }
+  try {
+    make_baseline("runtime-xx", Accum::F32);
+    FAIL() << "no InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("runtime-nn, runtime-tn"), std::string::npos) << e.what();
+  }
+}
+
+TEST(RuntimeMethod, CliAcceptsTheNameThenNeedsAGpu) {
+  if (gpu_available()) GTEST_SKIP() << "a CUDA GPU is present; this checks the no-GPU path";
+  auto o = cli("bench --shape 64,64,64 --methods runtime-nn,cublaslt-autotune-nn");
+  EXPECT_EQ(o.code, 1) << o.output;  // not an input error (2): the name is known
+  EXPECT_NE(o.output.find("no CUDA GPU"), std::string::npos) << o.output;
+  o = cli("bench --shape 64,64,64 --methods runtime-xx");
+  EXPECT_EQ(o.code, 2) << o.output;
+}
+
+// prepare() in a child process (the library is looked up once per process).
+void prepare_and_report(const char* lib) {
+  setenv("CUDAL2_RUNTIME_LIB", lib, 1);
+  auto r = make_baseline("runtime-nn", Accum::F32);
+  try {
+    r->prepare({64, 64, 64}, Operands{}, nullptr);
+  } catch (const RunnerError& e) {
+    std::fprintf(stderr, "RunnerError: %s\n", e.what());
+    std::exit(3);
+  }
+  std::exit(0);
+}
+
+TEST(RuntimeMethodDeathTest, MissingLibraryIsARunnerError) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(prepare_and_report("/nonexistent/libcudal2_runtime.so"), ::testing::ExitedWithCode(3),
+              "RunnerError: runtime-nn: libcudal2_runtime not found .*CUDAL2_RUNTIME_LIB.*/nonexistent/");
+}
+
+TEST(RuntimeMethodDeathTest, NoGpuIsARunnerError) {
+  if (gpu_available()) GTEST_SKIP() << "a CUDA GPU is present; this checks the no-GPU path";
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(prepare_and_report(CUDAL2_RUNTIME_SO), ::testing::ExitedWithCode(3),
+              "RunnerError: runtime-nn: cudal2_create: CUDA error: no usable CUDA device");
+}
+
+}  // namespace
+}  // namespace cudal2

@@ -268,6 +268,21 @@ TEST(StoreReward, NewColumnRoundTripsAndOldStoresMigrate) {
 namespace cudal2::search {
 namespace {
 
+// The scripted workers' answer to an eval job `req` (Python, inside their loop over stdin):
+// candidate i takes 10 + i us, every baseline 12 us.
+constexpr const char* kAnswerEvalJob = R"(    shapes = []
+    for m, n, k in req["shapes"]:
+        methods = [{"method": c["name"], "status": "ok", "failure": "", "reason": "", "rel_err": 1e-4,
+                    "timing": {"offline": {"graph": {"median": 10.0 + i, "p10": 9.0, "p90": 11.0 + i,
+                                                     "min": 9.0, "n": 5}}}}
+                   for i, c in enumerate(req["candidates"])]
+        methods += [{"method": b, "status": "ok", "failure": "", "reason": "", "rel_err": None,
+                     "timing": {"offline": {"graph": {"median": 12.0, "p10": 12.0, "p90": 12.0, "min": 12.0,
+                                                      "n": 5}}}} for b in req["baselines"]]
+        shapes.append({"m": m, "n": n, "k": k, "methods": methods})
+    print(json.dumps({"ok": True, "gpu": "unknown", "shapes": shapes}), flush=True)
+)";
+
 // run_tune end to end on the CPU: the JIT really compiles, a scripted worker answers every eval
 // job with fixed times (candidate i: 10 + i us, cublas-nn 12 us), the store gets rows with their
 // rewards, and a rerun of the same command resumes with the next candidates.
@@ -281,18 +296,7 @@ class TuneLoop : public ::testing::Test {
 import json, sys
 for line in sys.stdin:
     req = json.loads(line)
-    shapes = []
-    for m, n, k in req["shapes"]:
-        methods = [{"method": c["name"], "status": "ok", "failure": "", "reason": "", "rel_err": 1e-4,
-                    "timing": {"offline": {"graph": {"median": 10.0 + i, "p10": 9.0, "p90": 11.0 + i,
-                                                     "min": 9.0, "n": 5}}}}
-                   for i, c in enumerate(req["candidates"])]
-        methods += [{"method": b, "status": "ok", "failure": "", "reason": "", "rel_err": None,
-                     "timing": {"offline": {"graph": {"median": 12.0, "p10": 12.0, "p90": 12.0, "min": 12.0,
-                                                      "n": 5}}}} for b in req["baselines"]]
-        shapes.append({"m": m, "n": n, "k": k, "methods": methods})
-    print(json.dumps({"ok": True, "gpu": "unknown", "shapes": shapes}), flush=True)
-)";
+)" << kAnswerEvalJob;
     std::filesystem::permissions(worker_, std::filesystem::perms::owner_all);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
@@ -373,17 +377,7 @@ TEST_F(TuneLoop, ResumedOwnSpaceSpecsAreMeasuredOnlyWhereMissing) {
     with open(")" << log.string()
                         << R"(", "a") as f:
         f.write(json.dumps({"shapes": req["shapes"], "specs": [c["spec"] for c in req["candidates"]]}) + "\n")
-    shapes = []
-    for m, n, k in req["shapes"]:
-        methods = [{"method": c["name"], "status": "ok", "failure": "", "reason": "", "rel_err": 1e-4,
-                    "timing": {"offline": {"graph": {"median": 10.0, "p10": 9.0, "p90": 11.0, "min": 9.0, "n": 5}}}}
-                   for c in req["candidates"]]
-        methods += [{"method": b, "status": "ok", "failure": "", "reason": "", "rel_err": None,
-                     "timing": {"offline": {"graph": {"median": 12.0, "p10": 12.0, "p90": 12.0, "min": 12.0,
-                                                      "n": 5}}}} for b in req["baselines"]]
-        shapes.append({"m": m, "n": n, "k": k, "methods": methods})
-    print(json.dumps({"ok": True, "gpu": "unknown", "shapes": shapes}), flush=True)
-)";
+)" << kAnswerEvalJob;
   std::filesystem::permissions(worker, std::filesystem::perms::owner_all);
   auto o = options();
   o.families = {"cublaslt"};
@@ -420,18 +414,7 @@ for line in sys.stdin:
     with open(")" << log_ << R"(", "a") as log:
         for c in req["candidates"]:
             log.write(os.environ.get("CUDA_VISIBLE_DEVICES", "-") + "\t" + c["spec"] + "\n")
-    shapes = []
-    for m, n, k in req["shapes"]:
-        methods = [{"method": c["name"], "status": "ok", "failure": "", "reason": "", "rel_err": 1e-4,
-                    "timing": {"offline": {"graph": {"median": 10.0 + i, "p10": 9.0, "p90": 11.0 + i,
-                                                     "min": 9.0, "n": 5}}}}
-                   for i, c in enumerate(req["candidates"])]
-        methods += [{"method": b, "status": "ok", "failure": "", "reason": "", "rel_err": None,
-                     "timing": {"offline": {"graph": {"median": 12.0, "p10": 12.0, "p90": 12.0, "min": 12.0,
-                                                      "n": 5}}}} for b in req["baselines"]]
-        shapes.append({"m": m, "n": n, "k": k, "methods": methods})
-    print(json.dumps({"ok": True, "gpu": "unknown", "shapes": shapes}), flush=True)
-)";
+)" << kAnswerEvalJob;
     // The tuner sees GPUs 0 and 1, which are the machine's 5 and 7: the lanes' workers get those.
     saved_ = std::getenv("CUDA_VISIBLE_DEVICES") ? std::getenv("CUDA_VISIBLE_DEVICES") : "";
     had_ = std::getenv("CUDA_VISIBLE_DEVICES") != nullptr;

@@ -237,6 +237,55 @@ TEST_F(RuntimeGpu, CapturesIntoACudaGraph) {
   cudaStreamDestroy(s);
 }
 
+// tune_unseen: off-table shapes are auto-tuned once, on their first call outside graph capture;
+// a shape first seen inside a capture runs the heuristic's pick and stays unseen. Either way the
+// results are right, and a later captured call replays the tuned choice.
+TEST_F(RuntimeGpu, TuneUnseenShapesOnFirstUncapturedCall) {
+  const std::vector<Problem> ps = {{CUDAL2_LAYOUT_NN, CUDAL2_ACCUM_F32, 100, 4608, 3584},
+                                   {CUDAL2_LAYOUT_TN, CUDAL2_ACCUM_F32, 333, 3584, 1000},
+                                   {CUDAL2_LAYOUT_TN, CUDAL2_ACCUM_F16, 7, 1000, 513}};
+  cudal2::Handle h(cudal2_options{0, 0.0, 1, 1});
+  cudaStream_t s;
+  CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  for (const auto& p : ps) {
+    Buffers b(p, 13);
+    reference(cublas_, b);
+    // First seen inside a capture: no tuning there (it would synchronize a capturing stream).
+    cudaGraph_t g;
+    CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    ASSERT_EQ(cudal2::try_gemm(h, p.layout, p.accum, p.m, p.n, p.k, b.A, b.B, b.C, s), CUDAL2_STATUS_SUCCESS)
+        << cudal2_last_error();
+    CK(cudaStreamEndCapture(s, &g));
+    cudaGraphExec_t ge;
+    CK(cudaGraphInstantiate(&ge, g, 0));
+    b.clear_c(s);
+    CK(cudaGraphLaunch(ge, s));
+    CK(cudaStreamSynchronize(s));
+    EXPECT_TRUE(matches(b)) << "captured first call " << p.m << "x" << p.n << "x" << p.k;
+    cudaGraphExecDestroy(ge);
+    cudaGraphDestroy(g);
+    // The first uncaptured call tunes (and computes C with the pick).
+    b.clear_c(s);
+    ASSERT_EQ(cudal2::try_gemm(h, p.layout, p.accum, p.m, p.n, p.k, b.A, b.B, b.C, s), CUDAL2_STATUS_SUCCESS)
+        << cudal2_last_error();
+    CK(cudaStreamSynchronize(s));
+    EXPECT_TRUE(matches(b)) << "tuning call " << p.m << "x" << p.n << "x" << p.k;
+    EXPECT_EQ(cudal2::query(h, p.layout, p.accum, p.m, p.n, p.k).path, CUDAL2_PATH_CUBLASLT);
+    // Then a captured call replays the tuned choice.
+    CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    ASSERT_EQ(cudal2::try_gemm(h, p.layout, p.accum, p.m, p.n, p.k, b.A, b.B, b.C, s), CUDAL2_STATUS_SUCCESS);
+    CK(cudaStreamEndCapture(s, &g));
+    CK(cudaGraphInstantiate(&ge, g, 0));
+    b.clear_c(s);
+    CK(cudaGraphLaunch(ge, s));
+    CK(cudaStreamSynchronize(s));
+    EXPECT_TRUE(matches(b)) << "captured tuned call " << p.m << "x" << p.n << "x" << p.k;
+    cudaGraphExecDestroy(ge);
+    cudaGraphDestroy(g);
+  }
+  cudaStreamDestroy(s);
+}
+
 // A `cublaslt` table kernel (tables/seed.json: 64x64x256 NN f32, a cuBLASLt algorithm
 // configuration carried as data, no compiled code): exact shape -> TABLE_KERNEL with its spec,
 // correct results through the handle's workspace, a caller's and in a graph; off-table shapes may

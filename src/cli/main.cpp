@@ -236,6 +236,14 @@ int main(int argc, char** argv) {
   tune->add_option("--gpus", gpus,
                    "GPUs that measure: all, or device numbers such as 0,1 (one worker per GPU, one store and "
                    "policy; default: the first GPU)");
+  // Replay (bench/replay_worker.py, bench/results/h100/policy-replay/): a stand-in worker answers
+  // from recorded measurements, so tune runs on a machine without a GPU. Hidden: not for real runs.
+  std::string tune_worker;
+  tune->add_option("--worker", tune_worker, "Worker executable speaking `cudal2 worker`'s protocol (default: this one)")
+      ->group("");
+  bool no_gpu_check = false;
+  tune->add_flag("--no-gpu-check", no_gpu_check, "Do not require a local GPU (only with a --worker that needs none)")
+      ->group("");
   add_eval_opts(tune, tune_shapes);
   std::string show_db = "cudal2.db";
   auto* show = app.add_subcommand("show", "Best kernel per shape in the store, with its speedup over the baselines");
@@ -295,7 +303,8 @@ int main(int argc, char** argv) {
         to.eval = ev;
         to.search = search;
         to.policy = policy_opts;
-        to.policy.extra["db"] = ev.db_path;  // --search llm reads the store (references, failures)
+        // --search llm reads the store (references, failures); rl refuses options it does not know.
+        if (search == "llm") to.policy.extra["db"] = ev.db_path;
         to.families = split_list(families);
         to.space = space;
         to.accum = cudal2::parse_accum(tune_accum);
@@ -310,6 +319,8 @@ int main(int argc, char** argv) {
         to.final_reps = final_reps;
         to.final_baselines = split_list(final_baselines);
         to.gpus = gpus;
+        if (!tune_worker.empty()) to.eval.worker_exe = tune_worker;
+        to.check_gpu = !no_gpu_check;
         const auto result = cudal2::search::run_tune(to);
         cudal2::search::print_tune_summary(result);
         if (final_top > 0) std::printf("final measurement written to %s\n", final_csv.c_str());

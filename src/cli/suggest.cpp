@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -25,6 +27,7 @@ namespace {
 struct SuggestArgs {
   std::vector<std::string> shapes;
   std::string layout = "nn", accum = "f32", policy, families, space = "full";
+  std::string candidates;  // --candidates FILE: per-problem spaces (e.g. cublaslt's, recorded on a GPU)
   int top = 1;
   bool json = false;
 };
@@ -38,9 +41,67 @@ std::vector<std::string> split(const std::string& s) {
   return out;
 }
 
+// --candidates FILE: lines "M,N,K<TAB>layout<TAB>spec text" ('#' comments): the specs each problem
+// may be given, for families whose space is per shape and needs a GPU to list (cublaslt: cuBLASLt's
+// suggestions, as `cudal2 tune` recorded them). Problems with no line are skipped, with a note.
+std::map<std::pair<std::string, std::string>, std::vector<KernelSpec>> read_candidates(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(fmt::format("cannot read candidates file '{}'", path));
+  std::map<std::pair<std::string, std::string>, std::vector<KernelSpec>> out;
+  int line_no = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++line_no;
+    if (line.empty() || line[0] == '#') continue;
+    const auto t1 = line.find('\t'), t2 = t1 == std::string::npos ? t1 : line.find('\t', t1 + 1);
+    if (t2 == std::string::npos)
+      throw InputError(fmt::format("{}:{}: expected M,N,K<TAB>layout<TAB>spec", path, line_no));
+    const Shape sh = parse_shape(line.substr(0, t1));
+    const std::string layout(to_string(parse_layout(line.substr(t1 + 1, t2 - t1 - 1))));
+    out[{sh.str(), layout}].push_back(parse_spec(line.substr(t2 + 1)));
+  }
+  return out;
+}
+
+// One pick of --json output.
+nlohmann::json pick_json(const Problem& p, const KernelSpec& spec, double us) {
+  return {{"m", p.shape.m},
+          {"n", p.shape.n},
+          {"k", p.shape.k},
+          {"layout", to_string(p.layout)},
+          {"accum", to_string(p.accum)},
+          {"spec", spec.text()},
+          {"hash", spec.hash()},
+          {"predicted_us", us}};
+}
+
 int run(const SuggestArgs& a) {
   if (a.top < 1) throw InputError("--top must be at least 1");
   auto policy = search::RlPolicy::from_file(a.policy);
+  if (!a.candidates.empty()) {
+    const auto cands = read_candidates(a.candidates);
+    const Accum accum = parse_accum(a.accum);
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& text : a.shapes) {
+      const Problem p{parse_shape(text), parse_layout(a.layout), accum};
+      const auto it = cands.find({p.shape.str(), std::string(to_string(p.layout))});
+      std::vector<std::pair<KernelSpec, double>> ranked;
+      if (it != cands.end()) ranked = policy.rank(p, it->second, a.top);
+      if (ranked.empty()) {
+        std::fprintf(stderr, "cudal2 suggest: no valid candidate for %s %s in %s\n", p.shape.str().c_str(),
+                     std::string(to_string(p.layout)).c_str(), a.candidates.c_str());
+        continue;
+      }
+      for (const auto& [spec, us] : ranked) {
+        if (a.json)
+          out.push_back(pick_json(p, spec, us));
+        else
+          std::printf("%s %s: %s   predicted %.2f us\n", p.shape.str().c_str(),
+                      std::string(to_string(p.layout)).c_str(), spec.text().c_str(), us);
+      }
+    }
+    if (a.json) std::printf("%s\n", out.dump(1).c_str());
+    return 0;
+  }
   auto families = a.families.empty() ? policy.families_seen() : split(a.families);
   if (families.empty())
     throw InputError(fmt::format("policy file '{}' has no measurements: pass --families", a.policy));
@@ -58,15 +119,7 @@ int run(const SuggestArgs& a) {
     if (ranked.empty())
       throw InputError(fmt::format("no valid spec of {} for {}", fmt::join(usable, ", "), p.shape.str()));
     if (a.json) {
-      for (const auto& [spec, us] : ranked)
-        out.push_back({{"m", p.shape.m},
-                       {"n", p.shape.n},
-                       {"k", p.shape.k},
-                       {"layout", to_string(p.layout)},
-                       {"accum", to_string(p.accum)},
-                       {"spec", spec.text()},
-                       {"hash", spec.hash()},
-                       {"predicted_us", us}});
+      for (const auto& [spec, us] : ranked) out.push_back(pick_json(p, spec, us));
       continue;
     }
     std::printf("%s %s %s: zero-shot pick (not measured; policy %s, %zu measurements)\n", p.shape.str().c_str(),
@@ -98,6 +151,9 @@ void add_suggest_command(CLI::App& app) {
   cmd->add_option("--space", a->space, "full or core (docs/tuning.md)")->capture_default_str();
   cmd->add_option("--top", a->top, "Print the N best predictions")->capture_default_str();
   cmd->add_flag("--json", a->json, "JSON output (for the runtime and scripts)");
+  cmd->add_option("--candidates", a->candidates,
+                  "Choose among the specs this file lists per problem (lines M,N,K<TAB>layout<TAB>spec), e.g. "
+                  "cublaslt's recorded space; --families and --space are then ignored");
   cmd->callback([a] { cli::exit_with([&] { return run(*a); }); });
 }
 

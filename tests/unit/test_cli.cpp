@@ -113,6 +113,18 @@ TEST(CliNoGpu, BenchExitsOneWithOneLine) {
   EXPECT_EQ(o.output.find("cudal2: error:"), std::string::npos) << "no GPU is not an input error: " << o.output;
 }
 
+TEST(CliNoGpu, TuneSearchRlGetsAsFarAsTheGpuCheck) {
+  // `tune --search rl` used to stop at once: the CLI handed every policy the llm proposer's store
+  // option, which rl refuses ("unknown rl policy option 'db'").
+  if (cudal2::gpu_available()) GTEST_SKIP() << "a CUDA GPU is present; this checks the no-GPU path";
+  const std::string db = "/tmp/cudal2_cli_rl_" + std::to_string(getpid()) + ".db";
+  const auto o = run_cli("tune --search rl --shape 64,64,64 --families tiny --budget 1 --db " + db);
+  std::remove(db.c_str());
+  EXPECT_EQ(o.output.find("unknown rl policy option"), std::string::npos) << o.output;
+  EXPECT_EQ(o.code, 1) << o.output;
+  EXPECT_NE(o.output.find("no CUDA GPU"), std::string::npos) << o.output;
+}
+
 TEST(CliNoGpu, InputErrorsComeBeforeTheGpuCheck) {
   // Bad input is reported as such (exit 2) whether or not a GPU is present.
   const auto o = run_cli("bench --shape 64,64,64 --reps 0");

@@ -12,6 +12,8 @@
 #include <sstream>
 #include <string>
 
+#include "run_command.hpp"
+
 #ifndef CUDAL2_RTGEN
 #error "CUDAL2_RTGEN (path to cudal2_rtgen) must be defined by the build"
 #endif
@@ -23,10 +25,7 @@ namespace fs = std::filesystem;
 const std::string kLt = "cublaslt nn f32 algo=66 tile=12 stages=35 reduction=2 swizzle=1 custom=3 inner=0 cluster=2x1";
 const std::string kTiny = "tiny nn f32 tile=16x16x32 warps=1x1 kwarps=4";
 
-struct Outcome {
-  int code;
-  std::string output;
-};
+using Outcome = cudal2::test_util::CommandOutcome;
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p);
@@ -70,14 +69,7 @@ class RtgenTest : public ::testing::Test {
     std::ostringstream cmd;
     cmd << "'" << CUDAL2_RTGEN << "' '" << (dir_ / "table.json").string() << "' '" << (dir_ / "gen").string()
         << "' 2>&1";
-    FILE* p = popen(cmd.str().c_str(), "r");
-    Outcome o{-1, ""};
-    if (!p) return o;
-    char buf[512];
-    while (std::fgets(buf, sizeof buf, p)) o.output += buf;
-    const int st = pclose(p);
-    o.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return o;
+    return cudal2::test_util::run_command(cmd.str());
   }
   fs::path dir_;
 };

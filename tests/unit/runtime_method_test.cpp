@@ -10,6 +10,7 @@
 
 #include "baselines/baselines.hpp"
 #include "eval/device.hpp"
+#include "run_command.hpp"
 
 #ifndef CUDAL2_CLI
 #error "CUDAL2_CLI (path to the cudal2 binary) must be defined by the build"
@@ -21,21 +22,10 @@
 namespace cudal2 {
 namespace {
 
-struct Outcome {
-  int code = -1;
-  std::string output;
-};
+using Outcome = test_util::CommandOutcome;
 
 Outcome cli(const std::string& args) {
-  const std::string cmd = std::string("'") + CUDAL2_CLI + "' " + args + " 2>&1 </dev/null";
-  Outcome o;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return o;
-  char buf[512];
-  while (std::fgets(buf, sizeof buf, p)) o.output += buf;
-  const int st = pclose(p);
-  o.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return o;
+  return test_util::run_command(std::string("'") + CUDAL2_CLI + "' " + args + " 2>&1 </dev/null");
 }
 
 TEST(RuntimeMethod, KnownButNotInAll) {

@@ -1,7 +1,6 @@
 #include "baselines/cublaslt_config.hpp"
 
 #include <cublasLt.h>
-#include <cuda_fp16.h>
 #include <fmt/format.h>
 
 #include "codegen/family_cublaslt.hpp"
@@ -42,10 +41,8 @@ class CublasLtConfigRunner final : public Runner {
     const bool tn = spec_.layout == Layout::TN, f16 = spec_.accum == Accum::F16;
     if (!cudal2_lt::make_problem(shape.m, shape.n, shape.k, tn, f16, problem_)) check(problem_.status, problem_.failed);
     const char* failed = "configure";
-    check(cudal2_lt::configure(handle_, f16, config_, &algo_, &failed), failed);
     cublasLtMatmulHeuristicResult_t r{};
-    check(cublasLtMatmulAlgoCheck(handle_, problem_.op, problem_.a, problem_.b, problem_.c, problem_.c, &algo_, &r),
-          "cublasLtMatmulAlgoCheck");
+    check(cudal2_lt::configure_checked(handle_, f16, config_, problem_, &algo_, &r, &failed), failed);
     if (r.workspaceSize > ops.workspace_bytes)
       throw RunnerError(
           fmt::format("needs {} bytes of workspace, the bench has {}", r.workspaceSize, ops.workspace_bytes));
@@ -59,16 +56,8 @@ class CublasLtConfigRunner final : public Runner {
 
   void run(cudaStream_t s) override {
     void* ws = workspace_ ? ops_.workspace : nullptr;
-    cublasStatus_t st;
-    if (spec_.accum == Accum::F16) {
-      const __half alpha = __float2half(1.0f), beta = __float2half(0.0f);
-      st = cublasLtMatmul(handle_, problem_.op, &alpha, ops_.B, problem_.a, ops_.A, problem_.b, &beta, ops_.C,
-                          problem_.c, ops_.C, problem_.c, &algo_, ws, workspace_, s);
-    } else {
-      const float alpha = 1.0f, beta = 0.0f;
-      st = cublasLtMatmul(handle_, problem_.op, &alpha, ops_.B, problem_.a, ops_.A, problem_.b, &beta, ops_.C,
-                          problem_.c, ops_.C, problem_.c, &algo_, ws, workspace_, s);
-    }
+    const cublasStatus_t st = cudal2_lt::matmul(handle_, problem_, spec_.accum == Accum::F16, &algo_, ops_.A, ops_.B,
+                                                ops_.C, ws, workspace_, s);
     if (st != CUBLAS_STATUS_SUCCESS) throw RunnerError(fmt::format("cublasLtMatmul: {}", cublasLtGetStatusName(st)));
   }
 

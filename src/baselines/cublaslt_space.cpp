@@ -22,15 +22,13 @@ void lt_check(cublasStatus_t st, const char* what) {
   if (st != CUBLAS_STATUS_SUCCESS) throw RunnerError(fmt::format("{}: {}", what, cublasLtGetStatusName(st)));
 }
 
-// Owns the handle, the problem's descriptors and the heuristic preference.
+// Owns the handle and the problem's descriptors.
 struct Session {
   cublasLtHandle_t h = nullptr;
   cudal2_lt::Problem p;
-  cublasLtMatmulPreference_t pref = nullptr;
   bool f16 = false;
   size_t max_ws = 0;
   ~Session() {
-    if (pref) cublasLtMatmulPreferenceDestroy(pref);
     cudal2_lt::destroy(p);
     if (h) cublasLtDestroy(h);
   }
@@ -38,9 +36,8 @@ struct Session {
   std::optional<cublasLtMatmulHeuristicResult_t> check(const Config& c, cublasLtMatmulAlgo_t* algo = nullptr) const {
     cublasLtMatmulAlgo_t a;
     const char* failed = nullptr;
-    if (cudal2_lt::configure(h, f16, c, &a, &failed) != CUBLAS_STATUS_SUCCESS) return std::nullopt;
     cublasLtMatmulHeuristicResult_t r{};
-    if (cublasLtMatmulAlgoCheck(h, p.op, p.a, p.b, p.c, p.c, &a, &r) != CUBLAS_STATUS_SUCCESS) return std::nullopt;
+    if (cudal2_lt::configure_checked(h, f16, c, p, &a, &r, &failed) != CUBLAS_STATUS_SUCCESS) return std::nullopt;
     if (r.workspaceSize > max_ws) return std::nullopt;
     if (algo) *algo = a;
     return r;
@@ -166,10 +163,6 @@ std::vector<LtCandidate> cublaslt_space(const Shape& shape, Layout layout, Accum
   lt_check(cublasLtCreate(&s.h), "cublasLtCreate");
   if (!cudal2_lt::make_problem(shape.m, shape.n, shape.k, layout == Layout::TN, s.f16, s.p))
     lt_check(s.p.status, s.p.failed);
-  lt_check(cublasLtMatmulPreferenceCreate(&s.pref), "cublasLtMatmulPreferenceCreate");
-  const uint64_t ws = max_workspace;
-  lt_check(cublasLtMatmulPreferenceSetAttribute(s.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws),
-           "preference workspace");
 
   std::vector<LtCandidate> out;
   std::set<std::string> seen;
@@ -188,8 +181,7 @@ std::vector<LtCandidate> cublaslt_space(const Shape& shape, Layout layout, Accum
   // 1. The heuristic's suggestions, rebuilt from their configuration (what the artifact does).
   std::vector<cublasLtMatmulHeuristicResult_t> heur(kAutotuneRequest);
   int returned = 0;
-  lt_check(cublasLtMatmulAlgoGetHeuristic(s.h, s.p.op, s.p.a, s.p.b, s.p.c, s.p.c, s.pref,
-                                          static_cast<int>(heur.size()), heur.data(), &returned),
+  lt_check(cudal2_lt::heuristic(s.h, s.p, max_workspace, static_cast<int>(heur.size()), heur.data(), &returned),
            "cublasLtMatmulAlgoGetHeuristic");
   heur.resize(static_cast<size_t>(std::max(returned, 0)));
   std::vector<std::pair<Config, cublasLtMatmulAlgo_t>> picks;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "baselines/cublaslt_space.hpp"
+#include "cli/exit_with.hpp"
 #include "core/problem.hpp"
 #include "eval/device.hpp"
 
@@ -24,7 +25,9 @@ int lt_space_main(int argc, char** argv) {
   app.add_option("--shape", shape_text, "M,N,K")->required();
   app.add_option("--layout", layout, "Layout of B: nn or tn")->capture_default_str();
   app.add_option("--accum", accum, "Accumulator: f32 or f16")->capture_default_str();
-  app.add_option("--max", max, "At most this many specs (0: all)")->capture_default_str();
+  app.add_option("--max", max,
+                 "At most this many specs beyond the heuristic's own suggestions, which are all in (0: all)")
+      ->capture_default_str();
   app.add_option("--workspace-mib", workspace_mib, "Largest workspace a configuration may need")->capture_default_str();
   app.add_flag("--details", details, "After each spec: where it came from, its workspace and waves count");
   try {
@@ -34,7 +37,7 @@ int lt_space_main(int argc, char** argv) {
     std::fprintf(stderr, "cudal2: error: %s\n", e.what());
     return 2;
   }
-  try {
+  return cli::exit_code_of([&] {
     const Shape shape = parse_shape(shape_text);
     require_gpu();
     const auto specs = cublaslt_space(shape, parse_layout(layout), parse_accum(accum), max, workspace_mib << 20);
@@ -47,16 +50,7 @@ int lt_space_main(int argc, char** argv) {
     }
     std::fprintf(stderr, "cudal2 lt-space: %zu spec(s) for %s %s\n", specs.size(), shape.str().c_str(), layout.c_str());
     return 0;
-  } catch (const InputError& e) {
-    std::fprintf(stderr, "cudal2: error: %s\n", e.what());
-    return 2;
-  } catch (const NoGpuError& e) {
-    std::fprintf(stderr, "cudal2: %s: nothing to run on this machine\n", e.what());
-    return 1;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "cudal2 lt-space: failed: %s\n", e.what());
-    return 1;
-  }
+  });
 }
 
 }  // namespace cudal2

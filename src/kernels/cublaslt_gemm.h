@@ -7,7 +7,6 @@
 // workspace_size come before any run, and the first run before graph capture), and kept in a
 // small cache: run() itself then only looks them up and enqueues cublasLtMatmul, allocating
 // nothing and synchronizing nothing, so it is capturable.
-#include <cuda_fp16.h>
 #include <stdio.h>
 
 #include <mutex>
@@ -85,15 +84,9 @@ const Plan& plan_for(State& s, const cudal2_gemm_args* a) {
     p.failed = p.problem.failed;
     return p;
   }
-  p.status = cudal2_lt::configure(s.handle, kF16, config(splits), &p.algo, &p.failed);
-  if (p.status != CUBLAS_STATUS_SUCCESS) return p;
   cublasLtMatmulHeuristicResult_t r{};
-  p.status =
-      cublasLtMatmulAlgoCheck(s.handle, p.problem.op, p.problem.a, p.problem.b, p.problem.c, p.problem.c, &p.algo, &r);
-  if (p.status != CUBLAS_STATUS_SUCCESS) {
-    p.failed = "cublasLtMatmulAlgoCheck";
-    return p;
-  }
+  p.status = cudal2_lt::configure_checked(s.handle, kF16, config(splits), p.problem, &p.algo, &r, &p.failed);
+  if (p.status != CUBLAS_STATUS_SUCCESS) return p;
   p.failed = nullptr;
   p.workspace = r.workspaceSize;
   p.align = cudal2_lt::min_alignment(p.algo);
@@ -158,18 +151,8 @@ int cudal2_run(const cudal2_gemm_args* a, void* stream, char* err, size_t errlen
     say(err, errlen, "%s%s", "cublaslt: workspace smaller than cudal2_workspace_size", "");
     return 1;
   }
-  cublasStatus_t st;
-  if (kF16) {
-    const __half alpha = __float2half(1.0f), beta = __float2half(0.0f);
-    st =
-        cublasLtMatmul(s.handle, p.problem.op, &alpha, a->B, p.problem.a, a->A, p.problem.b, &beta, a->C, p.problem.c,
-                       a->C, p.problem.c, &p.algo, a->workspace, a->workspace_bytes, static_cast<cudaStream_t>(stream));
-  } else {
-    const float alpha = 1.0f, beta = 0.0f;
-    st =
-        cublasLtMatmul(s.handle, p.problem.op, &alpha, a->B, p.problem.a, a->A, p.problem.b, &beta, a->C, p.problem.c,
-                       a->C, p.problem.c, &p.algo, a->workspace, a->workspace_bytes, static_cast<cudaStream_t>(stream));
-  }
+  const cublasStatus_t st = cudal2_lt::matmul(s.handle, p.problem, kF16, &p.algo, a->A, a->B, a->C, a->workspace,
+                                              a->workspace_bytes, static_cast<cudaStream_t>(stream));
   if (st != CUBLAS_STATUS_SUCCESS) {
     say(err, errlen, "%s: %s", "cublasLtMatmul", cublasLtGetStatusName(st));
     return 1;

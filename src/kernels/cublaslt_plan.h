@@ -1,6 +1,8 @@
-// cuBLASLt plumbing shared by the `cublaslt` family's artifact (cublaslt_gemm.h) and the
-// enumeration of its space (src/baselines/cublaslt_space.cpp), so both describe the problem and
-// configure an algorithm the same way. Host code only.
+// cuBLASLt plumbing shared by everything that calls cuBLASLt on a cudal2 problem: the `cublaslt`
+// family's artifact (cublaslt_gemm.h), the judge's runner for it (src/baselines/cublaslt_config),
+// the enumeration of its space (src/baselines/cublaslt_space.cpp) and the runtime
+// (src/runtime/runtime.cpp), so all describe the problem, configure an algorithm and call
+// cublasLtMatmul the same way. Host code only.
 //
 // Row-major C (MxN) = A (MxK) * B is computed as column-major C^T = B^T A^T, as the cuBLASLt
 // baseline does: cuBLASLt's A is our B (N x K column-major view: op N for our NN layout's
@@ -8,6 +10,7 @@
 #ifndef CUDAL2_CUBLASLT_PLAN_H
 #define CUDAL2_CUBLASLT_PLAN_H
 #include <cublasLt.h>
+#include <cuda_fp16.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -108,6 +111,48 @@ inline cublasStatus_t configure(cublasLtHandle_t h, bool f16_accum, const Config
     }
   }
   return CUBLAS_STATUS_SUCCESS;
+}
+
+// configure, then cublasLtMatmulAlgoCheck for problem p: *r gets the workspace it needs.
+inline cublasStatus_t configure_checked(cublasLtHandle_t h, bool f16_accum, const Config& c, const Problem& p,
+                                        cublasLtMatmulAlgo_t* algo, cublasLtMatmulHeuristicResult_t* r,
+                                        const char** failed) {
+  cublasStatus_t st = configure(h, f16_accum, c, algo, failed);
+  if (st != CUBLAS_STATUS_SUCCESS) return st;
+  memset(r, 0, sizeof *r);
+  st = cublasLtMatmulAlgoCheck(h, p.op, p.a, p.b, p.c, p.c, algo, r);
+  if (st != CUBLAS_STATUS_SUCCESS) *failed = "cublasLtMatmulAlgoCheck";
+  return st;
+}
+
+// cuBLASLt's heuristic for p with at most max_workspace bytes of workspace: up to n results.
+inline cublasStatus_t heuristic(cublasLtHandle_t h, const Problem& p, uint64_t max_workspace, int n,
+                                cublasLtMatmulHeuristicResult_t* out, int* returned) {
+  *returned = 0;
+  cublasLtMatmulPreference_t pref = nullptr;
+  cublasStatus_t st = cublasLtMatmulPreferenceCreate(&pref);
+  if (st != CUBLAS_STATUS_SUCCESS) return st;
+  st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_workspace,
+                                            sizeof max_workspace);
+  if (st == CUBLAS_STATUS_SUCCESS)
+    st = cublasLtMatmulAlgoGetHeuristic(h, p.op, p.a, p.b, p.c, p.c, pref, n, out, returned);
+  cublasLtMatmulPreferenceDestroy(pref);
+  return st;
+}
+
+// One row-major C = A * B with algo on p (cuBLASLt's A is our B, its B our A, its C and D our C),
+// alpha 1 and beta 0 in the accumulator's scale type.
+inline cublasStatus_t matmul(cublasLtHandle_t h, const Problem& p, bool f16_accum, const cublasLtMatmulAlgo_t* algo,
+                             const void* A, const void* B, void* C, void* workspace, size_t workspace_bytes,
+                             cudaStream_t stream) {
+  if (f16_accum) {
+    const __half alpha = __float2half(1.0f), beta = __float2half(0.0f);
+    return cublasLtMatmul(h, p.op, &alpha, B, p.a, A, p.b, &beta, C, p.c, C, p.c, algo, workspace, workspace_bytes,
+                          stream);
+  }
+  const float alpha = 1.0f, beta = 0.0f;
+  return cublasLtMatmul(h, p.op, &alpha, B, p.a, A, p.b, &beta, C, p.c, C, p.c, algo, workspace, workspace_bytes,
+                        stream);
 }
 
 // The configuration an algorithm carries (one the heuristic returned, say).

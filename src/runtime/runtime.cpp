@@ -104,17 +104,13 @@ bool plan_lt_kernel(cublasLtHandle_t lt, KernelCall& c, int64_t m, int64_t n, in
   cfg.reduction = ki.lt.reduction, cfg.swizzle = ki.lt.swizzle, cfg.custom = ki.lt.custom, cfg.inner = ki.lt.inner;
   cfg.cluster = ki.lt.cluster;
   const char* failed = "";
-  cublasStatus_t st = cudal2_lt::configure(lt, f16, cfg, &p->algo, &failed);
-  if (st == CUBLAS_STATUS_SUCCESS) {
-    cublasLtMatmulHeuristicResult_t r{};
-    st = cublasLtMatmulAlgoCheck(lt, p->pr.op, p->pr.a, p->pr.b, p->pr.c, p->pr.c, &p->algo, &r);
-    failed = "cublasLtMatmulAlgoCheck";
-    p->ws = r.workspaceSize;
-  }
+  cublasLtMatmulHeuristicResult_t r{};
+  const cublasStatus_t st = cudal2_lt::configure_checked(lt, f16, cfg, p->pr, &p->algo, &r, &failed);
   if (st != CUBLAS_STATUS_SUCCESS) {
     std::snprintf(why, whylen, "%s: %s", failed, cublasLtGetStatusString(st));
     return false;
   }
+  p->ws = r.workspaceSize;
   // The call path guarantees 16-byte aligned A, B and C, nothing more.
   const auto al = cudal2_lt::min_alignment(p->algo);
   if (std::max({al.a, al.b, al.c, al.d}) > 16) {
@@ -194,31 +190,27 @@ struct cudal2_context {
 
 namespace {
 
+// Descriptors and cuBLASLt's heuristic top-1 for an off-table shape; with cands, also its top 16
+// (for tune_lt), from the same heuristic call.
 cudal2_status_t build_lt(cudal2_context* h, int layout, int accum, int64_t m, int64_t n, int64_t k, size_t ws_avail,
-                         LtPlan& p) {
-  // Row-major C = A*B is column-major C^T = B^T A^T: cuBLASLt's A is our B, its B our A.
+                         LtPlan& p, std::vector<cublasLtMatmulHeuristicResult_t>* cands = nullptr) {
   auto ck = [&](cublasStatus_t st, const char* what) {
     return st == CUBLAS_STATUS_SUCCESS ? CUDAL2_STATUS_SUCCESS
                                        : fail(CUDAL2_STATUS_CUBLAS_ERROR, "%s: %s", what, cublasLtGetStatusString(st));
   };
-  cudal2_status_t s;
   if (!cudal2_lt::make_problem(m, n, k, layout == CUDAL2_LAYOUT_TN, accum == CUDAL2_ACCUM_F16, p.pr))
     return ck(p.pr.status, p.pr.failed);
-  cublasLtMatmulPreference_t pref = nullptr;
-  if ((s = ck(cublasLtMatmulPreferenceCreate(&pref), "preference"))) return s;
-  const uint64_t ws = ws_avail;
-  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
-  cublasLtMatmulHeuristicResult_t r{};
+  std::vector<cublasLtMatmulHeuristicResult_t> r(cands ? 16 : 1);
   int returned = 0;
-  const auto st =
-      cublasLtMatmulAlgoGetHeuristic(h->lt, p.pr.op, p.pr.a, p.pr.b, p.pr.c, p.pr.c, pref, 1, &r, &returned);
-  cublasLtMatmulPreferenceDestroy(pref);
-  if ((s = ck(st, "cublasLtMatmulAlgoGetHeuristic"))) return s;
-  if (returned < 1 || r.state != CUBLAS_STATUS_SUCCESS)
+  if (auto s = ck(cudal2_lt::heuristic(h->lt, p.pr, ws_avail, static_cast<int>(r.size()), r.data(), &returned),
+                  "cublasLtMatmulAlgoGetHeuristic"))
+    return s;
+  if (returned < 1 || r[0].state != CUBLAS_STATUS_SUCCESS)
     return fail(CUDAL2_STATUS_CUBLAS_ERROR, "cuBLASLt heuristic found no algorithm for %lldx%lldx%lld", (long long)m,
                 (long long)n, (long long)k);
-  p.algo = r.algo;
-  p.ws = r.workspaceSize;
+  p.algo = r[0].algo;
+  p.ws = r[0].workspaceSize;
+  if (cands) *cands = {r.begin(), r.begin() + returned};
   return CUDAL2_STATUS_SUCCESS;
 }
 
@@ -235,17 +227,10 @@ struct TuneOn {
 // candidates (up to 16 within the workspace) each timed over 3 rounds of 5 back-to-back calls on
 // the caller's operands and stream (device events), the fastest median kept in p. A candidate that
 // fails is skipped; if none runs, p keeps the heuristic's top-1.
-void tune_lt(cudal2_context* h, int accum, LtPlan& p, size_t ws_avail, const TuneOn& on) {
-  cublasLtMatmulPreference_t pref = nullptr;
-  if (cublasLtMatmulPreferenceCreate(&pref) != CUBLAS_STATUS_SUCCESS) return;
-  const uint64_t wsa = ws_avail;
-  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsa, sizeof wsa);
-  cublasLtMatmulHeuristicResult_t r[16];
-  int returned = 0;
-  const auto st =
-      cublasLtMatmulAlgoGetHeuristic(h->lt, p.pr.op, p.pr.a, p.pr.b, p.pr.c, p.pr.c, pref, 16, r, &returned);
-  cublasLtMatmulPreferenceDestroy(pref);
-  if (st != CUBLAS_STATUS_SUCCESS || returned < 2) return;
+void tune_lt(cudal2_context* h, int accum, LtPlan& p, size_t ws_avail, const TuneOn& on,
+             const std::vector<cublasLtMatmulHeuristicResult_t>& r) {
+  const int returned = static_cast<int>(r.size());
+  if (returned < 2) return;
   cudaEvent_t e0, e1;
   if (cudaEventCreate(&e0) != cudaSuccess) return;
   if (cudaEventCreate(&e1) != cudaSuccess) {
@@ -254,14 +239,7 @@ void tune_lt(cudal2_context* h, int accum, LtPlan& p, size_t ws_avail, const Tun
   }
   void* w = static_cast<char*>(on.ws) + kZone;
   auto call = [&](const cublasLtMatmulAlgo_t& algo) {
-    if (accum == CUDAL2_ACCUM_F32) {
-      const float alpha = 1.0f, beta = 0.0f;
-      return cublasLtMatmul(h->lt, p.pr.op, &alpha, on.B, p.pr.a, on.A, p.pr.b, &beta, on.C, p.pr.c, on.C, p.pr.c,
-                            &algo, w, ws_avail, on.stream);
-    }
-    const __half alpha = __float2half(1.0f), beta = __float2half(0.0f);
-    return cublasLtMatmul(h->lt, p.pr.op, &alpha, on.B, p.pr.a, on.A, p.pr.b, &beta, on.C, p.pr.c, on.C, p.pr.c, &algo,
-                          w, ws_avail, on.stream);
+    return cudal2_lt::matmul(h->lt, p.pr, accum == CUDAL2_ACCUM_F16, &algo, on.A, on.B, on.C, w, ws_avail, on.stream);
   };
   std::vector<std::vector<float>> t(static_cast<size_t>(returned));
   for (int round = 0; round < 3; ++round)
@@ -332,8 +310,9 @@ cudal2_status_t make_plan(cudal2_context* h, int layout, int accum, int64_t m, i
   }
   p->path = CUDAL2_PATH_CUBLASLT;
   p->lt = std::make_unique<LtPlan>();
-  if (auto s = build_lt(h, layout, accum, m, n, k, ws_avail, *p->lt)) return s;
-  if (tune) tune_lt(h, accum, *p->lt, ws_avail, *tune);
+  std::vector<cublasLtMatmulHeuristicResult_t> cands;
+  if (auto s = build_lt(h, layout, accum, m, n, k, ws_avail, *p->lt, tune ? &cands : nullptr)) return s;
+  if (tune) tune_lt(h, accum, *p->lt, ws_avail, *tune, cands);
   out = std::move(p);
   return CUDAL2_STATUS_SUCCESS;
 }
@@ -398,16 +377,7 @@ cudal2_status_t run_lt(cudal2_context* h, const LtPlan& p, int accum, const void
                 ws_bytes);
   void* w = p.ws ? static_cast<char*>(ws) + kZone : nullptr;
   const size_t wb = p.ws ? ws_bytes - kZone : 0;
-  cublasStatus_t st;
-  if (accum == CUDAL2_ACCUM_F32) {
-    const float alpha = 1.0f, beta = 0.0f;
-    st = cublasLtMatmul(h->lt, p.pr.op, &alpha, B, p.pr.a, A, p.pr.b, &beta, C, p.pr.c, C, p.pr.c, &p.algo, w, wb,
-                        stream);
-  } else {
-    const __half alpha = __float2half(1.0f), beta = __float2half(0.0f);
-    st = cublasLtMatmul(h->lt, p.pr.op, &alpha, B, p.pr.a, A, p.pr.b, &beta, C, p.pr.c, C, p.pr.c, &p.algo, w, wb,
-                        stream);
-  }
+  const cublasStatus_t st = cudal2_lt::matmul(h->lt, p.pr, accum == CUDAL2_ACCUM_F16, &p.algo, A, B, C, w, wb, stream);
   if (st != CUBLAS_STATUS_SUCCESS)
     return fail(CUDAL2_STATUS_CUBLAS_ERROR, "cublasLtMatmul: %s", cublasLtGetStatusString(st));
   return CUDAL2_STATUS_SUCCESS;

@@ -80,7 +80,7 @@ struct ShapeBuffers {
 
 // Run the runner once on poisoned output and apply every check. Failures are recorded in v.
 void verify_once(Runner& r, ShapeBuffers& buf, const Reference& ref, bool exact, Accum accum, uint16_t poison,
-                 cudaStream_t st, Verdict& v) {
+                 DeviceChecker& chk, cudaStream_t st, Verdict& v) {
   const Shape& s = buf.shape;
   fill_u16(buf.C.data(), buf.C.bytes() / 2, poison, st);
   std::vector<std::pair<std::string, GuardedBuffer*>> guarded{
@@ -97,17 +97,18 @@ void verify_once(Runner& r, ShapeBuffers& buf, const Reference& ref, bool exact,
       v.fail("out-of-bounds write",
              fmt::format("{} guard bands changed: {} bytes before, {} after", name, d.before, d.after));
   }
-  const auto C = to_host_u16(buf.C.data(), buf.C.bytes() / 2);
-  const auto scan = scan_output(C.data(), C.size(), poison);
+  // The whole output is scanned in place; only the elements the reference compares come back.
+  const auto scan = chk.scan(buf.C.data(), buf.C.bytes() / 2, poison, st);
+  const SampledOutput C = chk.gather(buf.C.data(), s, ref.sampling, st);
   if (scan.unwritten)
     v.fail("unwritten output", fmt::format("{} of {} outputs never written (first at row {}, col {})", scan.unwritten,
-                                           C.size(), scan.first_unwritten / s.n, scan.first_unwritten % s.n));
+                                           buf.C.bytes() / 2, scan.first_unwritten / s.n, scan.first_unwritten % s.n));
   if (scan.nonfinite)
     v.fail("NaN/Inf", fmt::format("{} outputs are NaN or Inf (first at row {}, col {})", scan.nonfinite,
                                   scan.first_nonfinite / s.n, scan.first_nonfinite % s.n));
   v.sampled = !ref.sampling.full;
   if (exact) {
-    const auto ex = compare_exact(s, C.data(), ref);
+    const auto ex = compare_exact(s, C, ref);
     v.exact_checked = ex.checked;
     v.exact_mismatches = ex.mismatches;
     if (ex.mismatches)
@@ -115,7 +116,7 @@ void verify_once(Runner& r, ShapeBuffers& buf, const Reference& ref, bool exact,
              fmt::format("{} of {} exact elements differ (first C[{},{}] = {} want {})", ex.mismatches, ex.checked,
                          ex.first_i, ex.first_j, ex.first_got, ex.first_want));
   } else {
-    v.rel_err = relative_frobenius(s, C.data(), ref);
+    v.rel_err = relative_frobenius(s, C, ref);
     v.tol = normal_tolerance(accum, s.k);
     if (!(v.rel_err <= v.tol))
       v.fail("normal error", fmt::format("relative Frobenius error {:.3g} > tolerance {:.3g}", v.rel_err, v.tol));
@@ -368,6 +369,7 @@ BenchReport run_bench(const BenchOptions& opt) {
   for (const auto& r : runners) any_untrusted = any_untrusted || !r->trusted();
   // Drawn afresh for each job (each run_bench): nothing a candidate could learn in advance.
   const JobSecrets secrets = opt.secrets ? *opt.secrets : JobSecrets::draw();
+  DeviceChecker checker;  // the in-place scans and gathers of verify_once
   GuardedBuffer::set_guard_byte(secrets.guard_byte);
   const HardwarePeak peak =
       hopper_peak(gpu.sm_count, gpu.max_sm_clock_mhz, gpu.mem_clock_mhz, gpu.mem_bus_bits, double(gpu.l2_bytes));
@@ -451,7 +453,7 @@ BenchReport run_bench(const BenchOptions& opt) {
           auto& mr = sr.methods[i];
           Verdict& v = exact ? mr.exact : mr.normal;
           try {
-            verify_once(*runners[i], buf, ref, exact, opt.accum, secrets.poison, st, v);
+            verify_once(*runners[i], buf, ref, exact, opt.accum, secrets.poison, checker, st, v);
             if (!runners[i]->trusted() && !judge->inputs_intact()) {
               mr.judge.fail("input-modified", "the candidate changed its input operands");
               refill();  // the methods after it are judged on the inputs the reference was made from

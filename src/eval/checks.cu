@@ -38,6 +38,31 @@ __global__ void compare_kernel(const uint16_t* C, const uint16_t* R, size_t n, f
   }
 }
 
+// Counters: 0 unwritten, 1 non-finite, 3 first unwritten, 4 first non-finite.
+__global__ void scan_kernel(const uint16_t* C, size_t n, uint16_t poison, unsigned long long* out) {
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n; i += size_t{gridDim.x} * blockDim.x) {
+    const uint16_t cb = C[i];
+    const int kind = cb == poison ? 0 : (cb & 0x7C00u) == 0x7C00u ? 1 : -1;  // exponent all ones: Inf or NaN
+    if (kind < 0) continue;
+    atomicAdd(&out[kind], 1ull);
+    atomicMin(&out[3 + kind], static_cast<unsigned long long>(i));
+  }
+}
+
+// out[0, rows*n): the sampled rows; then cols*m: the sampled columns, one after another.
+__global__ void gather_kernel(const uint16_t* C, int64_t m, int64_t n, const int64_t* rows, int64_t n_rows,
+                              const int64_t* cols, int64_t n_cols, uint16_t* out) {
+  const size_t row_part = static_cast<size_t>(n_rows * n), total = row_part + static_cast<size_t>(n_cols * m);
+  for (size_t x = blockIdx.x * size_t{blockDim.x} + threadIdx.x; x < total; x += size_t{gridDim.x} * blockDim.x) {
+    if (x < row_part) {
+      out[x] = C[rows[x / n] * n + static_cast<int64_t>(x % n)];
+    } else {
+      const size_t y = x - row_part;
+      out[x] = C[static_cast<int64_t>(y % m) * n + cols[y / m]];
+    }
+  }
+}
+
 __global__ void checksum_kernel(const unsigned char* p, size_t bytes, unsigned long long key, unsigned long long* out) {
   unsigned long long acc = 0;
   const size_t words = bytes / 8;
@@ -108,6 +133,47 @@ OutputCheck DeviceChecker::compare(const void* C, const void* ref, size_t n, Ele
     r.first_want = __half2float(__ushort_as_half(static_cast<uint16_t>(host_[5])));
   }
   return r;
+}
+
+OutputScan DeviceChecker::scan(const void* C, size_t n, uint16_t poison, cudaStream_t s) {
+  const unsigned long long init[kCounters] = {0, 0, 0, ~0ull, ~0ull, 0};
+  CUDAL2_CUDA(cudaMemcpyAsync(dev_, init, sizeof init, cudaMemcpyHostToDevice, s));
+  if (n) {
+    scan_kernel<<<blocks(n), 256, 0, s>>>(static_cast<const uint16_t*>(C), n, poison, dev_);
+    CUDAL2_CUDA(cudaGetLastError());
+  }
+  CUDAL2_CUDA(cudaMemcpyAsync(host_, dev_, sizeof init, cudaMemcpyDeviceToHost, s));
+  CUDAL2_CUDA(cudaStreamSynchronize(s));
+  OutputScan r;
+  r.unwritten = static_cast<int64_t>(host_[0]);
+  r.nonfinite = static_cast<int64_t>(host_[1]);
+  if (r.unwritten) r.first_unwritten = static_cast<int64_t>(host_[3]);
+  if (r.nonfinite) r.first_nonfinite = static_cast<int64_t>(host_[4]);
+  return r;
+}
+
+SampledOutput DeviceChecker::gather(const void* C, const Shape& s, const Sampling& sp, cudaStream_t st) {
+  SampledOutput o;
+  o.rows.resize(sp.rows.size() * static_cast<size_t>(s.n));
+  o.cols.resize(sp.cols.size() * static_cast<size_t>(s.m));
+  const size_t total = o.rows.size() + o.cols.size();
+  if (!total) return o;
+  GuardedBuffer idx((sp.rows.size() + sp.cols.size()) * sizeof(int64_t), 256), out(total * sizeof(uint16_t), 256);
+  auto* d_idx = static_cast<int64_t*>(idx.data());
+  std::vector<int64_t> h_idx(sp.rows);
+  h_idx.insert(h_idx.end(), sp.cols.begin(), sp.cols.end());
+  CUDAL2_CUDA(cudaMemcpyAsync(d_idx, h_idx.data(), h_idx.size() * sizeof(int64_t), cudaMemcpyHostToDevice, st));
+  auto* d_out = static_cast<uint16_t*>(out.data());
+  gather_kernel<<<blocks(total), 256, 0, st>>>(static_cast<const uint16_t*>(C), s.m, s.n, d_idx,
+                                               static_cast<int64_t>(sp.rows.size()), d_idx + sp.rows.size(),
+                                               static_cast<int64_t>(sp.cols.size()), d_out);
+  CUDAL2_CUDA(cudaGetLastError());
+  if (!o.rows.empty())
+    CUDAL2_CUDA(cudaMemcpyAsync(o.rows.data(), d_out, o.rows.size() * 2, cudaMemcpyDeviceToHost, st));
+  if (!o.cols.empty())
+    CUDAL2_CUDA(cudaMemcpyAsync(o.cols.data(), d_out + o.rows.size(), o.cols.size() * 2, cudaMemcpyDeviceToHost, st));
+  CUDAL2_CUDA(cudaStreamSynchronize(st));
+  return o;
 }
 
 uint64_t DeviceChecker::checksum(const void* p, size_t bytes, uint64_t key, cudaStream_t s) {

@@ -30,6 +30,11 @@ class DeviceChecker {
 
   // C and ref: n fp16 values.
   OutputCheck compare(const void* C, const void* ref, size_t n, ElementTolerance tol, uint16_t poison, cudaStream_t s);
+  // What scan_output counts (never-written and non-finite outputs), counted in place.
+  OutputScan scan(const void* C, size_t n, uint16_t poison, cudaStream_t s);
+  // The elements of C (s.m x s.n fp16, row-major) that the sampling checks, gathered on the device
+  // and copied back: a few rows and columns instead of the whole output.
+  SampledOutput gather(const void* C, const Shape& s, const Sampling& sp, cudaStream_t st);
   // An order-independent sum of splitmix(key, index, 8-byte word): changing any byte changes it
   // unless the writer knows the key.
   uint64_t checksum(const void* p, size_t bytes, uint64_t key, cudaStream_t s);

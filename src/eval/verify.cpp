@@ -6,6 +6,7 @@
 #include <cmath>
 #include <random>
 #include <set>
+#include <stdexcept>
 #include <thread>
 
 #include "eval/half.hpp"
@@ -51,15 +52,70 @@ void parallel_for(int64_t n, int threads, F&& f) {
 
 bool in_sorted(const std::vector<int64_t>& v, int64_t x) { return std::binary_search(v.begin(), v.end(), x); }
 
-// Visit every sampled element once: (i, j, reference value).
+// Visit every sampled element once: f(i, j, reference value, its slot), where the slot numbers the
+// sampled elements as SampledOutput stores them (rows first, then columns).
 template <class F>
 void for_each_checked(const Shape& s, const Reference& ref, F&& f) {
   const auto& sp = ref.sampling;
   for (size_t r = 0; r < sp.rows.size(); ++r)
-    for (int64_t j = 0; j < s.n; ++j) f(sp.rows[r], j, ref.row_vals[r * s.n + j]);
+    for (int64_t j = 0; j < s.n; ++j) f(sp.rows[r], j, ref.row_vals[r * s.n + j], r * s.n + j);
+  const size_t row_part = sp.rows.size() * s.n;
   for (size_t c = 0; c < sp.cols.size(); ++c)
     for (int64_t i = 0; i < s.m; ++i)
-      if (!in_sorted(sp.rows, i)) f(i, sp.cols[c], ref.col_vals[c * s.m + i]);
+      if (!in_sorted(sp.rows, i)) f(i, sp.cols[c], ref.col_vals[c * s.m + i], row_part + c * s.m + i);
+}
+
+// C's element (i, j) at a slot: read from the whole output, or from the sampled copy.
+struct WholeOutput {
+  const uint16_t* C;
+  int64_t n;
+  uint16_t operator()(int64_t i, int64_t j, size_t) const { return C[i * n + j]; }
+};
+struct SampledElements {
+  const SampledOutput& C;
+  size_t row_part;
+  uint16_t operator()(int64_t, int64_t, size_t slot) const {
+    return slot < row_part ? C.rows[slot] : C.cols[slot - row_part];
+  }
+};
+SampledElements sampled_elements(const Shape& s, const SampledOutput& C, const Reference& ref) {
+  const auto& sp = ref.sampling;
+  if (C.rows.size() != sp.rows.size() * static_cast<size_t>(s.n) ||
+      C.cols.size() != sp.cols.size() * static_cast<size_t>(s.m))
+    throw std::invalid_argument("sampled output does not match the reference's sampling");
+  return {C, sp.rows.size() * static_cast<size_t>(s.n)};
+}
+
+template <class Get>
+ExactCompare exact_impl(const Shape& s, const Reference& ref, const Get& get) {
+  ExactCompare r;
+  for_each_checked(s, ref, [&](int64_t i, int64_t j, double want, size_t slot) {
+    if (std::fabs(want) > kExactLimit) {
+      ++r.masked;
+      return;
+    }
+    ++r.checked;
+    const double got = half_to_float(get(i, j, slot));
+    if (got != want && r.mismatches++ == 0) {
+      r.first_i = i;
+      r.first_j = j;
+      r.first_got = got;
+      r.first_want = want;
+    }
+  });
+  return r;
+}
+
+template <class Get>
+double frobenius_impl(const Shape& s, const Reference& ref, const Get& get) {
+  double num = 0, den = 0;
+  for_each_checked(s, ref, [&](int64_t i, int64_t j, double want, size_t slot) {
+    const double d = static_cast<double>(half_to_float(get(i, j, slot))) - want;
+    num += d * d;
+    den += want * want;
+  });
+  if (den == 0) return num == 0 ? 0.0 : INFINITY;
+  return std::sqrt(num / den);
 }
 
 }  // namespace
@@ -158,33 +214,19 @@ int64_t count_guard_damage(const uint8_t* guard, size_t n, uint8_t fill) {
 }
 
 ExactCompare compare_exact(const Shape& s, const uint16_t* C, const Reference& ref) {
-  ExactCompare r;
-  for_each_checked(s, ref, [&](int64_t i, int64_t j, double want) {
-    if (std::fabs(want) > kExactLimit) {
-      ++r.masked;
-      return;
-    }
-    ++r.checked;
-    const double got = half_to_float(C[i * s.n + j]);
-    if (got != want && r.mismatches++ == 0) {
-      r.first_i = i;
-      r.first_j = j;
-      r.first_got = got;
-      r.first_want = want;
-    }
-  });
-  return r;
+  return exact_impl(s, ref, WholeOutput{C, s.n});
+}
+
+ExactCompare compare_exact(const Shape& s, const SampledOutput& C, const Reference& ref) {
+  return exact_impl(s, ref, sampled_elements(s, C, ref));
 }
 
 double relative_frobenius(const Shape& s, const uint16_t* C, const Reference& ref) {
-  double num = 0, den = 0;
-  for_each_checked(s, ref, [&](int64_t i, int64_t j, double want) {
-    const double d = static_cast<double>(half_to_float(C[i * s.n + j])) - want;
-    num += d * d;
-    den += want * want;
-  });
-  if (den == 0) return num == 0 ? 0.0 : INFINITY;
-  return std::sqrt(num / den);
+  return frobenius_impl(s, ref, WholeOutput{C, s.n});
+}
+
+double relative_frobenius(const Shape& s, const SampledOutput& C, const Reference& ref) {
+  return frobenius_impl(s, ref, sampled_elements(s, C, ref));
 }
 
 double normal_tolerance(Accum accum, int64_t k) {

@@ -58,9 +58,20 @@ struct ExactCompare {
 };
 ExactCompare compare_exact(const Shape& s, const uint16_t* C, const Reference& ref);
 
+// Only the elements of C a sampled reference compares: its rows (all N columns), then its columns
+// (all M rows), copied from the device without the rest, so a large output costs the judge a
+// small copy and not a host copy of all of C (checks.hpp gathers it).
+struct SampledOutput {
+  std::vector<uint16_t> rows;  // ref.sampling.rows.size() x N
+  std::vector<uint16_t> cols;  // ref.sampling.cols.size() x M, one sampled column after another
+};
+// The same checks on those elements alone; they give the same results as on the whole of C.
+ExactCompare compare_exact(const Shape& s, const SampledOutput& C, const Reference& ref);
+
 // ||C - ref||_F / ||ref||_F over the sampled elements (row elements, then column elements not
 // already in a sampled row).
 double relative_frobenius(const Shape& s, const uint16_t* C, const Reference& ref);
+double relative_frobenius(const Shape& s, const SampledOutput& C, const Reference& ref);
 
 // Tolerance of the random-normal check. fp32 accumulation: the only sizable error is rounding
 // the output to fp16, at most u = 2^-11 (4.9e-4) relative per element and so in Frobenius norm

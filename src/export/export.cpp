@@ -30,9 +30,11 @@ namespace {
 
 using Key = std::tuple<std::string, std::string, std::int64_t, std::int64_t, std::int64_t>;
 
+// One ok offline graph measurement, with the trusted baselines timed in its job.
 struct Seen {
-  SpecTime st;
-  std::string baseline_json;
+  std::string text;
+  double us = 0;
+  std::map<std::string, double> baselines;
 };
 
 std::map<std::string, double> parse_baselines(const std::string& text) {
@@ -59,6 +61,18 @@ double fallback_time(const ShapeEntry& e, std::string& source) {
   return 0;
 }
 
+// Jobs run at different clocks (a long campaign heats the GPU; a big shape throttles it), so times
+// from two jobs are not comparable, only ratios within one job are. When a shape was measured in
+// several jobs, each measurement is scored against a baseline of its own job: the first name here
+// that every measurement of the shape has (cuBLASLt's heuristic runs one fixed algorithm, a steadier
+// clock than auto-tuning, which may pick differently in each job). None in common: raw times.
+std::string clock_reference(const std::vector<Seen>& seen, const std::string& layout) {
+  for (const auto& name : {"cublaslt-heuristic-" + layout, "cublas-" + layout, std::string("cublas-nn"),
+                           std::string("cublaslt-autotune-") + layout})
+    if (std::all_of(seen.begin(), seen.end(), [&](const Seen& x) { return x.baselines.count(name) > 0; })) return name;
+  return "";
+}
+
 std::string num(double v, int digits) {
   if (!std::isfinite(v)) return "null";
   auto s = fmt::format("{:.{}f}", v, digits);
@@ -76,7 +90,7 @@ std::string jstr(const std::string& s) { return nlohmann::json(s).dump(); }
 
 Table collect(const Options& opt) {
   if (opt.dbs.empty()) throw InputError("export needs at least one --db FILE");
-  std::map<Key, std::map<std::string, Seen>> all;  // shape -> spec text -> fastest measurement
+  std::map<Key, std::vector<Seen>> all;  // shape -> every usable measurement
   std::set<std::string> gpus;
   struct Open {
     std::string path;
@@ -116,32 +130,31 @@ Table collect(const Options& opt) {
     while (q.step()) {
       if (!fams.empty() && !fams.count(q.text(6))) continue;
       const Key key{q.text(0), q.text(1), q.int64(2), q.int64(3), q.int64(4)};
-      const std::string text = q.text(5);
-      const double us = q.real(7);
-      auto& slot = all[key][text];
-      if (slot.st.text.empty() || us < slot.st.us) {
-        if (slot.st.text.empty()) {
-          slot.st.text = text;
-          slot.st.compile_text = parse_spec(text).compile_text();
-        }
-        slot.st.us = us;
-        slot.baseline_json = q.text(8);
-      }
+      all[key].push_back({q.text(5), q.real(7), parse_baselines(q.text(8))});
     }
   }
   Table t;
   t.gpu = gpu;
-  for (auto& [key, specs] : all) {
+  for (auto& [key, seen] : all) {
     ShapeEntry e;
     std::tie(e.accum, e.layout, e.m, e.n, e.k) = key;
+    const std::string ref = clock_reference(seen, e.layout);
+    const auto score = [&](const Seen& x) { return ref.empty() ? x.us : x.us / x.baselines.at(ref); };
+    // Per spec its best-scoring measurement; the shape's best of those sets the clock the entry
+    // reports (its own time and its job's baselines), the other specs' times rescaled to it.
+    std::map<std::string, const Seen*> per_spec;
     const Seen* best = nullptr;
-    for (auto& [text, seen] : specs) {
-      e.specs.push_back(seen.st);
-      if (!best || seen.st.us < best->st.us) best = &seen;
+    for (const auto& x : seen) {
+      auto& slot = per_spec[x.text];
+      if (!slot || score(x) < score(*slot)) slot = &x;
+      if (!best || score(x) < score(*best)) best = &x;
     }
+    const double clock = ref.empty() ? 1.0 : best->baselines.at(ref);
+    for (const auto& [text, x] : per_spec)
+      e.specs.push_back({text, parse_spec(text).compile_text(), x == best ? x->us : score(*x) * clock});
     std::stable_sort(e.specs.begin(), e.specs.end(),
                      [](const SpecTime& a, const SpecTime& b) { return a.us != b.us ? a.us < b.us : a.text < b.text; });
-    e.baselines = parse_baselines(best->baseline_json);
+    e.baselines = best->baselines;
     e.fallback_us = fallback_time(e, e.fallback_source);
     t.shapes.push_back(std::move(e));
   }

@@ -7,6 +7,8 @@
 #include "baselines/baselines.hpp"
 #include "core/csv.hpp"
 #include "eval/bench.hpp"
+#include "eval/checks.hpp"
+#include "eval/half.hpp"
 #include "test_kernels.hpp"
 
 namespace cudal2 {
@@ -105,6 +107,35 @@ INSTANTIATE_TEST_SUITE_P(AllChecks, BrokenKernel,
                                            Case{Defect::SkipTile, "unwritten output"},
                                            Case{Defect::ProducesNaN, "NaN/Inf"}),
                          [](const auto& info) { return std::string(testing::defect_name(info.param.defect)); });
+
+// The judge scans a large output in place and copies back only the sampled rows and columns:
+// both must see exactly what the host functions see on the whole output.
+TEST(Verification, DeviceScanAndGatherMatchTheHost) {
+  const Shape s{300, 257, 8};
+  std::vector<uint16_t> C(static_cast<size_t>(s.m * s.n));
+  for (size_t i = 0; i < C.size(); ++i) C[i] = float_to_half(static_cast<float>(i % 1000) * 0.25f);
+  for (size_t i : {size_t{17}, size_t{400}, C.size() - 1}) C[i] = kPoison;
+  C[77] = 0x7C00;    // +Inf
+  C[5000] = 0xFE00;  // a NaN that is not the poison
+  GuardedBuffer d(C.size() * 2);
+  ASSERT_EQ(cudaMemcpy(d.data(), C.data(), C.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
+  DeviceChecker chk;
+  const auto want = scan_output(C.data(), C.size(), kPoison), got = chk.scan(d.data(), C.size(), kPoison, nullptr);
+  EXPECT_EQ(got.unwritten, 3);
+  EXPECT_EQ(got.unwritten, want.unwritten);
+  EXPECT_EQ(got.nonfinite, want.nonfinite);
+  EXPECT_EQ(got.first_unwritten, want.first_unwritten);
+  EXPECT_EQ(got.first_nonfinite, want.first_nonfinite);
+  const auto sp = plan_sampling(s, 5.0 * (s.m + s.n) * s.k, 99);
+  ASSERT_FALSE(sp.full);
+  const auto o = chk.gather(d.data(), s, sp, nullptr);
+  ASSERT_EQ(o.rows.size(), sp.rows.size() * s.n);
+  ASSERT_EQ(o.cols.size(), sp.cols.size() * s.m);
+  for (size_t r = 0; r < sp.rows.size(); ++r)
+    for (int64_t j = 0; j < s.n; ++j) ASSERT_EQ(o.rows[r * s.n + j], C[sp.rows[r] * s.n + j]) << r << "," << j;
+  for (size_t c = 0; c < sp.cols.size(); ++c)
+    for (int64_t i = 0; i < s.m; ++i) ASSERT_EQ(o.cols[c * s.m + i], C[i * s.n + sp.cols[c]]) << c << "," << i;
+}
 
 TEST(Timing, UncapturableMethodIsReportedNotDropped) {
   auto o = quick({{128, 128, 128}});

@@ -117,6 +117,30 @@ TEST_F(ExportTest, MergesStoresAndPicksTheGpu) {
   EXPECT_THROW(collect(o), InputError);
 }
 
+// Two jobs at different clocks: the second ran everything about 1.65x faster (its cuBLASLt baseline
+// too). Raw times would pick B (1.9 us, fast job) over A (2.2 us, slow job); against each job's own
+// baseline A is 1.5x faster than cuBLASLt and B only 1.16x, so A is the shape's best, reported with
+// its own job's baselines, and B's time is rescaled to that job's clock.
+TEST_F(ExportTest, JobsAtDifferentClocksAreComparedByTheirOwnBaselines) {
+  {
+    auto db = store::Store::open(dir_ / "a.db");
+    put(db, kTinyA, {64, 64, 64}, 2.2, 3.0);  // heuristic baseline 3.3
+    put(db, kTinyB, {64, 64, 64}, 1.9, 2.0);  // heuristic baseline 2.2
+    put(db, kTinyA, {64, 64, 64}, 2.0, 2.0);  // A again in the fast job: worse relative to it (0.91)
+  }
+  Options o;
+  o.dbs = {(dir_ / "a.db").string()};
+  const auto t = collect(o);
+  ASSERT_EQ(t.shapes.size(), 1u);
+  const auto& e = t.shapes[0];
+  ASSERT_EQ(e.specs.size(), 2u);
+  EXPECT_EQ(e.specs[0].text, parse_spec(kTinyA).text());
+  EXPECT_DOUBLE_EQ(e.best_us(), 2.2);
+  EXPECT_DOUBLE_EQ(e.baselines.at("cublas-nn"), 3.0);
+  EXPECT_DOUBLE_EQ(e.fallback_us, 3.3);
+  EXPECT_NEAR(e.specs[1].us, 1.9 / 2.2 * 3.3, 1e-12);
+}
+
 TEST_F(ExportTest, FamilyFilter) {
   {
     auto db = store::Store::open(dir_ / "a.db");

@@ -464,6 +464,65 @@ TEST(VerifyFrobenius, SampledCountsEachElementOnce) {
   EXPECT_NEAR(relative_frobenius(s, C.data(), ref), std::sqrt(4.0 / den), 1e-15);
 }
 
+// ---------------------------------------------------------------- sampled output
+
+// What the judge copies back from a large output (only the sampled rows and columns).
+SampledOutput take_sample(const Shape& s, const std::vector<uint16_t>& C, const Sampling& sp) {
+  SampledOutput o;
+  for (int64_t i : sp.rows)
+    for (int64_t j = 0; j < s.n; ++j) o.rows.push_back(C[i * s.n + j]);
+  for (int64_t j : sp.cols)
+    for (int64_t i = 0; i < s.m; ++i) o.cols.push_back(C[i * s.n + j]);
+  return o;
+}
+
+TEST(VerifySampledOutput, SameVerdictsAsTheWholeOutput) {
+  std::mt19937 rng(50);
+  const Shape s{37, 29, 16};
+  const auto A = random_binary(static_cast<size_t>(s.m * s.k), rng);
+  const auto B = random_binary(static_cast<size_t>(s.k * s.n), rng);
+  const auto sp = plan_sampling(s, 4.0 * (s.m + s.n) * s.k, 7);
+  ASSERT_FALSE(sp.full);
+  ASSERT_FALSE(sp.cols.empty());
+  const auto want = naive(s, A, B);
+  const auto ref = compute_reference(s, A, B, sp, 1);
+  auto C = rounded(want);
+  EXPECT_EQ(compare_exact(s, take_sample(s, C, sp), ref).mismatches, 0);
+  EXPECT_EQ(relative_frobenius(s, take_sample(s, C, sp), ref), 0.0);
+  // Wrong in a sampled row, in a sampled column outside the rows, and outside the sample.
+  const auto cov = covered(s, sp);
+  int64_t in_col = -1;
+  for (int64_t i = 0; i < s.m && in_col < 0; ++i)
+    if (!std::binary_search(sp.rows.begin(), sp.rows.end(), i)) in_col = i * s.n + sp.cols.back();
+  ASSERT_GE(in_col, 0);
+  for (int64_t x : {sp.rows.front() * s.n + 3, in_col}) C[x] = float_to_half(static_cast<float>(want[x] + 1));
+  for (int64_t x = 0; x < s.m * s.n; ++x)
+    if (!cov[x]) {
+      C[x] = float_to_half(static_cast<float>(want[x] + 5));
+      break;
+    }
+  const auto whole = compare_exact(s, C.data(), ref), part = compare_exact(s, take_sample(s, C, sp), ref);
+  EXPECT_EQ(part.mismatches, 2);
+  EXPECT_EQ(part.mismatches, whole.mismatches);
+  EXPECT_EQ(part.checked, whole.checked);
+  EXPECT_EQ(part.first_i, whole.first_i);
+  EXPECT_EQ(part.first_j, whole.first_j);
+  EXPECT_EQ(relative_frobenius(s, take_sample(s, C, sp), ref), relative_frobenius(s, C.data(), ref));
+  EXPECT_GT(relative_frobenius(s, take_sample(s, C, sp), ref), 0.0);
+}
+
+TEST(VerifySampledOutput, RefusesASampleOfTheWrongSize) {
+  const Shape s{8, 8, 4};
+  std::vector<uint16_t> A(32, float_to_half(1.f)), B(32, float_to_half(1.f));
+  const auto sp = plan_sampling(s, 2.0 * (s.m + s.n) * s.k + 1);
+  const auto ref = compute_reference(s, A, B, sp, 1);
+  SampledOutput o = take_sample(s, std::vector<uint16_t>(64, float_to_half(4.f)), sp);
+  EXPECT_EQ(compare_exact(s, o, ref).mismatches, 0);
+  o.cols.pop_back();
+  EXPECT_THROW(compare_exact(s, o, ref), std::invalid_argument);
+  EXPECT_THROW(relative_frobenius(s, o, ref), std::invalid_argument);
+}
+
 // ---------------------------------------------------------------- normal_tolerance
 
 TEST(VerifyTolerance, Ordering) {

@@ -6,6 +6,7 @@
 #   bash bench/wgmma_bench.sh verify DIR           # odd and K-heavy shapes, every artifact x knobs
 #   bash bench/wgmma_bench.sh time DIR [shapes..]  # timing table (default: the issue-11 shapes)
 #   bash bench/wgmma_bench.sh table FILE           # compact summary of a `time` output
+#   bash bench/wgmma_bench.sh csv FILE             # a `time` output as CSV (one row per method and shape)
 # The generated source mirrors generate_wgmma_source (src/codegen/family_wgmma.cpp).
 #
 # Runtime knobs (no rebuild) are written @raster,swizzle,splits: raster 0 heuristic, 1 along M,
@@ -64,10 +65,12 @@ build)
 #include "wgmma_gemm.cuh"
 SRC
     echo "${knobs:-}" | tr -d '@' | tr -s ' ' >"$dir/$name.knobs"
-    # WGMMA_NVCC_FLAGS: extra defines for an experiment (e.g. -DCUDAL2_WGMMA_CTA_SCOPE_ARRIVE=1),
-    # WGMMA_TAG: a suffix that keeps those artifacts apart from the plain ones.
+    # WGMMA_NVCC_FLAGS: extra defines for an experiment (e.g. -DCUDAL2_WGMMA_CTA_SCOPE_ARRIVE=0),
+    # WGMMA_TAG: a suffix that keeps those artifacts apart from the plain ones, WGMMA_INCLUDE: a
+    # folder searched before src/kernels (another wgmma_gemm.cuh, e.g. an older one, for an A/B run).
     nvcc -std=c++17 -O3 -DNDEBUG -gencode=arch=compute_90a,code=sm_90a --expt-relaxed-constexpr -Xcompiler -fPIC \
-      ${WGMMA_NVCC_FLAGS:-} -shared -I"$here/src/kernels" -Xptxas -v "$dir/$name.cu" -o "$dir/$name.so" >"$dir/$name.log" 2>&1 ||
+      ${WGMMA_NVCC_FLAGS:-} -shared ${WGMMA_INCLUDE:+-I"$WGMMA_INCLUDE"} -I"$here/src/kernels" -Xptxas -v \
+      "$dir/$name.cu" -o "$dir/$name.so" >"$dir/$name.log" 2>&1 ||
       echo "BUILD FAILED: $name (see $dir/$name.log)" &
     while [ "$(jobs -r | wc -l)" -ge "$jobs_max" ]; do sleep 0.2; done
   done
@@ -88,6 +91,9 @@ verify)
     done
   done
   args+=(--shape 4096,4096,4096 --shape 128,128,8 --shape 8,8,8)
+  # Epilogue stress: many tiles per CTA and a single K tile, so one tile's TMA stores are still
+  # draining when the next tile's epilogue starts (the race of BN/64 odd, wgmma_gemm.cuh).
+  args+=(--shape 8192,4104,64 --shape 4097,4104,16)
   # K-heavy: few tiles, long K (the split-K shapes), with odd edges.
   for s in 128,128,16384 4096,128,4096 128,4096,4096 64,4096,4096 256,256,8192 1024,1024,16384 65,136,4104 \
     1000,7,8192 7,1000,2056; do
@@ -155,8 +161,19 @@ table)
       }
     }' "$dir"
   ;;
+csv)
+  # shape,m,n,k,method,status,rel_err,us,tflops,lt_over_us (status base: cuBLASLt auto-tuning).
+  awk 'BEGIN { print "shape,m,n,k,method,status,rel_err,us,tflops,lt_over_us" }
+    NF >= 6 && ($(NF-4) == "ok" || $(NF-2) == "base") {
+      base = $(NF-2) == "base"; last = base ? NF - 3 : NF - 5; name = ""
+      for (i = 2; i <= last; i++) name = name (i > 2 ? " " : "") $i
+      split($1, d, "x")
+      if (base) printf "%s,%s,%s,%s,\"%s\",base,,%s,%s,1\n", $1, d[1], d[2], d[3], name, $(NF-1), $NF
+      else printf "%s,%s,%s,%s,\"%s\",ok,%s,%s,%s,%s\n", $1, d[1], d[2], d[3], name, $(NF-3), $(NF-2), $(NF-1), $NF
+    }' "$dir"
+  ;;
 *)
-  echo "unknown subcommand $cmd (build, verify, time, table)" >&2
+  echo "unknown subcommand $cmd (build, verify, time, table, csv)" >&2
   exit 2
   ;;
 esac

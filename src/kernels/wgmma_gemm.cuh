@@ -21,8 +21,7 @@
 //    re-arms the counter. A separate kernel instance, so the data-parallel path is untouched.
 //  - Cluster 2x1 / 1x2: the two CTAs share the B / A tile, each loading half of it with a TMA
 //    multicast; a stage is released to the producers only when the consumers of both CTAs are
-//    done with it. (Measured on the H100: about half the speed of 1x1 with the cluster-scope
-//    release of the remote arrivals, full speed without it; see mbar_arrive_cluster.)
+//    done with it (remote arrivals with a CTA-scope release; see mbar_arrive_cluster).
 // A generated .cu defines the CUDAL2_* macros of one configuration and includes this file.
 #pragma once
 #include <cuda.h>
@@ -102,15 +101,13 @@ __device__ __forceinline__ void tma_load_multicast(uint32_t dst, const CUtensorM
       "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1), "h"(mask)
       : "memory");
 }
-// Arrival on the barrier at the same offset in cluster CTA `cta` (this one included).
-// Release at cluster scope, the form verified on every odd shape. The lighter default form
-// (release at CTA scope, as CUTLASS's ClusterBarrier::arrive; -DCUDAL2_WGMMA_CTA_SCOPE_ARRIVE=1)
-// avoids the MEMBAR.ALL.GPU the cluster scope compiles to before every arrival, and ran the
-// clusters at full speed on the H100 (8192^3: 1.089x cuBLASLt), but one configuration (tn
-// 128x192, cluster 2x1) then failed verification on 4097x1000x64 with different bits each run:
-// a race not yet understood, so it stays off (issue 11's note).
+// Arrival on the barrier at the same offset in cluster CTA `cta` (this one included), with the
+// default (CTA-scope) release, as CUTLASS's ClusterBarrier::arrive and DeepGEMM do: what it
+// guards are the wgmma reads, complete at wgmma.wait_group. The cluster-scope release
+// (-DCUDAL2_WGMMA_CTA_SCOPE_ARRIVE=0) compiles to a MEMBAR.ALL.GPU before every arrival and runs
+// the clusters at about half speed; that delay most likely hid the epilogue race fixed in consume().
 #ifndef CUDAL2_WGMMA_CTA_SCOPE_ARRIVE
-#define CUDAL2_WGMMA_CTA_SCOPE_ARRIVE 0
+#define CUDAL2_WGMMA_CTA_SCOPE_ARRIVE 1
 #endif
 __device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t cta) {
 #if CUDAL2_WGMMA_CTA_SCOPE_ARRIVE
@@ -456,6 +453,8 @@ __device__ __forceinline__ void consume(const Smem& sm, const Params& p, const C
     }
   };
   const int64_t n_work = p.units.count() * splits;
+  // Epilogue buffer to fill next; it alternates across tiles too (see the TMA-store epilogue).
+  int epi_buf = 0;
   for (int64_t w = first; w < n_work; w += stride) {
     const auto wk = plan::work_of(w, splits, p.k_tiles);
     const auto tc = tile_of(wk.unit);
@@ -564,8 +563,11 @@ __device__ __forceinline__ void consume(const Smem& sm, const Params& p, const C
       const int row = warp * 16 + lane / 4;  // and row + 8
 #pragma unroll
       for (int ch = 0; ch < BN / 64; ++ch) {
-        const uint32_t buf = sm.epi(c, ch % 2);
-        if (tid == 0) bulk_wait_read<1>();  // the store that used this buffer has read it
+        // The race once seen with BN/64 odd (64, 192): picking ch % 2 restarted each tile on buffer
+        // 0, which the last store of the previous tile could still be reading (wait_read<1> spares it).
+        const uint32_t buf = sm.epi(c, epi_buf);
+        epi_buf ^= 1;
+        if (tid == 0) bulk_wait_read<1>();  // the store that used this buffer (the one before last) has read it
         wg_sync(1 + c);
 #pragma unroll
         for (int jj = 0; jj < 8; ++jj) {

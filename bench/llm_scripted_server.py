@@ -3,7 +3,8 @@
 library only, loopback only). Each request gets the next reply of the script: free-form kernels
 with the kernel C ABI -- the naive kernel, one that does not compile (so the repair turn runs),
 then our mma family's kernel at growing tile sizes written out as standalone sources (the
-family's macros and its header) -- each in a ```cuda block; after the script, replies with no code.
+family's header, its configuration type and the ABI export) -- each in a ```cuda block; after the
+script, replies with no code.
 
     python3 bench/llm_scripted_server.py --port 18080 [--log requests.jsonl]
 """
@@ -17,16 +18,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 MMA = """// Our mma family as a free-form kernel: tile {bm}x{bn}x{bk}, warps {wm}x{wn}, {stages} stages.
-#define CUDAL2_SPEC_TEXT "mma {layout} f32 tile={bm}x{bn}x{bk} warps={wm}x{wn} stages={stages} (llm script)"
-#define CUDAL2_LAYOUT_TN {tn}
-#define CUDAL2_ACCUM_F16 0
-#define CUDAL2_BM {bm}
-#define CUDAL2_BN {bn}
-#define CUDAL2_BK {bk}
-#define CUDAL2_WM {wm}
-#define CUDAL2_WN {wn}
-#define CUDAL2_STAGES {stages}
 #include "mma_gemm.cuh"
+using cudal2_kernel = cudal2_mma::Gemm<cudal2_mma::Config<{tn}, false, {bm}, {bn}, {bk}, {wm}, {wn}, {stages}>>;
+CUDAL2_EXPORT_KERNEL_ABI(cudal2_kernel, "mma {layout} f32 tile={bm}x{bn}x{bk} warps={wm}x{wn} stages={stages} (llm script)")
 """
 # Valid mma configurations (enumerate_specs("mma", ...)), roughly slow to fast on large shapes.
 CONFIGS = [(16, 16, 32, 1, 1, 4), (32, 32, 32, 1, 1, 4), (64, 64, 32, 2, 2, 4),
@@ -40,7 +34,8 @@ def script(layout):
     replies.append("A register-blocked version.\n\n```cuda\n" + broken + "```\n")
     replies.append("Fixed the undeclared accumulator.\n\n```cuda\n" + naive + "\n// fixed\n```\n")
     for bm, bn, bk, wm, wn, st in CONFIGS:
-        src = MMA.format(bm=bm, bn=bn, bk=bk, wm=wm, wn=wn, stages=st, layout=layout, tn=int(layout == "tn"))
+        src = MMA.format(bm=bm, bn=bn, bk=bk, wm=wm, wn=wn, stages=st, layout=layout,
+                         tn="true" if layout == "tn" else "false")
         replies.append(f"Tensor-core tiles of {bm}x{bn}x{bk}, cp.async with {st} stages.\n\n```cuda\n{src}```\n")
     return replies
 

@@ -4,6 +4,7 @@
 
 #include <utility>
 
+#include "codegen/family.hpp"
 #include "kernels/wgmma_plan.h"
 
 namespace cudal2 {
@@ -128,6 +129,30 @@ std::string generate_wgmma_source(const KernelSpec& s) {
       fmt::arg("text", wgmma_compile_text(s)), fmt::arg("tn", s.layout == Layout::TN ? 1 : 0),
       fmt::arg("f16", s.accum == Accum::F16 ? 1 : 0), fmt::arg("bm", s.tile_m), fmt::arg("bn", s.tile_n),
       fmt::arg("stages", s.stages), fmt::arg("cm", s.cluster_m), fmt::arg("cn", s.cluster_n));
+}
+
+namespace {
+// splits=auto (0): the artifact picks per shape.
+void wgmma_parse_field(KernelSpec& s, std::string_view key, std::string_view value) {
+  if (key == "splits" && value == "auto")
+    s.splits = 0;
+  else
+    parse_common_field(s, key, value);
+}
+}  // namespace
+
+const Family& wgmma_family() {
+  static const Family f{.name = kWgmmaFamily,
+                        .fields = wgmma_fields,
+                        .default_spec = default_wgmma_spec,
+                        .parse_field = wgmma_parse_field,
+                        .compile_text = wgmma_compile_text,
+                        .text = wgmma_text,
+                        .invalid_reason = invalid_reason_wgmma,
+                        .enumerate = enumerate_wgmma,
+                        .shape_refusal = wgmma_shape_refusal,
+                        .generate_source = generate_wgmma_source};
+  return f;
 }
 
 }  // namespace cudal2

@@ -5,6 +5,10 @@
 //   mma           our raw-CUDA cp.async + ldmatrix + mma.sync kernel with in-launch split-K
 //                 (src/kernels/mma_gemm.cuh), for small and skinny shapes
 //   tiny          our register-only kernel for the tiniest shapes (src/kernels/tiny_gemm.cuh)
+//   wgmma         our TMA + WGMMA kernel (codegen/family_wgmma.hpp)
+//   cublaslt      one cuBLASLt algorithm configuration (codegen/family_cublaslt.hpp)
+// Each family is one file, codegen/family_<name>.cpp, registered in codegen/families.cpp
+// (codegen/family.hpp); the functions below look the family up there.
 // Its canonical text round-trips through parse(); its hash keys the compile cache and the store.
 // Fields a family does not use keep their defaults and are not part of its text.
 // The compile-time part (what the generated source depends on) and the runtime knobs (passed to
@@ -60,7 +64,8 @@ struct KernelSpec {
   friend bool operator==(const KernelSpec& a, const KernelSpec& b) { return a.text() == b.text(); }
 };
 
-// The families parse_spec knows: sm90_cutlass, mma, tiny.
+// The families the search enumerates, in the registry's order: sm90_cutlass, mma, tiny, wgmma
+// (parse_spec also knows cublaslt, whose space is asked of the GPU per shape).
 std::vector<std::string> known_families();
 // A family's default spec (what parse_spec starts from; KernelSpec{} is sm90_cutlass's).
 // Throws InputError for an unknown family.

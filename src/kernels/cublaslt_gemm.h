@@ -12,7 +12,7 @@
 #include <mutex>
 
 #include "cublaslt_plan.h"
-#include "cudal2_kernel_abi.h"
+#include "cudal2_kernel_shim.h"
 
 #if !defined(CUDAL2_LT_ALGO) || !defined(CUDAL2_LT_CLUSTER) || !defined(CUDAL2_LAYOUT_TN)
 #error "cublaslt_gemm.h needs the CUDAL2_LT_* configuration macros (generated source)"
@@ -93,71 +93,52 @@ const Plan& plan_for(State& s, const cudal2_gemm_args* a) {
   return p;
 }
 
-void say(char* err, size_t len, const char* fmt, const char* a, const char* b) {
-  if (err && len) snprintf(err, len, fmt, a, b);
+// "what: status" in a buffer of this thread's, valid until its next call (the shim copies it out).
+const char* status_text(const char* what, cublasStatus_t status) {
+  static thread_local char buf[256];
+  snprintf(buf, sizeof buf, "%s: %s", what, cublasLtGetStatusName(status));
+  return buf;
 }
 
 bool aligned(const void* p, uint32_t bytes) { return bytes <= 1 || reinterpret_cast<uintptr_t>(p) % bytes == 0; }
 
+// The kernel C ABI (cudal2_kernel_shim.h).
+struct Kernel {
+  static const char* refusal(const cudal2_gemm_args& a) {
+    if (a.m < 1 || a.n < 1 || a.k < 1 || a.m > INT32_MAX || a.n > INT32_MAX || a.k > INT32_MAX)
+      return "cublaslt: M, N and K must be in 1..2^31-1";
+    if (a.raster != 0 || a.decomposition != 0 || (a.swizzle != 0 && a.swizzle != 1))
+      return "cublaslt: no raster, decomposition or swizzle knobs";
+    State& s = state();
+    std::lock_guard<std::mutex> lock(s.mu);
+    const Plan& p = plan_for(s, &a);
+    if (p.status != CUBLAS_STATUS_SUCCESS) return status_text(p.failed, p.status);
+    // cuBLASLt's A is our B, its B our A, its C and D our C.
+    if (!aligned(a.B, p.align.a) || !aligned(a.A, p.align.b) || !aligned(a.C, p.align.c) || !aligned(a.C, p.align.d))
+      return "cublaslt: operand pointers below the algorithm's minimum alignment";
+    return nullptr;
+  }
+
+  static size_t workspace_size(const cudal2_gemm_args& a) {
+    State& s = state();
+    std::lock_guard<std::mutex> lock(s.mu);
+    const Plan& p = plan_for(s, &a);
+    return p.status == CUBLAS_STATUS_SUCCESS ? p.workspace : 0;
+  }
+
+  static const char* run(const cudal2_gemm_args& a, void* stream) {
+    State& s = state();
+    std::lock_guard<std::mutex> lock(s.mu);
+    const Plan& p = plan_for(s, &a);  // found in the cache: can_implement/workspace_size built it
+    if (p.status != CUBLAS_STATUS_SUCCESS) return status_text(p.failed, p.status);
+    if (a.workspace_bytes < p.workspace) return "cublaslt: workspace smaller than cudal2_workspace_size";
+    const cublasStatus_t st = cudal2_lt::matmul(s.handle, p.problem, kF16, &p.algo, a.A, a.B, a.C, a.workspace,
+                                                a.workspace_bytes, static_cast<cudaStream_t>(stream));
+    if (st != CUBLAS_STATUS_SUCCESS) return status_text("cublasLtMatmul", st);
+    return nullptr;
+  }
+};
+
 }  // namespace
 
-extern "C" {
-
-int cudal2_abi_version(void) { return CUDAL2_KERNEL_ABI_VERSION; }
-
-const char* cudal2_describe(void) { return CUDAL2_SPEC_TEXT; }
-
-int cudal2_can_implement(const cudal2_gemm_args* a, char* err, size_t errlen) {
-  if (a->m < 1 || a->n < 1 || a->k < 1 || a->m > INT32_MAX || a->n > INT32_MAX || a->k > INT32_MAX) {
-    say(err, errlen, "%s%s", "cublaslt: M, N and K must be in 1..2^31-1", "");
-    return 1;
-  }
-  if (a->raster != 0 || a->decomposition != 0 || (a->swizzle != 0 && a->swizzle != 1)) {
-    say(err, errlen, "%s%s", "cublaslt: no raster, decomposition or swizzle knobs", "");
-    return 1;
-  }
-  State& s = state();
-  std::lock_guard<std::mutex> lock(s.mu);
-  const Plan& p = plan_for(s, a);
-  if (p.status != CUBLAS_STATUS_SUCCESS) {
-    say(err, errlen, "%s: %s", p.failed, cublasLtGetStatusName(p.status));
-    return 1;
-  }
-  // cuBLASLt's A is our B, its B our A, its C and D our C.
-  if (!aligned(a->B, p.align.a) || !aligned(a->A, p.align.b) || !aligned(a->C, p.align.c) ||
-      !aligned(a->C, p.align.d)) {
-    say(err, errlen, "%s%s", "cublaslt: operand pointers below the algorithm's minimum alignment", "");
-    return 1;
-  }
-  return 0;
-}
-
-size_t cudal2_workspace_size(const cudal2_gemm_args* a) {
-  State& s = state();
-  std::lock_guard<std::mutex> lock(s.mu);
-  const Plan& p = plan_for(s, a);
-  return p.status == CUBLAS_STATUS_SUCCESS ? p.workspace : 0;
-}
-
-int cudal2_run(const cudal2_gemm_args* a, void* stream, char* err, size_t errlen) {
-  State& s = state();
-  std::lock_guard<std::mutex> lock(s.mu);
-  const Plan& p = plan_for(s, a);  // found in the cache: can_implement/workspace_size built it
-  if (p.status != CUBLAS_STATUS_SUCCESS) {
-    say(err, errlen, "%s: %s", p.failed, cublasLtGetStatusName(p.status));
-    return 1;
-  }
-  if (a->workspace_bytes < p.workspace) {
-    say(err, errlen, "%s%s", "cublaslt: workspace smaller than cudal2_workspace_size", "");
-    return 1;
-  }
-  const cublasStatus_t st = cudal2_lt::matmul(s.handle, p.problem, kF16, &p.algo, a->A, a->B, a->C, a->workspace,
-                                              a->workspace_bytes, static_cast<cudaStream_t>(stream));
-  if (st != CUBLAS_STATUS_SUCCESS) {
-    say(err, errlen, "%s: %s", "cublasLtMatmul", cublasLtGetStatusName(st));
-    return 1;
-  }
-  return 0;
-}
-
-}  // extern "C"
+CUDAL2_EXPORT_KERNEL_ABI(Kernel, CUDAL2_SPEC_TEXT)

@@ -5,7 +5,6 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <cstdio>
 
 // Internal linkage for everything (see sm90_cutlass_gemm.cuh: several artifacts share a process).
 namespace cudal2_mma_common {
@@ -133,10 +132,6 @@ __device__ __forceinline__ void store_c(__half* C, int64_t m, int64_t n, int64_t
       if (c + 1 < n) dst[1] = __float2half_rn(y);
     }
   }
-}
-
-inline void put_err(char* err, size_t len, const char* msg) {
-  if (err && len) std::snprintf(err, len, "%s", msg);
 }
 
 }  // namespace

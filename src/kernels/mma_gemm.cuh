@@ -2,9 +2,13 @@
 // for sm_90a). Multi-stage cp.async pipeline into padded shared memory, ldmatrix, mma.sync
 // m16n8k16 with fp32 or fp16 accumulators, and split-K reduced inside the same launch.
 // C (row-major MxN) = A (row-major MxK) * B (KxN: row-major "nn", column-major "tn"), any M, N, K.
-// A generated .cu defines the CUDAL2_* macros of one configuration and includes this file.
+// One configuration is the type cudal2_mma::Gemm<Config<...>>; a generated .cu includes this file
+// and exports that type through the kernel C ABI (cudal2_kernel_shim.h):
+//   #include "mma_gemm.cuh"
+//   using cudal2_kernel = cudal2_mma::Gemm<cudal2_mma::Config<false, false, 64, 64, 32, 2, 2, 3>>;
+//   CUDAL2_EXPORT_KERNEL_ABI(cudal2_kernel, "mma nn f32 tile=64x64x32 warps=2x2 stages=3")
 #pragma once
-#include "cudal2_kernel_abi.h"
+#include "cudal2_kernel_shim.h"
 #include "mma_common.cuh"
 #include "mma_plan.h"
 
@@ -13,110 +17,128 @@ namespace {
 using namespace cudal2_mma_common;
 namespace plan = cudal2_plan;
 
-constexpr bool kTN = CUDAL2_LAYOUT_TN;                         // B stored as N rows of K
-constexpr bool kF16 = CUDAL2_ACCUM_F16;                        // fp16 accumulators
-constexpr int BM = CUDAL2_BM, BN = CUDAL2_BN, BK = CUDAL2_BK;  // CTA tile
-constexpr int WM = CUDAL2_WM, WN = CUDAL2_WN;                  // warps along M and N
-constexpr int kStages = CUDAL2_STAGES;
-constexpr int kThreads = WM * WN * 32;
-constexpr int WTM = BM / WM, WTN = BN / WN;  // warp tile
-constexpr int MI = WTM / 16, NI = WTN / 8;   // m16n8 accumulator tiles per warp
-static_assert(WTM % 16 == 0 && WTN % 16 == 0, "warp tile must be a multiple of 16x16");
-static_assert(BK % 16 == 0 && BK % 8 == 0, "tile K must be a multiple of 16");
-static_assert(kStages >= 2, "the pipeline needs two stages");
-
-// Shared-memory pitches: 8 halves of padding per row keep the 8 rows an ldmatrix reads in
-// distinct bank groups (no swizzle arithmetic in the address math).
-constexpr int LDA = BK + plan::kPad;
-constexpr int LDB = kTN ? BK + plan::kPad : BN + plan::kPad;
-constexpr int kAStage = plan::mma_a_stage_elems(BM, BK), kBStage = plan::mma_b_stage_elems(BN, BK, kTN);
-constexpr int kSmem = plan::mma_smem_bytes(BM, BN, BK, kStages, kTN);
-static_assert(kSmem <= plan::kSmemBudget, "stages do not fit in shared memory");
-
-struct Params {
-  const __half* A;
-  const __half* B;
-  __half* C;
-  int64_t m, n, k;
-  int splits;        // effective split count (= gridDim.z)
-  int* counters;     // per output tile, zero between launches (split-K only)
-  float4* partials;  // fp32 partial tiles, [tile][split][BM*BN/4 float4 in thread order]
-  bool c_vec;        // N even and C 4-byte aligned: half2 stores
+// One compile-time configuration (codegen/family_mma.cpp writes it from a spec).
+template <bool kLayoutTN, bool kAccumF16, int kTileM, int kTileN, int kTileK, int kWarpsM, int kWarpsN, int kStageCount>
+struct Config {
+  static constexpr bool kTN = kLayoutTN;                       // B stored as N rows of K
+  static constexpr bool kF16 = kAccumF16;                      // fp16 accumulators
+  static constexpr int BM = kTileM, BN = kTileN, BK = kTileK;  // CTA tile
+  static constexpr int WM = kWarpsM, WN = kWarpsN;             // warps along M and N
+  static constexpr int kStages = kStageCount;
 };
 
-// One 16-byte chunk of a tile into shared memory: cp.async on the aligned path (zeros past the
-// edge), checked element loads otherwise.
-template <bool kAligned>
-__device__ __forceinline__ void copy16(__half* s, const __half* g, int64_t rows, int64_t cols, int64_t r, int64_t c) {
-  if constexpr (kAligned) {
-    const bool valid = r < rows && c < cols;
-    cp_async16(s, valid ? g + r * cols + c : g, valid);
-  } else {
-    *reinterpret_cast<uint4*>(s) = load8<false>(g, rows, cols, r, c);
-  }
-}
+// The device side of configuration Cfg.
+template <class Cfg>
+struct Tile {
+  static constexpr bool kTN = Cfg::kTN, kF16 = Cfg::kF16;
+  static constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, WM = Cfg::WM, WN = Cfg::WN, kStages = Cfg::kStages;
+  static constexpr int kThreads = WM * WN * 32;
+  static constexpr int WTM = BM / WM, WTN = BN / WN;  // warp tile
+  static constexpr int MI = WTM / 16, NI = WTN / 8;   // m16n8 accumulator tiles per warp
+  static_assert(WTM % 16 == 0 && WTN % 16 == 0, "warp tile must be a multiple of 16x16");
+  static_assert(BK % 16 == 0 && BK % 8 == 0, "tile K must be a multiple of 16");
+  static_assert(kStages >= 2, "the pipeline needs two stages");
 
-// Copies a (rows x cols) tile, cols a multiple of 8, starting at global (r0, c0), into shared
-// memory with pitch ld; every thread takes chunks tid, tid + kThreads, ...
-template <bool kAligned, int kRows, int kCols, int kLd>
-__device__ __forceinline__ void load_tile(__half* s, const __half* g, int64_t rows, int64_t cols, int64_t r0,
-                                          int64_t c0, int tid) {
-  constexpr int kChunksPerRow = kCols / 8, kChunks = kRows * kChunksPerRow;
-  constexpr int kIters = (kChunks + kThreads - 1) / kThreads;
-  auto chunk = [&](int it) {
-    const int idx = it * kThreads + tid;
-    if (kChunks % kThreads == 0 || idx < kChunks) {
-      const int r = idx / kChunksPerRow, c = idx % kChunksPerRow * 8;
-      copy16<kAligned>(s + r * kLd + c, g, rows, cols, r0 + r, c0 + c);
-    }
+  // Shared-memory pitches: 8 halves of padding per row keep the 8 rows an ldmatrix reads in
+  // distinct bank groups (no swizzle arithmetic in the address math).
+  static constexpr int LDA = BK + plan::kPad;
+  static constexpr int LDB = kTN ? BK + plan::kPad : BN + plan::kPad;
+  static constexpr int kAStage = plan::mma_a_stage_elems(BM, BK), kBStage = plan::mma_b_stage_elems(BN, BK, kTN);
+  static constexpr int kSmem = plan::mma_smem_bytes(BM, BN, BK, kStages, kTN);
+  static_assert(kSmem <= plan::kSmemBudget, "stages do not fit in shared memory");
+
+  struct Params {
+    const __half* A;
+    const __half* B;
+    __half* C;
+    int64_t m, n, k;
+    int splits;        // effective split count (= gridDim.z)
+    int* counters;     // per output tile, zero between launches (split-K only)
+    float4* partials;  // fp32 partial tiles, [tile][split][BM*BN/4 float4 in thread order]
+    bool c_vec;        // N even and C 4-byte aligned: half2 stores
   };
-  if constexpr (kAligned) {
-#pragma unroll
-    for (int it = 0; it < kIters; ++it) chunk(it);
-  } else {
-#pragma unroll 1
-    for (int it = 0; it < kIters; ++it) chunk(it);  // checked loads: one chunk at a time, few registers
-  }
-}
 
-template <bool kAligned>
-__device__ __forceinline__ void load_stage(const Params& p, __half* sA, __half* sB, int64_t m0, int64_t n0, int64_t k0,
-                                           int tid) {
-  load_tile<kAligned, BM, BK, LDA>(sA, p.A, p.m, p.k, m0, k0, tid);
-  if constexpr (kTN)
-    load_tile<kAligned, BN, BK, LDB>(sB, p.B, p.n, p.k, n0, k0, tid);
-  else
-    load_tile<kAligned, BK, BN, LDB>(sB, p.B, p.k, p.n, k0, n0, tid);
-}
-
-// One stage's BK: per 16-wide k step, ldmatrix this warp's A and B fragments, then MI x NI mma.
-__device__ __forceinline__ void compute_stage(const __half* sA, const __half* sB, Acc<kF16> (&acc)[MI][NI], int wm,
-                                              int wn, int lane) {
-#pragma unroll
-  for (int kk = 0; kk < BK / 16; ++kk) {
-    uint32_t af[MI][4], bf[NI][2];
-#pragma unroll
-    for (int mi = 0; mi < MI; ++mi)  // lanes 0-15: rows 0-15 at k 0; lanes 16-31: at k 8
-      ldmatrix_x4(af[mi], sA + (wm * WTM + mi * 16 + (lane & 15)) * LDA + kk * 16 + (lane >> 4) * 8);
-#pragma unroll
-    for (int nj = 0; nj < NI / 2; ++nj) {  // one x4 = two n8 tiles x two k halves
-      uint32_t r[4];
-      const int q = (lane >> 3) & 1, h = lane >> 4, row = lane & 7;
-      if constexpr (kTN)
-        ldmatrix_x4(r, sB + (wn * WTN + nj * 16 + h * 8 + row) * LDB + kk * 16 + q * 8);
-      else
-        ldmatrix_x4_trans(r, sB + (kk * 16 + q * 8 + row) * LDB + wn * WTN + nj * 16 + h * 8);
-      bf[2 * nj][0] = r[0], bf[2 * nj][1] = r[1], bf[2 * nj + 1][0] = r[2], bf[2 * nj + 1][1] = r[3];
+  // One 16-byte chunk of a tile into shared memory: cp.async on the aligned path (zeros past the
+  // edge), checked element loads otherwise.
+  template <bool kAligned>
+  static __device__ __forceinline__ void copy16(__half* s, const __half* g, int64_t rows, int64_t cols, int64_t r,
+                                                int64_t c) {
+    if constexpr (kAligned) {
+      const bool valid = r < rows && c < cols;
+      cp_async16(s, valid ? g + r * cols + c : g, valid);
+    } else {
+      *reinterpret_cast<uint4*>(s) = load8<false>(g, rows, cols, r, c);
     }
-#pragma unroll
-    for (int mi = 0; mi < MI; ++mi)
-#pragma unroll
-      for (int ni = 0; ni < NI; ++ni) acc[mi][ni].mma(af[mi], bf[ni][0], bf[ni][1]);
   }
-}
 
-template <bool kAligned>
-__global__ void __launch_bounds__(kThreads, 1) mma_gemm_kernel(const Params p) {
+  // Copies a (rows x cols) tile, cols a multiple of 8, starting at global (r0, c0), into shared
+  // memory with pitch ld; every thread takes chunks tid, tid + kThreads, ...
+  template <bool kAligned, int kRows, int kCols, int kLd>
+  static __device__ __forceinline__ void load_tile(__half* s, const __half* g, int64_t rows, int64_t cols, int64_t r0,
+                                                   int64_t c0, int tid) {
+    constexpr int kChunksPerRow = kCols / 8, kChunks = kRows * kChunksPerRow;
+    constexpr int kIters = (kChunks + kThreads - 1) / kThreads;
+    auto chunk = [&](int it) {
+      const int idx = it * kThreads + tid;
+      if (kChunks % kThreads == 0 || idx < kChunks) {
+        const int r = idx / kChunksPerRow, c = idx % kChunksPerRow * 8;
+        copy16<kAligned>(s + r * kLd + c, g, rows, cols, r0 + r, c0 + c);
+      }
+    };
+    if constexpr (kAligned) {
+#pragma unroll
+      for (int it = 0; it < kIters; ++it) chunk(it);
+    } else {
+#pragma unroll 1
+      for (int it = 0; it < kIters; ++it) chunk(it);  // checked loads: one chunk at a time, few registers
+    }
+  }
+
+  template <bool kAligned>
+  static __device__ __forceinline__ void load_stage(const Params& p, __half* sA, __half* sB, int64_t m0, int64_t n0,
+                                                    int64_t k0, int tid) {
+    load_tile<kAligned, BM, BK, LDA>(sA, p.A, p.m, p.k, m0, k0, tid);
+    if constexpr (kTN)
+      load_tile<kAligned, BN, BK, LDB>(sB, p.B, p.n, p.k, n0, k0, tid);
+    else
+      load_tile<kAligned, BK, BN, LDB>(sB, p.B, p.k, p.n, k0, n0, tid);
+  }
+
+  // One stage's BK: per 16-wide k step, ldmatrix this warp's A and B fragments, then MI x NI mma.
+  static __device__ __forceinline__ void compute_stage(const __half* sA, const __half* sB, Acc<kF16> (&acc)[MI][NI],
+                                                       int wm, int wn, int lane) {
+#pragma unroll
+    for (int kk = 0; kk < BK / 16; ++kk) {
+      uint32_t af[MI][4], bf[NI][2];
+#pragma unroll
+      for (int mi = 0; mi < MI; ++mi)  // lanes 0-15: rows 0-15 at k 0; lanes 16-31: at k 8
+        ldmatrix_x4(af[mi], sA + (wm * WTM + mi * 16 + (lane & 15)) * LDA + kk * 16 + (lane >> 4) * 8);
+#pragma unroll
+      for (int nj = 0; nj < NI / 2; ++nj) {  // one x4 = two n8 tiles x two k halves
+        uint32_t r[4];
+        const int q = (lane >> 3) & 1, h = lane >> 4, row = lane & 7;
+        if constexpr (kTN)
+          ldmatrix_x4(r, sB + (wn * WTN + nj * 16 + h * 8 + row) * LDB + kk * 16 + q * 8);
+        else
+          ldmatrix_x4_trans(r, sB + (kk * 16 + q * 8 + row) * LDB + wn * WTN + nj * 16 + h * 8);
+        bf[2 * nj][0] = r[0], bf[2 * nj][1] = r[1], bf[2 * nj + 1][0] = r[2], bf[2 * nj + 1][1] = r[3];
+      }
+#pragma unroll
+      for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+        for (int ni = 0; ni < NI; ++ni) acc[mi][ni].mma(af[mi], bf[ni][0], bf[ni][1]);
+    }
+  }
+};
+
+// The kernel reads the configuration through local constants, so its body is the code of the
+// macro-configured header it replaced (and compiles to the same PTX).
+template <class Cfg, bool kAligned>
+__global__ void __launch_bounds__(Tile<Cfg>::kThreads, 1) mma_gemm_kernel(const typename Tile<Cfg>::Params p) {
+  using T = Tile<Cfg>;
+  constexpr bool kF16 = T::kF16;
+  constexpr int BM = T::BM, BN = T::BN, BK = T::BK, WN = T::WN, kStages = T::kStages, kThreads = T::kThreads;
+  constexpr int WTM = T::WTM, WTN = T::WTN, MI = T::MI, NI = T::NI, kAStage = T::kAStage, kBStage = T::kBStage;
   extern __shared__ __align__(128) unsigned char smem[];
   __half* sA = reinterpret_cast<__half*>(smem);
   __half* sB = sA + kStages * kAStage;
@@ -130,7 +152,7 @@ __global__ void __launch_bounds__(kThreads, 1) mma_gemm_kernel(const Params p) {
   // Prologue: kStages-1 tiles in flight before the first mma. Empty groups keep the count right.
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
-    if (s < nt) load_stage<kAligned>(p, sA + s * kAStage, sB + s * kBStage, m0, n0, kr.begin + s * BK, tid);
+    if (s < nt) T::template load_stage<kAligned>(p, sA + s * kAStage, sB + s * kBStage, m0, n0, kr.begin + s * BK, tid);
     cp_async_commit();
   }
   for (int i = 0; i < nt; ++i) {
@@ -138,10 +160,10 @@ __global__ void __launch_bounds__(kThreads, 1) mma_gemm_kernel(const Params p) {
     __syncthreads();               // ... for every thread, and stage (i-1) is free again
     const int nx = i + kStages - 1;
     if (nx < nt)
-      load_stage<kAligned>(p, sA + nx % kStages * kAStage, sB + nx % kStages * kBStage, m0, n0,
-                           kr.begin + int64_t(nx) * BK, tid);
+      T::template load_stage<kAligned>(p, sA + nx % kStages * kAStage, sB + nx % kStages * kBStage, m0, n0,
+                                       kr.begin + int64_t(nx) * BK, tid);
     cp_async_commit();
-    compute_stage(sA + i % kStages * kAStage, sB + i % kStages * kBStage, acc, wm, wn, lane);
+    T::compute_stage(sA + i % kStages * kAStage, sB + i % kStages * kBStage, acc, wm, wn, lane);
   }
 
   float4 out[MI][NI];
@@ -199,79 +221,66 @@ __global__ void __launch_bounds__(kThreads, 1) mma_gemm_kernel(const Params p) {
     for (int ni = 0; ni < NI; ++ni) store_c(p.C, p.m, p.n, r0 + mi * 16, c0 + ni * 8, out[mi][ni], p.c_vec);
 }
 
-inline plan::Grid grid_of(const cudal2_gemm_args& a) { return plan::grid(a.m, a.n, a.k, BM, BN, BK, a.splits); }
+// The host side of configuration Cfg: the kernel C ABI (cudal2_kernel_shim.h).
+template <class Cfg>
+struct Gemm {
+  using T = Tile<Cfg>;
+  using Params = typename T::Params;
+  static constexpr bool kTN = T::kTN;
+  static constexpr int BM = T::BM, BN = T::BN, BK = T::BK, kThreads = T::kThreads, kSmem = T::kSmem;
 
-inline const char* refusal(const cudal2_gemm_args& a) {
-  if (a.m < 1 || a.n < 1 || a.k < 1 || a.m > INT32_MAX || a.n > INT32_MAX || a.k > INT32_MAX)
-    return "sizes must be in 1..2^31-1";
-  if (a.raster != 0 || a.swizzle != 1 || a.decomposition != 0)
-    return "mma kernels take only raster=0 swizzle=1 decomposition=0";
-  if (a.splits < 1 || a.splits > plan::kMaxSplits) return "splits must be 1..64";
-  if (!plan::grid_fits(grid_of(a))) return "too many M tiles for the grid (at most 65535)";
-  return nullptr;
-}
+  static plan::Grid grid_of(const cudal2_gemm_args& a) { return plan::grid(a.m, a.n, a.k, BM, BN, BK, a.splits); }
 
-// The 16-byte cp.async path needs every row of A and B to start 16-byte aligned.
-inline bool aligned(const cudal2_gemm_args& a) {
-  const bool ptrs = (reinterpret_cast<uintptr_t>(a.A) | reinterpret_cast<uintptr_t>(a.B)) % 16 == 0;
-  return ptrs && a.k % 8 == 0 && (kTN || a.n % 8 == 0);
-}
+  static const char* refusal(const cudal2_gemm_args& a) {
+    if (const char* why = cudal2_shim::sizes_refusal(a)) return why;
+    if (a.raster != 0 || a.swizzle != 1 || a.decomposition != 0)
+      return "mma kernels take only raster=0 swizzle=1 decomposition=0";
+    if (a.splits < 1 || a.splits > plan::kMaxSplits) return "splits must be 1..64";
+    if (!plan::grid_fits(grid_of(a))) return "too many M tiles for the grid (at most 65535)";
+    return nullptr;
+  }
 
-template <bool kAligned>
-cudaError_t launch(const Params& p, const plan::Grid& g, cudaStream_t s) {
-  // Once per artifact (and per path): not a stream operation, but no need to repeat it.
-  static const cudaError_t attr =
-      cudaFuncSetAttribute(mma_gemm_kernel<kAligned>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
-  if (attr != cudaSuccess) return attr;
-  mma_gemm_kernel<kAligned><<<dim3(unsigned(g.x), unsigned(g.y), unsigned(g.z)), kThreads, kSmem, s>>>(p);
-  return cudaGetLastError();
-}
+  // The 16-byte cp.async path needs every row of A and B to start 16-byte aligned.
+  static bool aligned(const cudal2_gemm_args& a) {
+    const bool ptrs = (reinterpret_cast<uintptr_t>(a.A) | reinterpret_cast<uintptr_t>(a.B)) % 16 == 0;
+    return ptrs && a.k % 8 == 0 && (kTN || a.n % 8 == 0);
+  }
+
+  template <bool kAligned>
+  static cudaError_t launch(const Params& p, const plan::Grid& g, cudaStream_t s) {
+    // Once per artifact (and per path): not a stream operation, but no need to repeat it.
+    static const cudaError_t attr =
+        cudaFuncSetAttribute(mma_gemm_kernel<Cfg, kAligned>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+    if (attr != cudaSuccess) return attr;
+    mma_gemm_kernel<Cfg, kAligned><<<dim3(unsigned(g.x), unsigned(g.y), unsigned(g.z)), kThreads, kSmem, s>>>(p);
+    return cudaGetLastError();
+  }
+
+  static size_t workspace_size(const cudal2_gemm_args& a) {
+    if (refusal(a)) return 0;
+    return plan::workspace_bytes(grid_of(a), BM, BN);
+  }
+
+  static const char* run(const cudal2_gemm_args& a, void* stream) {
+    if (const char* why = refusal(a)) return why;
+    const auto g = grid_of(a);
+    const size_t need = plan::workspace_bytes(g, BM, BN);
+    if (need && (!a.workspace || a.workspace_bytes < need || reinterpret_cast<uintptr_t>(a.workspace) % 16))
+      return "workspace too small or misaligned for split-K";
+    Params p;
+    p.A = static_cast<const __half*>(a.A);
+    p.B = static_cast<const __half*>(a.B);
+    p.C = static_cast<__half*>(a.C);
+    p.m = a.m, p.n = a.n, p.k = a.k;
+    p.splits = static_cast<int>(g.z);
+    p.counters = static_cast<int*>(a.workspace);
+    p.partials = need ? reinterpret_cast<float4*>(static_cast<char*>(a.workspace) + plan::partials_offset(g)) : nullptr;
+    p.c_vec = a.n % 2 == 0 && reinterpret_cast<uintptr_t>(a.C) % 4 == 0;
+    auto s = static_cast<cudaStream_t>(stream);
+    const cudaError_t e = aligned(a) ? launch<true>(p, g, s) : launch<false>(p, g, s);
+    return e == cudaSuccess ? nullptr : cudaGetErrorString(e);
+  }
+};
 
 }  // namespace
 }  // namespace cudal2_mma
-
-extern "C" int cudal2_abi_version(void) { return CUDAL2_KERNEL_ABI_VERSION; }
-extern "C" const char* cudal2_describe(void) { return CUDAL2_SPEC_TEXT; }
-
-extern "C" int cudal2_can_implement(const cudal2_gemm_args* a, char* err, size_t len) {
-  if (const char* why = cudal2_mma::refusal(*a)) {
-    cudal2_mma_common::put_err(err, len, why);
-    return 1;
-  }
-  return 0;
-}
-
-extern "C" size_t cudal2_workspace_size(const cudal2_gemm_args* a) {
-  if (cudal2_mma::refusal(*a)) return 0;
-  return cudal2_plan::workspace_bytes(cudal2_mma::grid_of(*a), CUDAL2_BM, CUDAL2_BN);
-}
-
-extern "C" int cudal2_run(const cudal2_gemm_args* a, void* stream, char* err, size_t len) {
-  using namespace cudal2_mma;
-  if (const char* why = refusal(*a)) {
-    put_err(err, len, why);
-    return 1;
-  }
-  const auto g = grid_of(*a);
-  const size_t need = plan::workspace_bytes(g, BM, BN);
-  if (need && (!a->workspace || a->workspace_bytes < need || reinterpret_cast<uintptr_t>(a->workspace) % 16)) {
-    put_err(err, len, "workspace too small or misaligned for split-K");
-    return 1;
-  }
-  Params p;
-  p.A = static_cast<const __half*>(a->A);
-  p.B = static_cast<const __half*>(a->B);
-  p.C = static_cast<__half*>(a->C);
-  p.m = a->m, p.n = a->n, p.k = a->k;
-  p.splits = static_cast<int>(g.z);
-  p.counters = static_cast<int*>(a->workspace);
-  p.partials = need ? reinterpret_cast<float4*>(static_cast<char*>(a->workspace) + plan::partials_offset(g)) : nullptr;
-  p.c_vec = a->n % 2 == 0 && reinterpret_cast<uintptr_t>(a->C) % 4 == 0;
-  auto s = static_cast<cudaStream_t>(stream);
-  const cudaError_t e = aligned(*a) ? launch<true>(p, g, s) : launch<false>(p, g, s);
-  if (e != cudaSuccess) {
-    put_err(err, len, cudaGetErrorString(e));
-    return 1;
-  }
-  return 0;
-}

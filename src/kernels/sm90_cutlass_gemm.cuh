@@ -2,10 +2,9 @@
 // mainloop, persistent or stream-K tile scheduler) behind the cudal2 kernel C ABI.
 // A generated .cu defines CUDAL2_* macros for one configuration and includes this file.
 #pragma once
-#include <cstdio>
 #include <cstring>
 
-#include "cudal2_kernel_abi.h"
+#include "cudal2_kernel_shim.h"
 #include "cute/tensor.hpp"
 #include "cutlass/cutlass.h"
 #include "cutlass/epilogue/collective/collective_builder.hpp"
@@ -57,10 +56,6 @@ using GemmKernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int
 using Gemm = cutlass::gemm::device::GemmUniversalAdapter<GemmKernel>;
 constexpr bool kStreamK = CUDAL2_STREAM_K;
 
-inline void put(char* err, size_t len, const char* msg) {
-  if (err && len) std::snprintf(err, len, "%s", msg);
-}
-
 // A template so the stream-K fields are only looked up when the scheduler has them.
 template <class SchedulerArgs>
 void set_stream_k(SchedulerArgs& sa, const cudal2_gemm_args& a) {
@@ -111,73 +106,50 @@ inline State& state() {
   return s;
 }
 
-inline bool shape_ok(const cudal2_gemm_args& a, char* err, size_t len) {
+inline const char* shape_refusal(const cudal2_gemm_args& a) {
   const bool b_col = std::is_same_v<LayoutB, cutlass::layout::ColumnMajor>;
-  if (a.m <= 0 || a.n <= 0 || a.k <= 0 || a.m > INT32_MAX || a.n > INT32_MAX || a.k > INT32_MAX) {
-    put(err, len, "sizes must be in 1..2^31-1");
-    return false;
-  }
+  if (const char* why = cudal2_shim::sizes_refusal(a)) return why;
   // Row pitches in bytes must be multiples of 16 for TMA: A rows (K), B rows (N, or K when
   // column-major), C rows (N).
-  if (a.k % kAlign || a.n % kAlign || (b_col && a.k % kAlign)) {
-    put(err, len, "sm90_cutlass needs K and N to be multiples of 8 (16-byte rows for TMA)");
-    return false;
+  if (a.k % kAlign || a.n % kAlign || (b_col && a.k % kAlign))
+    return "sm90_cutlass needs K and N to be multiples of 8 (16-byte rows for TMA)";
+  if (a.swizzle != 1 && a.swizzle != 2 && a.swizzle != 4 && a.swizzle != 8) return "swizzle must be 1, 2, 4 or 8";
+  if (a.splits < 1 || (!kStreamK && (a.splits != 1 || a.decomposition != 0)))
+    return "splits/decomposition need the stream-K scheduler";
+  return nullptr;
+}
+
+// The kernel C ABI (cudal2_kernel_shim.h).
+inline const char* refusal(const cudal2_gemm_args& a) {
+  if (const char* why = shape_refusal(a)) return why;
+  if (Gemm::can_implement(make_args(a)) != cutlass::Status::kSuccess)
+    return "CUTLASS can_implement refused these arguments";
+  return nullptr;
+}
+
+inline size_t workspace_size(const cudal2_gemm_args& a) { return Gemm::get_workspace_size(make_args(a)); }
+
+inline const char* run(const cudal2_gemm_args& a, void* stream) {
+  auto& st = state();
+  auto s = static_cast<cudaStream_t>(stream);
+  // Stream-K keeps reduction flags in the workspace: initialize (which clears them, a
+  // capturable memset) before every launch rather than trust the previous launch to reset them.
+  if (kStreamK || !st.ready || std::memcmp(&st.last, &a, sizeof a) != 0) {
+    if (const char* why = shape_refusal(a)) return why;
+    auto args = make_args(a);
+    if (Gemm::get_workspace_size(args) > a.workspace_bytes) return "workspace too small";
+    if (st.gemm.initialize(args, a.workspace, s) != cutlass::Status::kSuccess) {
+      st.ready = false;
+      return "CUTLASS initialize failed";
+    }
+    st.last = a;
+    st.ready = true;
   }
-  if (a.swizzle != 1 && a.swizzle != 2 && a.swizzle != 4 && a.swizzle != 8) {
-    put(err, len, "swizzle must be 1, 2, 4 or 8");
-    return false;
-  }
-  if (a.splits < 1 || (!kStreamK && (a.splits != 1 || a.decomposition != 0))) {
-    put(err, len, "splits/decomposition need the stream-K scheduler");
-    return false;
-  }
-  return true;
+  if (st.gemm.run(s) != cutlass::Status::kSuccess) return "CUTLASS run failed (launch error)";
+  return nullptr;
 }
 
 }  // namespace
 }  // namespace cudal2_sm90
 
-extern "C" int cudal2_abi_version(void) { return CUDAL2_KERNEL_ABI_VERSION; }
-extern "C" const char* cudal2_describe(void) { return CUDAL2_SPEC_TEXT; }
-
-extern "C" int cudal2_can_implement(const cudal2_gemm_args* a, char* err, size_t len) {
-  using namespace cudal2_sm90;
-  if (!shape_ok(*a, err, len)) return 1;
-  if (Gemm::can_implement(make_args(*a)) != cutlass::Status::kSuccess) {
-    put(err, len, "CUTLASS can_implement refused these arguments");
-    return 1;
-  }
-  return 0;
-}
-
-extern "C" size_t cudal2_workspace_size(const cudal2_gemm_args* a) {
-  return cudal2_sm90::Gemm::get_workspace_size(cudal2_sm90::make_args(*a));
-}
-
-extern "C" int cudal2_run(const cudal2_gemm_args* a, void* stream, char* err, size_t len) {
-  using namespace cudal2_sm90;
-  auto& st = state();
-  auto s = static_cast<cudaStream_t>(stream);
-  // Stream-K keeps reduction flags in the workspace: initialize (which clears them, a
-  // capturable memset) before every launch rather than trust the previous launch to reset them.
-  if (kStreamK || !st.ready || std::memcmp(&st.last, a, sizeof *a) != 0) {
-    if (!shape_ok(*a, err, len)) return 1;
-    auto args = make_args(*a);
-    if (Gemm::get_workspace_size(args) > a->workspace_bytes) {
-      put(err, len, "workspace too small");
-      return 1;
-    }
-    if (st.gemm.initialize(args, a->workspace, s) != cutlass::Status::kSuccess) {
-      put(err, len, "CUTLASS initialize failed");
-      st.ready = false;
-      return 1;
-    }
-    st.last = *a;
-    st.ready = true;
-  }
-  if (st.gemm.run(s) != cutlass::Status::kSuccess) {
-    put(err, len, "CUTLASS run failed (launch error)");
-    return 1;
-  }
-  return 0;
-}
+CUDAL2_EXPORT_KERNEL_ABI(cudal2_sm90, CUDAL2_SPEC_TEXT)

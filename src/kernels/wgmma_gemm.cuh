@@ -33,7 +33,7 @@
 #include <cstdlib>
 #include <type_traits>
 
-#include "cudal2_kernel_abi.h"
+#include "cudal2_kernel_shim.h"
 #include "wgmma_plan.h"
 
 namespace cudal2_wgmma {
@@ -690,15 +690,10 @@ __global__ void __launch_bounds__(kThreads, 1)
 
 // ---- Host side ---------------------------------------------------------------------------------
 
-inline void put_err(char* err, size_t len, const char* msg) {
-  if (err && len) std::snprintf(err, len, "%s", msg);
-}
-
 inline int fit_ctas();
 
 inline const char* refusal(const cudal2_gemm_args& a) {
-  if (a.m < 1 || a.n < 1 || a.k < 1 || a.m > INT32_MAX || a.n > INT32_MAX || a.k > INT32_MAX)
-    return "sizes must be in 1..2^31-1";
+  if (const char* why = cudal2_shim::sizes_refusal(a)) return why;
   if (a.raster < 0 || a.raster > 2) return "raster must be 0, 1 or 2";
   if (a.swizzle != 1 && a.swizzle != 2 && a.swizzle != 4 && a.swizzle != 8) return "swizzle must be 1, 2, 4 or 8";
   // Decomposition (cudal2_kernel_abi.h): 0 heuristic (split-K when splits != 1), 1 data-parallel,
@@ -804,79 +799,47 @@ inline int call_splits(const cudal2_gemm_args& a, int fit) {
   return plan::resolve_splits(a.splits, units.count(), plan::k_tiles(a.k), fit / kCluster);
 }
 
-}  // namespace
-}  // namespace cudal2_wgmma
-
-extern "C" int cudal2_abi_version(void) { return CUDAL2_KERNEL_ABI_VERSION; }
-extern "C" const char* cudal2_describe(void) { return CUDAL2_SPEC_TEXT; }
-
-extern "C" int cudal2_can_implement(const cudal2_gemm_args* a, char* err, size_t len) {
-  if (const char* why = cudal2_wgmma::refusal(*a)) {
-    cudal2_wgmma::put_err(err, len, why);
-    return 1;
-  }
-  return 0;
-}
-
+// The kernel C ABI (cudal2_kernel_shim.h): refusal above, workspace_size and run.
 // Split-K: counters and partial tiles (wgmma_plan.h, workspace_bytes); nothing otherwise.
-extern "C" size_t cudal2_workspace_size(const cudal2_gemm_args* a) {
-  using namespace cudal2_wgmma;
-  if (refusal(*a)) return 0;
+inline size_t workspace_size(const cudal2_gemm_args& a) {
+  if (refusal(a)) return 0;
   const int fit = fit_ctas();
-  const int splits = call_splits(*a, fit > 0 ? fit : plan::kSplitSms);
-  return plan::workspace_bytes(plan::tiles(a->m, a->n, BM, BN), BM, BN, splits);
+  const int splits = call_splits(a, fit > 0 ? fit : plan::kSplitSms);
+  return plan::workspace_bytes(plan::tiles(a.m, a.n, BM, BN), BM, BN, splits);
 }
 
-extern "C" int cudal2_run(const cudal2_gemm_args* a, void* stream, char* err, size_t len) {
-  using namespace cudal2_wgmma;
-  if (const char* why = refusal(*a)) {
-    put_err(err, len, why);
-    return 1;
-  }
-  if (!encoder()) {
-    put_err(err, len, "cuTensorMapEncodeTiled not found in the driver");
-    return 1;
-  }
+inline const char* run(const cudal2_gemm_args& a, void* stream) {
+  if (const char* why = refusal(a)) return why;
+  if (!encoder()) return "cuTensorMapEncodeTiled not found in the driver";
   // A cluster's CTAs each load half of the operand they share.
   CUtensorMap map_a, map_b, map_c{};
-  const bool c_tma = a->n % 8 == 0 && reinterpret_cast<uintptr_t>(a->C) % 16 == 0;
+  const bool c_tma = a.n % 8 == 0 && reinterpret_cast<uintptr_t>(a.C) % 16 == 0;
   const bool ok =
-      encode(&map_a, a->A, a->m, a->k, kClusterN == 2 ? BM / 2 : BM) &&
-      (kTN ? encode(&map_b, a->B, a->n, a->k, kClusterM == 2 ? BN / 2 : BN) : encode(&map_b, a->B, a->k, a->n, BK)) &&
-      (!c_tma || encode(&map_c, a->C, a->m, a->n, 64));
-  if (!ok) {
-    put_err(err, len, "cuTensorMapEncodeTiled refused the operands");
-    return 1;
-  }
-  if (const cudaError_t e = prepare(); e != cudaSuccess) {
-    put_err(err, len, cudaGetErrorString(e));
-    return 1;
-  }
+      encode(&map_a, a.A, a.m, a.k, kClusterN == 2 ? BM / 2 : BM) &&
+      (kTN ? encode(&map_b, a.B, a.n, a.k, kClusterM == 2 ? BN / 2 : BN) : encode(&map_b, a.B, a.k, a.n, BK)) &&
+      (!c_tma || encode(&map_c, a.C, a.m, a.n, 64));
+  if (!ok) return "cuTensorMapEncodeTiled refused the operands";
+  if (const cudaError_t e = prepare(); e != cudaSuccess) return cudaGetErrorString(e);
   const int fit = fit_ctas();
-  if (fit < kCluster) {
-    put_err(err, len, "could not ask the GPU for its SM count");
-    return 1;
-  }
+  if (fit < kCluster) return "could not ask the GPU for its SM count";
   Params p;
-  p.C = static_cast<__half*>(a->C);
-  p.m = a->m, p.n = a->n, p.k = a->k;
-  p.tiles = plan::tiles(a->m, a->n, BM, BN);
+  p.C = static_cast<__half*>(a.C);
+  p.m = a.m, p.n = a.n, p.k = a.k;
+  p.tiles = plan::tiles(a.m, a.n, BM, BN);
   p.units = plan::cluster_units(p.tiles, kClusterM, kClusterN);
-  p.k_tiles = plan::k_tiles(a->k);
-  p.raster = plan::resolve_raster(a->raster, p.units);
-  p.swizzle = a->swizzle;
-  p.c_vec = a->n % 2 == 0 && reinterpret_cast<uintptr_t>(a->C) % 4 == 0;
+  p.k_tiles = plan::k_tiles(a.k);
+  p.raster = plan::resolve_raster(a.raster, p.units);
+  p.swizzle = a.swizzle;
+  p.c_vec = a.n % 2 == 0 && reinterpret_cast<uintptr_t>(a.C) % 4 == 0;
   p.c_tma = c_tma;
-  p.splits = call_splits(*a, fit);
+  p.splits = call_splits(a, fit);
   p.counters = nullptr, p.partials = nullptr;
   if (p.splits > 1) {
     const size_t need = plan::workspace_bytes(p.tiles, BM, BN, p.splits);
-    if (!a->workspace || a->workspace_bytes < need || reinterpret_cast<uintptr_t>(a->workspace) % 16) {
-      put_err(err, len, "workspace too small or misaligned for split-K (see cudal2_workspace_size)");
-      return 1;
-    }
-    p.counters = static_cast<int*>(a->workspace);
-    p.partials = reinterpret_cast<float4*>(static_cast<char*>(a->workspace) + plan::counters_bytes(p.tiles, BM));
+    if (!a.workspace || a.workspace_bytes < need || reinterpret_cast<uintptr_t>(a.workspace) % 16)
+      return "workspace too small or misaligned for split-K (see cudal2_workspace_size)";
+    p.counters = static_cast<int*>(a.workspace);
+    p.partials = reinterpret_cast<float4*>(static_cast<char*>(a.workspace) + plan::counters_bytes(p.tiles, BM));
   }
   const int64_t ctas = plan::persistent_ctas(p.units.count() * p.splits, fit / kCluster, 1) * kCluster;
   cudaLaunchConfig_t cfg{};
@@ -889,9 +852,11 @@ extern "C" int cudal2_run(const cudal2_gemm_args* a, void* stream, char* err, si
   cudaError_t e = p.splits > 1 ? cudaLaunchKernelEx(&cfg, wgmma_gemm_kernel<true>, map_a, map_b, map_c, p)
                                : cudaLaunchKernelEx(&cfg, wgmma_gemm_kernel<false>, map_a, map_b, map_c, p);
   if (e == cudaSuccess) e = cudaGetLastError();
-  if (e != cudaSuccess) {
-    put_err(err, len, cudaGetErrorString(e));
-    return 1;
-  }
-  return 0;
+  if (e != cudaSuccess) return cudaGetErrorString(e);
+  return nullptr;
 }
+
+}  // namespace
+}  // namespace cudal2_wgmma
+
+CUDAL2_EXPORT_KERNEL_ABI(cudal2_wgmma, CUDAL2_SPEC_TEXT)

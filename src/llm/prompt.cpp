@@ -242,6 +242,13 @@ bool code_lang(const std::string& l) {
   return std::find(std::begin(ok), std::end(ok), l) != std::end(ok);
 }
 
+// A block defines the entry point when it writes cudal2_run itself or exports the ABI through our
+// kernel headers' shim (CUDAL2_EXPORT_KERNEL_ABI writes cudal2_run and the rest; our families'
+// sources, rewritten by a model, use it).
+bool defines_entry_point(const std::string& body) {
+  return body.find("cudal2_run") != std::string::npos || body.find("CUDAL2_EXPORT_KERNEL_ABI") != std::string::npos;
+}
+
 }  // namespace
 
 Extracted extract_code(const std::string& reply) {
@@ -253,13 +260,13 @@ Extracted extract_code(const std::string& reply) {
   }
   const Block* pick = nullptr;
   for (const auto& b : blocks)
-    if (b.closed && code_lang(b.lang) && b.body.find("cudal2_run") != std::string::npos) pick = &b;
+    if (b.closed && code_lang(b.lang) && defines_entry_point(b.body)) pick = &b;
   if (pick) {
     e.source = pick->body;
     return e;
   }
   for (const auto& b : blocks)
-    if (!b.closed && b.body.find("cudal2_run") != std::string::npos) {
+    if (!b.closed && defines_entry_point(b.body)) {
       e.error = "unterminated";
       return e;
     }

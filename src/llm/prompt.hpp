@@ -55,7 +55,8 @@ struct PromptInputs {
 std::map<std::string, std::string> prompt_vars(const PromptInputs& in);
 
 // The kernel source in a reply. A fenced block (```cuda, ```cu, ```cpp, ```c++, ```c or bare
-// ```) that defines cudal2_run wins; the last such block when several do; else the longest block.
+// ```) that defines cudal2_run (or exports it with CUDAL2_EXPORT_KERNEL_ABI) wins; the last such block when several do;
+// else the longest block.
 struct Extracted {
   std::string source;  // "" when none
   std::string error;   // "" or "no-code" (no fenced block), "unterminated" (a fence never closed:

@@ -102,6 +102,9 @@ TEST(LlmExtract, PicksTheBlockThatDefinesTheEntryPoint) {
   EXPECT_EQ(extract_code("I cannot help with that.").error, "no-code");
   EXPECT_EQ(extract_code("```python\nprint(1)\n```").error, "no-entry-point");
   EXPECT_EQ(extract_code("```cuda\nextern \"C\" int cudal2_run(").error, "unterminated");
+  // A family's kernel header exports the ABI through the shim's macro.
+  const std::string shim = "#include \"mma_gemm.cuh\"\nCUDAL2_EXPORT_KERNEL_ABI(k, \"mma\")\n";
+  EXPECT_EQ(extract_code("```cpp\nint helper();\n```\n```cuda\n" + shim + "```").source, shim);
   // CRLF line ends and an indented fence.
   EXPECT_EQ(extract_code("x\r\n  ```cu\r\nint cudal2_run();\r\n  ```\r\n").source, "int cudal2_run();\n");
 }

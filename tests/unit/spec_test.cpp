@@ -3,12 +3,17 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <set>
+#include <sstream>
 
 #include <fmt/format.h>
 
 #include "codegen/codegen.hpp"
+#include "codegen/family.hpp"
 #include "codegen/spec.hpp"
 #include "eval/artifact.hpp"
 #include "jit/compiler.hpp"
@@ -236,18 +241,101 @@ TEST(Codegen, OwnFamiliesIncludeTheirHeader) {
   const auto src = generate_source(mma);
   EXPECT_EQ(src, generate_source(mma));
   EXPECT_NE(src.find("#include \"mma_gemm.cuh\""), std::string::npos);
-  EXPECT_NE(src.find("#define CUDAL2_SPEC_TEXT \"" + mma.compile_text() + "\""), std::string::npos);
-  for (const char* line :
-       {"#define CUDAL2_LAYOUT_TN 1", "#define CUDAL2_ACCUM_F16 1", "#define CUDAL2_BM 32", "#define CUDAL2_BN 64",
-        "#define CUDAL2_BK 64", "#define CUDAL2_WM 1", "#define CUDAL2_WN 2", "#define CUDAL2_STAGES 4"})
-    EXPECT_NE(src.find(line), std::string::npos) << line;
+  EXPECT_NE(src.find("CUDAL2_EXPORT_KERNEL_ABI(cudal2_kernel, \"" + mma.compile_text() + "\")"), std::string::npos);
+  // The configuration as template arguments: TN, fp16 accumulators, tile 32x64x64, warps 1x2, 4 stages.
+  EXPECT_NE(src.find("using cudal2_kernel = cudal2_mma::Gemm<cudal2_mma::Config<true, true, 32, 64, 64, 1, 2, 4>>;"),
+            std::string::npos)
+      << src;
   auto one = mma;
   one.splits = 1;
   EXPECT_EQ(generate_source(one), src);  // runtime knobs do not change the source
   const auto tiny = generate_source(parse_spec("tiny nn f32 tile=16x32x32 warps=1x2 kwarps=4"));
   EXPECT_NE(tiny.find("#include \"tiny_gemm.cuh\""), std::string::npos);
-  EXPECT_NE(tiny.find("#define CUDAL2_LAYOUT_TN 0"), std::string::npos);
-  EXPECT_NE(tiny.find("#define CUDAL2_WK 4"), std::string::npos);
+  // NN, fp32 accumulators, tile 16x32x32, warps 1x2, kwarps 4.
+  EXPECT_NE(tiny.find("cudal2_tiny::Gemm<cudal2_tiny::Config<false, false, 16, 32, 32, 1, 2, 4>>"), std::string::npos)
+      << tiny;
+}
+
+// The family registry (codegen/families.cpp): every family answers for itself, consistently.
+TEST(Families, RegistryIsConsistent) {
+  std::set<std::string_view> names;
+  std::vector<std::string> listed;
+  for (const Family* f : all_families()) {
+    SCOPED_TRACE(std::string(f->name));
+    EXPECT_TRUE(names.insert(f->name).second) << "family registered twice";
+    EXPECT_EQ(find_family(f->name), f);
+    EXPECT_EQ(&family_of(default_spec(f->name)), f);
+    ASSERT_TRUE(f->fields && f->default_spec && f->parse_field && f->compile_text && f->text && f->invalid_reason &&
+                f->enumerate && f->shape_refusal && f->generate_source);
+    const KernelSpec d = f->default_spec();
+    EXPECT_EQ(d.family, f->name);
+    EXPECT_EQ(f->invalid_reason(d), "");
+    EXPECT_EQ(parse_spec(d.text()).text(), d.text());
+    EXPECT_EQ(d.text().rfind(d.compile_text(), 0), 0u) << "the text starts with the compile text";
+    EXPECT_EQ(f->fields().back(), "splits") << "every family has the split count, its last field";
+    // Each key=value of the default text is one of its fields and parses on its own.
+    std::istringstream words(d.text());
+    for (std::string w; words >> w;) {
+      const auto eq = w.find('=');
+      if (eq == std::string::npos) continue;
+      const auto& fields = f->fields();
+      EXPECT_NE(std::find(fields.begin(), fields.end(), w.substr(0, eq)), fields.end()) << w;
+      EXPECT_EQ(parse_spec(fmt::format("{} nn f32 {}", f->name, w)).text(), d.text()) << w;
+    }
+    if (f->listed) listed.emplace_back(f->name);
+    EXPECT_EQ(f->runs_in_judge, f->name == "cublaslt");
+  }
+  EXPECT_EQ(known_families(), listed);
+  EXPECT_EQ(find_family("sm80"), nullptr);
+  KernelSpec odd = default_spec("mma");
+  odd.family = "sm80";  // an unknown family prints and generates as sm90_cutlass (KernelSpec{}'s)
+  EXPECT_EQ(&family_of(odd), find_family("sm90_cutlass"));
+}
+
+// Golden generated sources (tests/golden/codegen/*.cu.golden): one or two specs per family, byte
+// for byte; the sources are the compile cache's key, so a change here recompiles every kernel of
+// the family. When a change is intended, refresh them and review the diff before committing:
+//   CUDAL2_UPDATE_GOLDEN=1 build/tests/cudal2_unit_tests --gtest_filter='Codegen.GoldenSources'
+//   git diff tests/golden
+TEST(Codegen, GoldenSources) {
+  const auto dir = std::filesystem::path(__FILE__).parent_path().parent_path() / "golden" / "codegen";
+  const char* env = std::getenv("CUDAL2_UPDATE_GOLDEN");
+  const bool update = env && std::string(env) == "1";
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"sm90_cutlass_nn_f32_default", "sm90_cutlass nn f32"},
+      {"sm90_cutlass_tn_f16_streamk",
+       "sm90_cutlass tn f16 tile=256x128x64 cluster=1x2 mainloop=cooperative epilogue=nosmem scheduler=streamk "
+       "stages=4 | raster=along_n swizzle=2 decomposition=splitk splits=3"},
+      {"mma_nn_f32_default", "mma nn f32"},
+      {"mma_tn_f16_32x64x64", "mma tn f16 tile=32x64x64 warps=1x2 stages=4 | splits=8"},
+      {"tiny_nn_f32_kwarps4", "tiny nn f32 tile=16x32x32 warps=1x2 kwarps=4"},
+      {"tiny_tn_f16_32x32x64", "tiny tn f16 tile=32x32x64 warps=1x2 kwarps=2"},
+      {"wgmma_nn_f32_default", "wgmma nn f32"},
+      {"wgmma_tn_f16_cluster2x1", "wgmma tn f16 tile=64x128x64 cluster=2x1 stages=5 | splits=auto"},
+      {"cublaslt_tn_f32", "cublaslt tn f32 algo=66 tile=20 stages=35 reduction=2 swizzle=1 cluster=2x1 | splits=4"},
+  };
+  const std::string refresh =
+      "if the change is intended, refresh the goldens: CUDAL2_UPDATE_GOLDEN=1 cudal2_unit_tests "
+      "--gtest_filter='Codegen.GoldenSources', then review `git diff tests/golden`";
+  std::set<std::string> names;
+  for (const auto& [name, text] : cases) {
+    const auto path = dir / (name + ".cu.golden");
+    names.insert(path.filename().string());
+    const auto src = generate_source(parse_spec(text));
+    if (update) {
+      std::filesystem::create_directories(dir);
+      std::ofstream(path, std::ios::binary) << src;
+      continue;
+    }
+    std::ifstream in(path, std::ios::binary);
+    ASSERT_TRUE(in) << "no golden source " << path << " for '" << text << "'; " << refresh;
+    std::stringstream golden;
+    golden << in.rdbuf();
+    EXPECT_EQ(src, golden.str()) << "the generated source of '" << text << "' differs from " << path << "; " << refresh;
+  }
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    EXPECT_TRUE(names.count(e.path().filename().string()))
+        << e.path() << " is no golden of this test: remove it or add its spec to the test";
 }
 
 class JitTest : public ::testing::Test {
@@ -285,6 +373,14 @@ TEST_F(JitTest, DuplicateSourcesInOneBatchBuildOnce) {
     built += !x.cached;
   }
   EXPECT_EQ(built, 1);
+}
+
+// mma's and tiny's headers take their configuration as template arguments (no CUDAL2_* macros):
+// each compiles on its own, and both in one source.
+TEST_F(JitTest, OwnKernelHeadersCompileOnTheirOwn) {
+  Compiler c(opt_);
+  const auto r = c.compile("#include \"mma_gemm.cuh\"\n#include \"tiny_gemm.cuh\"\n");
+  EXPECT_EQ(r.status, "ok") << r.log;
 }
 
 TEST_F(JitTest, TimeoutKillsTheCompiler) {

@@ -1,0 +1,32 @@
+// The registry of kernel families (codegen/family.hpp). Adding a family: its file
+// codegen/family_<name>.cpp, its declaration below and its line in the table.
+#include "codegen/family.hpp"
+
+namespace cudal2 {
+
+const Family& sm90_cutlass_family();  // family_sm90_cutlass.cpp
+const Family& mma_family();           // family_mma.cpp
+const Family& tiny_family();          // family_tiny.cpp
+const Family& wgmma_family();         // family_wgmma.cpp
+const Family& cublaslt_family();      // family_cublaslt.cpp
+
+const std::vector<const Family*>& all_families() {
+  // The order is known_families()'s and the search's.
+  static const std::vector<const Family*> table{
+      &sm90_cutlass_family(), &mma_family(), &tiny_family(), &wgmma_family(), &cublaslt_family(),
+  };
+  return table;
+}
+
+const Family* find_family(std::string_view name) {
+  for (const Family* f : all_families())
+    if (f->name == name) return f;
+  return nullptr;
+}
+
+const Family& family_of(const KernelSpec& s) {
+  const Family* f = find_family(s.family);
+  return f ? *f : sm90_cutlass_family();
+}
+
+}  // namespace cudal2

@@ -9,9 +9,18 @@ CUDAL2_REPLAY_DB (or the worker's second argument, after "worker").
 Protocol (src/eval/candidate.cpp, run_lt_space_job / run_eval_job): one JSON request per stdin
 line, one JSON answer per stdout line.
   {"op": "lt-space", "shapes": [[m,n,k]...], "layouts": [...], "accum": ...}
-      -> each problem's recorded specs (status ok, offline, graph timer), in the order they were
-         first measured (the real tune run's space order); "max" is ignored: the recorded space
-         is the space.
+      -> each problem's recorded specs (status ok, offline, graph timer): cuBLASLt's heuristic
+         top-1 first, as the real worker lists it (src/baselines/cublaslt_space.hpp: the
+         heuristic's suggestions first, in its ranking), then the others in the order they were
+         first measured; "max" is ignored: the recorded space is the space.
+         The store does not record which spec is the heuristic's top-1 (nor its ranking of the
+         others: the grid campaign measured each problem's specs in the run's global order, not
+         in the heuristic's). It records the heuristic's time in every row's job
+         (baseline cublaslt-heuristic-<layout>), and the top-1 is in the space (cublaslt_space
+         rebuilds the heuristic's suggestions bytewise), so it is inferred as the spec whose times
+         match the heuristic's timed in the same jobs best (smallest |median log(spec/heuristic)|;
+         ties: the first measured). Problems where no spec is within 1% of it are counted by
+         evaluate_policy_replay.py (summary.json, heuristic_top1_inferred_within_1pct).
   {"op": "eval", "candidates": [{"name", "spec", ...}], "baselines": [...], "shapes": [...]}
       -> each candidate's recorded offline graph-timer summary on each shape; a spec never
          measured (ok) on that shape and layout -> "unsupported"; free-form sources -> "error".
@@ -23,8 +32,10 @@ bench/evaluate_policy_replay.py uses the same rule for its references.
 Only mode offline and timer graph are recorded: ask tune for `--mode offline --timers graph`.
 """
 import json
+import math
 import os
 import sqlite3
+import statistics
 import sys
 
 
@@ -45,6 +56,7 @@ class Replay:
         self.text_to_hash = dict(
             (t, h) for h, t in self.con.execute("SELECT hash, text FROM specs"))
         self.cache = {}
+        self.top1 = {}  # (m, n, k, accum, layout) -> (hash, |log(spec / heuristic)|) of the inferred top-1
         self.gpu = None
         row = self.con.execute("SELECT gpu FROM measurements LIMIT 1").fetchone()
         self.gpu = os.environ.get("CUDAL2_REPLAY_GPU") or (row[0] if row else "unknown")
@@ -61,6 +73,7 @@ class Replay:
             "AND me.timer = 'graph' AND me.status = 'ok' ORDER BY me.id", (m, n, k, accum)).fetchall()
         grouped = {}
         baselines = {}
+        same_job = {}  # (layout, hash) -> [log(spec / heuristic top-1) timed in one job]
         for i, layout, h, text, med, p10, p90, mn, ns, bj in rows:
             grouped.setdefault(layout, {}).setdefault(h, [i, text, []])[2].append((med, p10, p90, mn, ns))
             try:
@@ -68,24 +81,39 @@ class Replay:
                     g = t["offline"]["graph"]
                     baselines.setdefault(name, []).append(
                         (g["median"], g.get("p10"), g.get("p90"), g.get("min"), g.get("n", 1)))
+                    if name == f"cublaslt-heuristic-{layout}" and med > 0 and g["median"] > 0:
+                        same_job.setdefault((layout, h), []).append(math.log(med / g["median"]))
             except (ValueError, KeyError, TypeError, AttributeError):
                 pass
         spaces = {}
         for layout, specs in grouped.items():
             spaces[layout] = {h: (first, text, summary(pick_median(s, lambda r: r[0])))
                               for h, (first, text, s) in specs.items()}
+            # The heuristic's top-1 (see the module's docstring): first in the space's order.
+            scored = [(abs(statistics.median(same_job[(layout, h)])), first, h)
+                      for h, (first, _, _) in spaces[layout].items() if (layout, h) in same_job]
+            if scored:
+                miss, _, h = min(scored)
+                self.top1[key + (layout,)] = (h, miss)
         base = {name: summary(pick_median(v, lambda r: r[0])) for name, v in baselines.items()}
         self.cache[key] = (spaces, base)
         return self.cache[key]
+
+    def ordered(self, m, n, k, accum, layout):
+        """The problem's space as the worker lists it: [(hash, text, summary)], heuristic top-1 first."""
+        spaces, _ = self.shape(m, n, k, accum)
+        specs = sorted(spaces.get(layout, {}).items(), key=lambda kv: kv[1][0])
+        top = self.top1.get((m, n, k, accum, layout), (None, None))[0]
+        specs.sort(key=lambda kv: kv[0] != top)  # stable: the rest keep their recorded order
+        return [(h, text, s) for h, (_, text, s) in specs]
 
     def lt_space(self, req):
         accum = req.get("accum", "f32")
         out = []
         for m, n, k in req["shapes"]:
-            spaces, _ = self.shape(m, n, k, accum)
             for layout in req["layouts"]:
-                specs = sorted(spaces.get(layout, {}).values(), key=lambda v: v[0])
-                out.append({"shape": [m, n, k], "layout": layout, "specs": [t for _, t, _ in specs]})
+                out.append({"shape": [m, n, k], "layout": layout,
+                            "specs": [t for _, t, _ in self.ordered(m, n, k, accum, layout)]})
         return {"ok": True, "gpu": self.gpu, "spaces": out}
 
     def eval(self, req):

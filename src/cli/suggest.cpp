@@ -44,6 +44,9 @@ std::vector<std::string> split(const std::string& s) {
 // --candidates FILE: lines "M,N,K<TAB>layout<TAB>spec text" ('#' comments): the specs each problem
 // may be given, for families whose space is per shape and needs a GPU to list (cublaslt: cuBLASLt's
 // suggestions, as `cudal2 tune` recorded them). Problems with no line are skipped, with a note.
+// A problem's lines keep their order: its space as the lt-space worker lists it, cuBLASLt's
+// heuristic suggestions first, best first (the policy treats the first cublaslt spec as the
+// heuristic's top-1: src/search/rl_policy.hpp, "Ranked spaces").
 std::map<std::pair<std::string, std::string>, std::vector<KernelSpec>> read_candidates(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw InputError(fmt::format("cannot read candidates file '{}'", path));
@@ -62,8 +65,9 @@ std::map<std::pair<std::string, std::string>, std::vector<KernelSpec>> read_cand
   return out;
 }
 
-// One pick of --json output.
-nlohmann::json pick_json(const Problem& p, const KernelSpec& spec, double us) {
+// One pick of --json output; top1: the spec is the first of the problem's --candidates (the
+// heuristic's top-1 of a cublaslt space).
+nlohmann::json pick_json(const Problem& p, const KernelSpec& spec, double us, bool top1 = false) {
   return {{"m", p.shape.m},
           {"n", p.shape.n},
           {"k", p.shape.k},
@@ -71,7 +75,8 @@ nlohmann::json pick_json(const Problem& p, const KernelSpec& spec, double us) {
           {"accum", to_string(p.accum)},
           {"spec", spec.text()},
           {"hash", spec.hash()},
-          {"predicted_us", us}};
+          {"predicted_us", us},
+          {"top1", top1}};
 }
 
 int run(const SuggestArgs& a) {
@@ -92,14 +97,19 @@ int run(const SuggestArgs& a) {
         continue;
       }
       for (const auto& [spec, us] : ranked) {
+        const bool top1 = spec == it->second.front();
         if (a.json)
-          out.push_back(pick_json(p, spec, us));
+          out.push_back(pick_json(p, spec, us, top1));
         else
-          std::printf("%s %s: %s   predicted %.2f us\n", p.shape.str().c_str(),
-                      std::string(to_string(p.layout)).c_str(), spec.text().c_str(), us);
+          std::printf("%s %s: %s   predicted %.2f us%s\n", p.shape.str().c_str(),
+                      std::string(to_string(p.layout)).c_str(), spec.text().c_str(), us,
+                      top1 ? " (the first candidate: the heuristic's top-1)" : "");
       }
     }
-    if (a.json) std::printf("%s\n", out.dump(1).c_str());
+    if (a.json)
+      std::printf("%s\n", out.dump(1).c_str());
+    else
+      std::printf("zero-shot rule: %s\n", policy.zero_shot_rule().c_str());
     return 0;
   }
   auto families = a.families.empty() ? policy.families_seen() : split(a.families);

@@ -94,32 +94,34 @@ void verify_once(Runner& r, ShapeBuffers& buf, const Reference& ref, bool exact,
   for (auto& [name, b] : guarded) {
     const auto d = b->guard_damage(st);
     if (d.before || d.after)
-      v.fail("out-of-bounds write",
+      v.fail(FailureKind::OutOfBoundsWrite,
              fmt::format("{} guard bands changed: {} bytes before, {} after", name, d.before, d.after));
   }
   // The whole output is scanned in place; only the elements the reference compares come back.
   const auto scan = chk.scan(buf.C.data(), buf.C.bytes() / 2, poison, st);
   const SampledOutput C = chk.gather(buf.C.data(), s, ref.sampling, st);
   if (scan.unwritten)
-    v.fail("unwritten output", fmt::format("{} of {} outputs never written (first at row {}, col {})", scan.unwritten,
-                                           buf.C.bytes() / 2, scan.first_unwritten / s.n, scan.first_unwritten % s.n));
+    v.fail(FailureKind::UnwrittenOutput,
+           fmt::format("{} of {} outputs never written (first at row {}, col {})", scan.unwritten, buf.C.bytes() / 2,
+                       scan.first_unwritten / s.n, scan.first_unwritten % s.n));
   if (scan.nonfinite)
-    v.fail("NaN/Inf", fmt::format("{} outputs are NaN or Inf (first at row {}, col {})", scan.nonfinite,
-                                  scan.first_nonfinite / s.n, scan.first_nonfinite % s.n));
+    v.fail(FailureKind::NanInf, fmt::format("{} outputs are NaN or Inf (first at row {}, col {})", scan.nonfinite,
+                                            scan.first_nonfinite / s.n, scan.first_nonfinite % s.n));
   v.sampled = !ref.sampling.full;
   if (exact) {
     const auto ex = compare_exact(s, C, ref);
     v.exact_checked = ex.checked;
     v.exact_mismatches = ex.mismatches;
     if (ex.mismatches)
-      v.fail("exact mismatch",
+      v.fail(FailureKind::ExactMismatch,
              fmt::format("{} of {} exact elements differ (first C[{},{}] = {} want {})", ex.mismatches, ex.checked,
                          ex.first_i, ex.first_j, ex.first_got, ex.first_want));
   } else {
     v.rel_err = relative_frobenius(s, C, ref);
     v.tol = normal_tolerance(accum, s.k);
     if (!(v.rel_err <= v.tol))
-      v.fail("normal error", fmt::format("relative Frobenius error {:.3g} > tolerance {:.3g}", v.rel_err, v.tol));
+      v.fail(FailureKind::NormalError,
+             fmt::format("relative Frobenius error {:.3g} > tolerance {:.3g}", v.rel_err, v.tol));
   }
 }
 
@@ -159,29 +161,29 @@ class Judge {
     for (auto& [name, b] : r.private_buffers()) b->reset_guards(st_);
     CUDAL2_CUDA(cudaStreamSynchronize(st_));
   }
-  // "" or "kind: detail" for what the last run did wrong.
-  std::string check(Runner& r) {
+  // What the last run did wrong, if anything.
+  Finding check(Runner& r) {
     std::vector<std::pair<std::string, GuardedBuffer*>> guarded{
         {"A", &buf_.A}, {"B(nn)", &buf_.Bn}, {"B(tn)", &buf_.Bt}, {"C", &buf_.C}, {"workspace", &buf_.W}};
     for (const auto& p : r.private_buffers()) guarded.push_back(p);
     for (auto& [name, b] : guarded)
       if (const int64_t d = chk_.guard_damage(*b, st_))
-        return fmt::format("out-of-bounds: {} bytes of the guard bands of {} changed", d, name);
+        return {FailureKind::OutOfBounds, fmt::format("{} bytes of the guard bands of {} changed", d, name)};
     if (checksums() != sums_) {
       // Put them back, or every method after this one would be judged on corrupted inputs.
       if (dist_) fresh_inputs(*dist_, seed_);
-      return "input-modified: the candidate changed its input operands";
+      return {FailureKind::InputModified, "the candidate changed its input operands"};
     }
     const auto c = chk_.compare(buf_.C.data(), ref_out_.data(), buf_.C.bytes() / 2, tol_, sec_.poison, st_);
     if (!c.ok()) {
       const int64_t n = buf_.shape.n;
-      return fmt::format(
-          "wrong-result: against the GPU reference, {} element(s) unwritten, {} NaN/Inf, {} beyond tolerance "
-          "(|c-r| <= {:.3g}|r| + {:.3g}); first C[{},{}] = {} want {}",
-          c.unwritten, c.nonfinite, c.mismatched, tol_.rel, tol_.abs, c.first_bad / n, c.first_bad % n, c.first_got,
-          c.first_want);
+      return {FailureKind::WrongResult,
+              fmt::format("against the GPU reference, {} element(s) unwritten, {} NaN/Inf, {} beyond tolerance "
+                          "(|c-r| <= {:.3g}|r| + {:.3g}); first C[{},{}] = {} want {}",
+                          c.unwritten, c.nonfinite, c.mismatched, tol_.rel, tol_.abs, c.first_bad / n, c.first_bad % n,
+                          c.first_got, c.first_want)};
     }
-    return "";
+    return {};
   }
 
  private:
@@ -203,12 +205,6 @@ class Judge {
   std::array<uint64_t, 3> sums_{};
 };
 
-// Splits "kind: detail" as the judge reports it.
-void fail_with(Verdict& v, const std::string& finding) {
-  const auto colon = finding.find(": ");
-  v.fail(finding.substr(0, colon), colon == std::string::npos ? finding : finding.substr(colon + 2));
-}
-
 std::string fmt_num(double v, int prec = 4) { return fmt::format("{:.{}g}", v, prec); }
 
 std::vector<std::string> csv_rows_for(const ShapeResult& sr, const MethodResult& mr, Mode mode, TimerKind t,
@@ -224,9 +220,10 @@ std::vector<std::string> csv_rows_for(const ShapeResult& sr, const MethodResult&
                              std::string(to_string(mode)),
                              std::string(to_string(t))};
   const auto& sum = mr.timing.count(mode) ? mr.timing.at(mode)[static_cast<int>(t)] : std::nullopt;
-  std::string status = mr.status, reason = mr.reason;
-  if (mr.status == "ok" && !sum) {
-    status = "not-capturable";
+  Status status = mr.status;
+  std::string reason = mr.reason;
+  if (mr.status == Status::Ok && !sum) {
+    status = Status::NotCapturable;
     reason = mr.graph_error.count(mode) ? mr.graph_error.at(mode) : "";
   }
   if (sum) {
@@ -239,11 +236,12 @@ std::vector<std::string> csv_rows_for(const ShapeResult& sr, const MethodResult&
     f.insert(f.end(), 9, "");
   }
   const Verdict& bad = mr.first_failure();
-  f.insert(f.end(), {status, bad.failure, reason.empty() ? bad.detail : reason,
-                     mr.normal.rel_err >= 0 ? fmt_num(mr.normal.rel_err, 3) : "", fmt_num(mr.normal.tol, 3),
-                     std::to_string(mr.exact.exact_checked), std::to_string(mr.exact.exact_mismatches),
-                     mr.exact.sampled ? "1" : "0", std::to_string(sr.sm_mhz_min), std::to_string(sr.sm_mhz_max),
-                     std::to_string(sr.seed), mr.details.dump()});
+  f.insert(
+      f.end(),
+      {std::string(to_string(status)), std::string(to_string(bad.failure)), reason.empty() ? bad.detail : reason,
+       mr.normal.rel_err >= 0 ? fmt_num(mr.normal.rel_err, 3) : "", fmt_num(mr.normal.tol, 3),
+       std::to_string(mr.exact.exact_checked), std::to_string(mr.exact.exact_mismatches), mr.exact.sampled ? "1" : "0",
+       std::to_string(sr.sm_mhz_min), std::to_string(sr.sm_mhz_max), std::to_string(sr.seed), mr.details.dump()});
   return f;
 }
 
@@ -286,7 +284,7 @@ const std::vector<std::string>& csv_columns() {
 std::optional<double> ShapeResult::best_baseline(Mode m, TimerKind t) const {
   std::optional<double> best;
   for (const auto& mr : methods) {
-    if (!mr.baseline || mr.status != "ok" || !mr.timing.count(m)) continue;
+    if (!mr.baseline || mr.status != Status::Ok || !mr.timing.count(m)) continue;
     const auto& s = mr.timing.at(m)[static_cast<int>(t)];
     if (s && (!best || s->median < *best)) best = s->median;
   }
@@ -397,9 +395,9 @@ BenchReport run_bench(const BenchOptions& opt) {
       sr.methods.push_back(std::move(mr));
     }
     // An untrusted method that fails a check is out for this shape, with the reason.
-    auto fault = [&](size_t i, const std::string& kind, const std::string& detail) {
+    auto fault = [&](size_t i, FailureKind kind, const std::string& detail) {
       auto& mr = sr.methods[i];
-      mr.status = "failed";
+      mr.status = Status::Failed;
       mr.judge.fail(kind, detail);
       cudaGetLastError();
     };
@@ -413,7 +411,7 @@ BenchReport run_bench(const BenchOptions& opt) {
         mr.details = runners[i]->details();
         live.push_back(i);
       } catch (const RunnerError& e) {
-        mr.status = "unsupported";
+        mr.status = Status::Unsupported;
         mr.reason = e.what();
         cudaGetLastError();
       } catch (const CandidateFault& e) {
@@ -430,16 +428,16 @@ BenchReport run_bench(const BenchOptions& opt) {
       try {
         judge->arm(*runners[i]);
         run();
-        if (const auto finding = judge->check(*runners[i]); !finding.empty()) {
-          fail_with(sr.methods[i].judge, finding);
-          sr.methods[i].status = "failed";
+        if (const Finding finding = judge->check(*runners[i])) {
+          sr.methods[i].judge.fail(finding.kind, finding.detail);
+          sr.methods[i].status = Status::Failed;
           return false;
         }
         return true;
       } catch (const CandidateFault& e) {
         fault(i, e.kind, e.what());
       } catch (const std::exception& e) {
-        fault(i, "error", e.what());
+        fault(i, FailureKind::Error, e.what());
       }
       return false;
     };
@@ -455,13 +453,13 @@ BenchReport run_bench(const BenchOptions& opt) {
           try {
             verify_once(*runners[i], buf, ref, exact, opt.accum, secrets.poison, checker, st, v);
             if (!runners[i]->trusted() && !judge->inputs_intact()) {
-              mr.judge.fail("input-modified", "the candidate changed its input operands");
+              mr.judge.fail(FailureKind::InputModified, "the candidate changed its input operands");
               refill();  // the methods after it are judged on the inputs the reference was made from
             }
           } catch (const CandidateFault& e) {
             fault(i, e.kind, e.what());
           } catch (const std::exception& e) {
-            v.fail("error", e.what());
+            v.fail(FailureKind::Error, e.what());
             cudaGetLastError();
           }
         }
@@ -480,8 +478,10 @@ BenchReport run_bench(const BenchOptions& opt) {
       std::erase_if(live, [&](size_t i) {
         auto& mr = sr.methods[i];
         if (mr.exact.ok && mr.normal.ok && mr.judge.ok) return false;
-        if (mr.status == "ok")
-          mr.status = (mr.exact.failure == "error" || mr.normal.failure == "error") ? "error" : "failed";
+        if (mr.status == Status::Ok)
+          mr.status = mr.exact.failure == FailureKind::Error || mr.normal.failure == FailureKind::Error
+                          ? Status::Error
+                          : Status::Failed;
         return true;
       });
     }
@@ -506,7 +506,7 @@ BenchReport run_bench(const BenchOptions& opt) {
           fault(i, e.kind, e.what());
           timers[i].reset();
         } catch (const std::exception& e) {
-          sr.methods[i].status = "error";
+          sr.methods[i].status = Status::Error;
           sr.methods[i].reason = e.what();
           timers[i].reset();
           cudaGetLastError();
@@ -549,10 +549,9 @@ BenchReport run_bench(const BenchOptions& opt) {
       for (size_t i : order) {
         auto& mr = sr.methods[i];
         if (!runners[i]->trusted()) {
-          const std::string defect = timers[i]->defect(plausible_floor_us(s, !server, peak));
-          if (!defect.empty()) {
-            fail_with(mr.judge, defect);
-            mr.status = "failed";
+          if (const Finding defect = timers[i]->defect(plausible_floor_us(s, !server, peak))) {
+            mr.judge.fail(defect.kind, defect.detail);
+            mr.status = Status::Failed;
             continue;
           }
         }
@@ -566,14 +565,14 @@ BenchReport run_bench(const BenchOptions& opt) {
       if (runners[i]->trusted()) continue;
       const std::string left = runners[i]->leftovers();
       if (!left.empty() && sr.methods[i].judge.ok) {
-        sr.methods[i].judge.fail("host-thread", left);
-        sr.methods[i].status = "failed";
+        sr.methods[i].judge.fail(FailureKind::HostThread, left);
+        sr.methods[i].status = Status::Failed;
         sr.methods[i].timing.clear();
       }
     }
     // A method that failed while being timed keeps no times: nothing of it may be recorded as fast.
     for (auto& mr : sr.methods)
-      if (mr.status != "ok") mr.timing.clear();
+      if (mr.status != Status::Ok) mr.timing.clear();
     if (csv)
       for (const auto& mr : sr.methods)
         for (auto mode : opt.modes)
@@ -586,7 +585,7 @@ BenchReport run_bench(const BenchOptions& opt) {
       if (const auto b = sr.best_baseline(opt.modes.front(), TimerKind::Graph))
         best = fmt::format(", best baseline {:.2f} us", *b);
       int bad = 0;
-      for (const auto& mr : sr.methods) bad += mr.status != "ok";
+      for (const auto& mr : sr.methods) bad += mr.status != Status::Ok;
       std::fprintf(stderr, "[%zu/%zu] %-18s done%s%s | elapsed %.0fs, ETA %.0fs\n", si + 1, todo.size(),
                    s.str().c_str(), best.c_str(), bad ? fmt::format(", {} method(s) not ok", bad).c_str() : "", el,
                    eta);
@@ -621,10 +620,10 @@ void print_table(const BenchReport& r, const BenchOptions& opt) {
             if (best) ratio = fmt::format("{:.3f}", *best / g->median);
           }
         }
-        std::string status = mr.status;
-        if (mr.status != "ok") {
+        std::string status(to_string(mr.status));
+        if (mr.status != Status::Ok) {
           const Verdict& v = mr.first_failure();
-          status += ": " + (mr.reason.empty() ? v.failure + " (" + v.detail + ")" : mr.reason);
+          status += ": " + (mr.reason.empty() ? std::string(to_string(v.failure)) + " (" + v.detail + ")" : mr.reason);
           if (status.size() > 90) status = status.substr(0, 87) + "...";
         } else if (mr.exact.sampled) {
           status += " (verified on sampled rows/cols)";

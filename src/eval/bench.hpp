@@ -45,7 +45,7 @@ struct MethodResult {
   std::string method;
   Layout layout = Layout::NN;
   bool baseline = true;
-  std::string status = "ok";  // ok | unsupported | failed | error
+  Status status = Status::Ok;  // Ok, Unsupported, Failed (the verdicts say why) or Error
   std::string reason;
   Verdict exact, normal;
   // Untrusted methods: what the judge found beyond the two classic checks (GPU comparison on

@@ -17,7 +17,7 @@
 #include "codegen/family_cublaslt.hpp"
 #include "eval/artifact.hpp"
 #include "eval/device.hpp"
-#include "eval/job_answer.hpp"
+#include "eval/protocol.hpp"
 #include "eval/remote.hpp"
 #include "jit/compiler.hpp"
 #include "sandbox/sandbox.hpp"
@@ -31,51 +31,7 @@ using Clock = std::chrono::steady_clock;
 
 std::string self_exe() { return std::filesystem::read_symlink("/proc/self/exe").string(); }
 
-std::array<bool, 3> parse_timers(const nlohmann::json& req) {
-  if (!req.contains("timers")) return {true, true, true};
-  std::array<bool, 3> on{false, false, false};
-  for (const auto& t : req.at("timers")) {
-    const auto name = t.get<std::string>();
-    bool known = false;
-    for (auto k : kTimers)
-      if (to_string(k) == name) on[static_cast<int>(k)] = known = true;
-    if (!known) throw InputError(fmt::format("unknown timer '{}'", name));
-  }
-  return on;
-}
-
-std::vector<std::string> timer_names(const std::array<bool, 3>& on) {
-  std::vector<std::string> out;
-  for (auto k : kTimers)
-    if (on[static_cast<int>(k)]) out.emplace_back(to_string(k));
-  return out;
-}
-
 }  // namespace
-
-std::string failure_kind_of_check(const std::string& failed_check) {
-  static const std::set<std::string> kinds{"out-of-bounds",
-                                           "wrong-result",
-                                           "input-modified",
-                                           "implausible-time",
-                                           "timing-mismatch",
-                                           "inconsistent-time",
-                                           "host-thread",
-                                           "illegal-address",
-                                           "device-assert",
-                                           "illegal-instruction",
-                                           "cuda-fatal",
-                                           "crash",
-                                           "hang",
-                                           "exited",
-                                           "protocol-error"};
-  if (kinds.count(failed_check)) return failed_check;
-  if (failed_check == "out-of-bounds write") return "out-of-bounds";
-  if (failed_check == "exact mismatch" || failed_check == "normal error" || failed_check == "unwritten output" ||
-      failed_check == "NaN/Inf")
-    return "wrong-result";
-  return "error";
-}
 
 // A `cublaslt` spec is a call into cuBLASLt with an algorithm configuration: the same library as
 // the baselines, so the judge builds that call from the spec's fields and runs it like them
@@ -87,49 +43,45 @@ bool runs_in_judge(const KernelSpec& spec, const std::string& spec_text) {
   return !spec_text.empty() && spec.family == kCublasLtFamily;
 }
 
-nlohmann::json run_eval_job(const nlohmann::json& req) {
-  if (req.value("op", "") != "eval") return {{"ok", false}, {"error", "unknown op"}};
-  std::string why;
-  if (!gpu_available(&why)) return {{"ok", false}, {"error", why}};
+protocol::JobAnswer run_eval_job(const protocol::EvalJob& job) {
+  protocol::JobAnswer answer;
+  if (!gpu_available(&answer.error)) return answer;
   BenchOptions o;
-  for (const auto& s : req.at("shapes")) o.shapes.push_back({s.at(0), s.at(1), s.at(2)});
-  o.modes.clear();
-  for (const auto& m : req.at("modes")) o.modes.push_back(parse_mode(m.get<std::string>()));
-  o.timers = parse_timers(req);
-  o.reps = req.value("reps", 20);
-  o.qps = req.value("qps", 200.0);
-  o.verify_budget = req.value("verify_budget", double(1 << 28));
-  o.accum = parse_accum(req.value("accum", "f32"));
+  o.shapes = job.shapes;
+  o.modes = job.modes;
+  o.timers = job.timers;
+  o.reps = job.reps;
+  o.qps = job.qps;
+  o.verify_budget = job.verify_budget;
+  o.accum = job.accum;
   o.progress = false;
-  o.csv_path = req.value("csv", "");
+  o.csv_path = job.csv;
   o.resume = !o.csv_path.empty();  // append to the file: every job of a tuning run shares it
-  o.command_line = req.value("command", "worker");
+  o.command_line = job.command;
   // Candidate code is never loaded here: each candidate runs in a confined runner process of its
   // own (eval/remote.hpp) and this process judges it.
   RemoteConfig rc;
-  rc.runner_exe = req.value("runner", self_exe());
-  rc.timeout = std::chrono::seconds(req.value("candidate_timeout", 60));
-  rc.confine = req.value("confine", true);
-  for (const auto& c : req.at("candidates")) {
-    const std::string name = c.at("name");
-    const std::string text = c.value("spec", "");
+  rc.runner_exe = job.runner.empty() ? self_exe() : job.runner;
+  rc.timeout = std::chrono::seconds(job.candidate_timeout);
+  rc.confine = job.confine;
+  for (const auto& c : job.candidates) {
+    const std::string name = c.name, text = c.spec;
     KernelSpec spec;
     if (!text.empty()) {
       spec = parse_spec(text);
     } else {  // a free-form source: only its layout and accumulator are known
-      spec.layout = parse_layout(c.value("layout", "nn"));
+      spec.layout = c.layout;
       spec.accum = o.accum;
     }
     if (runs_in_judge(spec, text)) {
       o.methods.push_back({name, false, [spec, name] { return make_cublaslt_config_runner(spec, name); }});
       continue;
     }
-    const std::string artifact = c.at("artifact");
+    const std::string artifact = c.artifact;
     o.methods.push_back(
         {name, false, [rc, artifact, spec, text, name] { return make_remote_runner(rc, artifact, spec, text, name); }});
   }
-  for (const auto& b : req.at("baselines")) {
-    const std::string n = b.get<std::string>();
+  for (const auto& n : job.baselines) {
     const Accum acc = o.accum;
     o.methods.push_back({n, true, [n, acc] { return make_baseline(n, acc); }});
   }
@@ -142,56 +94,64 @@ nlohmann::json run_eval_job(const nlohmann::json& req) {
   }
   // A kernel that faulted poisons the context: everything after it fails, so say so and let the
   // parent restart us (and find the culprit by running the job's candidates one at a time).
-  if (auto fatal = fatal_fault_answer()) return *fatal;
-  if (!error.empty()) return {{"ok", false}, {"error", error}};
-  nlohmann::json shapes = nlohmann::json::array();
+  if (auto fatal = fatal_fault_answer()) {
+    answer.error = fatal->error, answer.fatal = true, answer.kind = fatal->kind;
+    return answer;
+  }
+  if (!error.empty()) {
+    answer.error = error;
+    return answer;
+  }
+  answer.ok = true;
+  answer.gpu = query_gpu(0).name;
   for (const auto& sr : report.shapes) {
-    nlohmann::json methods = nlohmann::json::array();
+    protocol::ShapeAnswer sa;
+    sa.shape = sr.shape;
     for (const auto& mr : sr.methods) {
-      nlohmann::json timing = nlohmann::json::object();
+      protocol::MethodAnswer ma;
+      ma.method = mr.method;
+      ma.status = mr.status;
+      const Verdict& bad = mr.first_failure();
+      ma.failure = bad.failure;
+      ma.reason = mr.reason.empty() ? bad.detail : mr.reason;
+      // -1: not computed (absent); a NaN error is passed on (null on the wire).
+      if (!(mr.normal.rel_err < 0)) ma.rel_err = mr.normal.rel_err;
       for (const auto& [mode, arr] : mr.timing)
         for (auto t : kTimers)
-          if (arr[static_cast<int>(t)])
-            timing[std::string(to_string(mode))][std::string(to_string(t))] = summary_json(*arr[static_cast<int>(t)]);
-      const Verdict& bad = mr.first_failure();
-      methods.push_back({{"method", mr.method},
-                         {"status", mr.status},
-                         {"failure", bad.failure},
-                         {"reason", mr.reason.empty() ? bad.detail : mr.reason},
-                         {"rel_err", mr.normal.rel_err},
-                         {"timing", timing}});
+          if (arr[static_cast<int>(t)]) ma.timing[mode][t] = *arr[static_cast<int>(t)];
+      sa.methods.push_back(std::move(ma));
     }
-    shapes.push_back({{"m", sr.shape.m}, {"n", sr.shape.n}, {"k", sr.shape.k}, {"methods", methods}});
+    answer.shapes.push_back(std::move(sa));
   }
-  return {{"ok", true}, {"gpu", query_gpu(0).name}, {"shapes", shapes}};
+  return answer;
 }
 
-nlohmann::json run_lt_space_job(const nlohmann::json& req) {
-  if (req.value("op", "") != "lt-space") return {{"ok", false}, {"error", "unknown op"}};
+nlohmann::json run_lt_space_job(const protocol::LtSpaceJob& job) {
   std::string why;
-  if (!gpu_available(&why)) return {{"ok", false}, {"error", why}};
+  if (!gpu_available(&why)) return to_json(protocol::ErrorAnswer{why});
   try {
-    const Accum accum = parse_accum(req.value("accum", "f32"));
-    const int max = req.value("max", 16);
-    nlohmann::json spaces = nlohmann::json::array();
-    for (const auto& s : req.at("shapes")) {
-      const Shape shape{s.at(0), s.at(1), s.at(2)};
-      for (const auto& l : req.at("layouts")) {
-        nlohmann::json specs = nlohmann::json::array();
-        for (const auto& spec : cublaslt_neighbourhood(shape, parse_layout(l.get<std::string>()), accum, max))
-          specs.push_back(spec.text());
-        spaces.push_back({{"shape", {shape.m, shape.n, shape.k}}, {"layout", l}, {"specs", specs}});
+    protocol::LtSpaceAnswer answer;
+    for (const auto& shape : job.shapes)
+      for (auto layout : job.layouts) {
+        protocol::LtSpace space{shape, layout, {}};
+        for (const auto& spec : cublaslt_neighbourhood(shape, layout, job.accum, job.max))
+          space.specs.push_back(spec.text());
+        answer.spaces.push_back(std::move(space));
       }
-    }
-    return {{"ok", true}, {"gpu", query_gpu(0).name}, {"spaces", spaces}};
+    answer.gpu = query_gpu(0).name;
+    return to_json(answer);
   } catch (const std::exception& e) {
-    return {{"ok", false}, {"error", e.what()}};
+    return to_json(protocol::ErrorAnswer{e.what()});
   }
 }
 
 int worker_main() {
+  // A request that is not the protocol throws ProtocolError, which serve() answers as
+  // {"ok": false, "error": ...}.
   return sandbox::serve([](const nlohmann::json& req) {
-    return req.value("op", "") == "lt-space" ? run_lt_space_job(req) : run_eval_job(req);
+    const protocol::WorkerRequest job = protocol::parse_worker_request(req);
+    if (const auto* eval = std::get_if<protocol::EvalJob>(&job)) return to_json(run_eval_job(*eval));
+    return run_lt_space_job(std::get<protocol::LtSpaceJob>(job));
   });
 }
 
@@ -200,31 +160,30 @@ std::vector<std::pair<Problem, std::vector<KernelSpec>>> worker_lt_space(const s
                                                                          const std::vector<Layout>& layouts,
                                                                          Accum accum, int max_per_problem,
                                                                          int timeout_s) {
-  nlohmann::json job{{"op", "lt-space"}, {"accum", std::string(to_string(accum))}, {"max", max_per_problem}};
-  job["shapes"] = nlohmann::json::array();
-  for (const auto& s : shapes) job["shapes"].push_back({s.m, s.n, s.k});
-  job["layouts"] = nlohmann::json::array();
-  for (auto l : layouts) job["layouts"].push_back(std::string(to_string(l)));
+  const protocol::LtSpaceJob job{shapes, layouts, accum, max_per_problem};
   sandbox::Options wopt;
   wopt.timeout = std::chrono::seconds(timeout_s);
   sandbox::Worker worker({worker_exe.empty() ? self_exe() : worker_exe, "worker"}, wopt);
-  const auto r = worker.call(job, std::chrono::seconds(timeout_s));
-  if (!r.ok() || !r.response.is_object() || r.response.value("ok", false) != true) {
-    const bool said =
-        r.ok() && r.response.is_object() && r.response.contains("error") && r.response.at("error").is_string();
-    throw std::runtime_error("the worker could not list the cublaslt family's space: " +
-                             (said ? r.response.at("error").get<std::string>() : r.message));
+  const auto r = worker.call(to_json(job), std::chrono::seconds(timeout_s));
+  std::optional<protocol::ErrorAnswer> refused;
+  std::string why = r.message;
+  if (r.ok()) {
+    try {
+      refused = protocol::error_of(r.response);
+      if (refused) why = refused->error;
+    } catch (const protocol::ProtocolError& e) {
+      refused = protocol::ErrorAnswer{e.what()};
+      why = e.what();
+    }
   }
+  if (!r.ok() || refused) throw std::runtime_error("the worker could not list the cublaslt family's space: " + why);
   std::vector<std::pair<Problem, std::vector<KernelSpec>>> out;
   try {
-    for (const auto& sp : r.response.at("spaces")) {
+    for (const auto& sp : protocol::parse_lt_space_answer(r.response).spaces) {
       Problem p;
-      const auto& sh = sp.at("shape");
-      p.shape = {sh.at(0).get<int64_t>(), sh.at(1).get<int64_t>(), sh.at(2).get<int64_t>()};
-      p.layout = parse_layout(sp.at("layout").get<std::string>());
-      p.accum = accum;
+      p.shape = sp.shape, p.layout = sp.layout, p.accum = accum;
       std::vector<KernelSpec> specs;
-      for (const auto& t : sp.at("specs")) specs.push_back(parse_spec(t.get<std::string>()));
+      for (const auto& t : sp.specs) specs.push_back(parse_spec(t));
       out.emplace_back(p, std::move(specs));
     }
   } catch (const std::exception& e) {
@@ -245,7 +204,7 @@ struct Pending {
   CompileResult built;
 };
 
-std::optional<double> score_of(const EvalRequest& req, const Pending& p, const std::string& status, double time_us = 0,
+std::optional<double> score_of(const EvalRequest& req, const Pending& p, Outcome status, double time_us = 0,
                                double baseline_us = 0, std::optional<double> rel_err = std::nullopt) {
   if (!req.score) return std::nullopt;
   ScoreInput in;
@@ -261,7 +220,9 @@ void merge_outcome(CandidateOutcome& into, const CandidateOutcome& part) {
   for (const auto& [k, v] : part.baseline_us) into.baseline_us[k] = v;
   for (const auto& [k, v] : part.score) into.score[k] = v;
   into.measure_seconds += part.measure_seconds;
-  auto rank = [](const std::string& s) { return s.empty() ? 0 : s == "unsupported" ? 1 : s == "ok" ? 2 : 3; };
+  auto rank = [](const Outcome& s) {
+    return s == Status::NotRun ? 0 : s == Status::Unsupported ? 1 : s == Status::Ok ? 2 : 3;
+  };
   if (rank(part.status) > rank(into.status)) {
     into.status = part.status;
     into.detail = part.detail;
@@ -304,8 +265,8 @@ class Evaluator {
     const auto r = worker_.call(job, timeout);
     const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
     std::string malformed;
-    std::optional<JobAnswer> answer;
-    if (r.ok()) answer = parse_job_answer(r.response, &malformed);
+    std::optional<protocol::JobAnswer> answer;
+    if (r.ok()) answer = protocol::parse_job_answer(r.response, &malformed);
     if (r.ok() && r.response.is_object() && r.response.value("exit_after", false) == true) worker_.stop();
     const bool answered = answer && answer->ok;
     if (!answered && cands.size() > 1) {
@@ -323,15 +284,15 @@ class Evaluator {
       if (answer && answer->fatal)
         co.status = answer->kind;
       else if (answer)
-        co.status = "error";
+        co.status = FailureKind::Error;
       else if (r.ok())
-        co.status = "protocol-error";  // an answer, but not one we can read
+        co.status = FailureKind::ProtocolError;  // an answer, but not one we can read
       else if (r.kind == sandbox::Outcome::Hung)
-        co.status = "hang";
+        co.status = FailureKind::Hang;
       else if (r.kind == sandbox::Outcome::Crashed)
-        co.status = "crash";
+        co.status = FailureKind::Crash;
       else
-        co.status = r.kind == sandbox::Outcome::ProtocolError ? "protocol-error" : "exited";
+        co.status = r.kind == sandbox::Outcome::ProtocolError ? FailureKind::ProtocolError : FailureKind::Exited;
       co.detail = describe_failure(r, malformed);
       store_failure(*cands[0], co.status, co.detail, co, shapes);
       return;
@@ -355,28 +316,23 @@ class Evaluator {
   }
 
   nlohmann::json job_for(const std::vector<Pending*>& cands, const std::vector<Shape>& shapes) const {
-    nlohmann::json job{{"op", "eval"},
-                       {"accum", std::string(to_string(cands.front()->accum))},
-                       {"reps", req_.reps},
-                       {"qps", req_.qps},
-                       {"verify_budget", req_.verify_budget},
-                       {"baselines", req_.baselines},
-                       {"timers", timer_names(req_.timers)},
-                       {"command", req_.command_line},
-                       {"confine", req_.confine},
-                       {"candidate_timeout", req_.timeout_s}};
-    if (!req_.csv_path.empty()) job["csv"] = std::filesystem::absolute(req_.csv_path).string();
-    job["candidates"] = nlohmann::json::array();
+    protocol::EvalJob job;
+    job.accum = cands.front()->accum;
+    job.reps = req_.reps;
+    job.qps = req_.qps;
+    job.verify_budget = req_.verify_budget;
+    job.baselines = req_.baselines;
+    job.timers = req_.timers;
+    job.command = req_.command_line;
+    job.confine = req_.confine;
+    job.candidate_timeout = req_.timeout_s;
+    if (!req_.csv_path.empty()) job.csv = std::filesystem::absolute(req_.csv_path).string();
     for (size_t i = 0; i < cands.size(); ++i)
-      job["candidates"].push_back({{"artifact", cands[i]->built.artifact},
-                                   {"spec", cands[i]->spec ? cands[i]->spec->text() : ""},
-                                   {"layout", std::string(to_string(cands[i]->layout))},
-                                   {"name", method_name(*cands[i], i)}});
-    job["shapes"] = nlohmann::json::array();
-    for (const auto& s : shapes) job["shapes"].push_back({s.m, s.n, s.k});
-    job["modes"] = nlohmann::json::array();
-    for (auto m : req_.modes) job["modes"].push_back(std::string(to_string(m)));
-    return job;
+      job.candidates.push_back({method_name(*cands[i], i), cands[i]->built.artifact,
+                                cands[i]->spec ? cands[i]->spec->text() : "", cands[i]->layout});
+    job.shapes = shapes;
+    job.modes = req_.modes;
+    return to_json(job);
   }
 
   static std::string describe_failure(const sandbox::Result& r, const std::string& malformed) {
@@ -401,26 +357,27 @@ class Evaluator {
   }
 
   // One failure row per shape, so a resumed run skips the candidate.
-  void store_failure(const Pending& p, const std::string& kind, const std::string& detail, CandidateOutcome& co,
+  void store_failure(const Pending& p, Outcome kind, const std::string& detail, CandidateOutcome& co,
                      const std::vector<Shape>& shapes) {
     for (const auto& s : shapes) {
       auto mr = row_for(p, local_gpu_, s);
       mr.mode = std::string(to_string(req_.modes.front())), mr.timer = "graph";
-      mr.status = kind, mr.failure = detail.substr(0, 4000);
+      mr.status = std::string(to_string(kind)), mr.failure = detail.substr(0, 4000);
       mr.reward = score_of(req_, p, kind);
       if (mr.reward) co.score[s.str()] = *mr.reward;
       db_.put_measurement(mr);
     }
   }
 
-  void store_results(const Pending& p, const std::string& name, const JobAnswer& answer, CandidateOutcome& co,
+  void store_results(const Pending& p, const std::string& name, const protocol::JobAnswer& answer, CandidateOutcome& co,
                      const std::vector<Shape>& shapes) {
     int ok_shapes = 0, unsupported = 0, seen = 0;
-    std::string worst, worst_detail;
+    std::optional<Outcome> worst;
+    std::string worst_detail;
     for (const auto& sh : answer.shapes) {
       nlohmann::json baselines = nlohmann::json::object();
-      std::map<std::pair<std::string, std::string>, double> best_baseline;  // (mode, timer) -> us
-      const MethodAnswer* cand = nullptr;
+      std::map<std::pair<Mode, TimerKind>, double> best_baseline;  // (mode, timer) -> us
+      const protocol::MethodAnswer* cand = nullptr;
       for (const auto& m : sh.methods) {
         if (m.method == name)
           cand = &m;
@@ -428,7 +385,7 @@ class Evaluator {
           nlohmann::json t = nlohmann::json::object();
           for (const auto& [mode, timers] : m.timing)
             for (const auto& [timer, sum] : timers) {
-              t[mode][timer] = summary_json(sum);
+              t[std::string(to_string(mode))][std::string(to_string(timer))] = protocol::summary_json(sum);
               auto& b = best_baseline[{mode, timer}];
               if (sum.median > 0 && (b == 0 || sum.median < b)) b = sum.median;
             }
@@ -438,49 +395,52 @@ class Evaluator {
       if (!cand) continue;
       ++seen;
       const Shape& s = sh.shape;
-      if (const auto b = best_baseline.find({"offline", "graph"}); b != best_baseline.end())
+      if (const auto b = best_baseline.find({Mode::Offline, TimerKind::Graph}); b != best_baseline.end())
         co.baseline_us[s.str()] = b->second;
-      std::string kind = cand->status == "ok" ? "ok" : cand->status == "unsupported" ? "unsupported" : "error";
-      if (cand->status == "failed") kind = failure_kind_of_check(cand->failure);
-      if (kind == "ok") ++ok_shapes;
-      if (kind == "unsupported") ++unsupported;
-      if (kind != "ok" && kind != "unsupported" && worst.empty()) {
+      // ok, unsupported, or the failure kind of what failed (a failed check: its kind; an error: error).
+      const Outcome kind = cand->status == Status::Failed ? Outcome(cand->failure) : Outcome(cand->status);
+      if (kind == Status::Ok) ++ok_shapes;
+      if (kind == Status::Unsupported) ++unsupported;
+      if (kind.failed() && !worst) {
         worst = kind;
         worst_detail = fmt::format("{}: {}", s.str(), cand->reason);
       }
       for (auto mode : req_.modes)
         for (auto t : kTimers) {
-          const auto ms = std::string(to_string(mode)), ts = std::string(to_string(t));
-          const auto mit = cand->timing.find(ms);
+          const auto mit = cand->timing.find(mode);
           const Summary* sum = nullptr;
-          if (mit != cand->timing.end() && mit->second.count(ts)) sum = &mit->second.at(ts);
-          if (kind == "ok" && !sum && !req_.timers[static_cast<int>(t)]) continue;  // not asked for
+          if (mit != cand->timing.end() && mit->second.count(t)) sum = &mit->second.at(t);
+          if (kind == Status::Ok && !sum && !req_.timers[static_cast<int>(t)]) continue;  // not asked for
           auto mr = row_for(p, answer.gpu, s);
-          mr.mode = ms, mr.timer = ts;
+          mr.mode = std::string(to_string(mode)), mr.timer = std::string(to_string(t));
           mr.failure = cand->reason.substr(0, 4000);
-          if (sum && kind == "ok") {
-            mr.status = "ok";
+          const Outcome row = sum && kind == Status::Ok ? Outcome(Status::Ok)
+                              : kind == Status::Ok      ? Outcome(Status::NotCapturable)
+                                                        : kind;
+          mr.status = std::string(to_string(row));
+          if (row == Status::Ok) {
             mr.median_us = sum->median, mr.p10_us = sum->p10, mr.p90_us = sum->p90, mr.min_us = sum->min;
             if (mode == Mode::Offline && t == TimerKind::Graph) co.graph_us[s.str()] = sum->median;
-          } else {
-            mr.status = kind == "ok" ? "not-capturable" : kind;
           }
           if (cand->rel_err) mr.rel_err = *cand->rel_err;
           mr.baseline_json = baselines.dump();
-          const auto b = best_baseline.find({ms, ts});
-          mr.reward = score_of(req_, p, mr.status, mr.median_us.value_or(0), b == best_baseline.end() ? 0.0 : b->second,
-                               mr.rel_err);
+          const auto b = best_baseline.find({mode, t});
+          mr.reward =
+              score_of(req_, p, row, mr.median_us.value_or(0), b == best_baseline.end() ? 0.0 : b->second, mr.rel_err);
           if (mr.reward && mode == Mode::Offline && t == TimerKind::Graph) co.score[s.str()] = *mr.reward;
           db_.put_measurement(mr);
         }
     }
     if (seen == 0) {  // the worker's answer does not mention this candidate at all
-      co.status = "protocol-error";
+      co.status = FailureKind::ProtocolError;
       co.detail = "the worker's answer has no result for " + name;
       store_failure(p, co.status, co.detail, co, shapes);
       return;
     }
-    co.status = !worst.empty() ? worst : ok_shapes ? "ok" : unsupported ? "unsupported" : "error";
+    co.status = worst         ? *worst
+                : ok_shapes   ? Outcome(Status::Ok)
+                : unsupported ? Outcome(Status::Unsupported)
+                              : Outcome(FailureKind::Error);
     co.detail = worst_detail;
   }
 
@@ -559,14 +519,14 @@ std::vector<CandidateOutcome> evaluate_candidates(const EvalRequest& req) {
     br.compile_seconds = p.built.seconds, br.log = p.built.log, br.artifact_path = p.built.artifact;
     db.put_build(br);
     if (p.built.ok()) return true;
-    co.status = p.built.status == "timeout" ? "compile-timeout" : "compile-error";
+    co.status = p.built.status == "timeout" ? FailureKind::CompileTimeout : FailureKind::CompileError;
     co.detail = p.built.log.substr(0, 2000);
     store::MeasurementRow mr;
     for (const auto& s : p.shapes) {
       mr.spec_hash = p.hash, mr.gpu = local_gpu;
       mr.dtype = std::string(to_string(p.accum)), mr.layout = std::string(to_string(p.layout));
       mr.m = s.m, mr.n = s.n, mr.k = s.k, mr.mode = std::string(to_string(req.modes.front()));
-      mr.timer = "graph", mr.status = co.status, mr.failure = co.detail, mr.run_id = run;
+      mr.timer = "graph", mr.status = std::string(to_string(co.status)), mr.failure = co.detail, mr.run_id = run;
       mr.reward = score_of(req, p, co.status);
       if (mr.reward) co.score[s.str()] = *mr.reward;
       db.put_measurement(mr);
@@ -631,8 +591,6 @@ std::vector<CandidateOutcome> evaluate_candidates(const EvalRequest& req) {
       }
     }
     // Not measured on any shape before the deadline: not run (a resumed run picks it up).
-    for (size_t i = 0; i < cands.size(); ++i)
-      if (out[i].status.empty()) out[i].status = "not-run";
     db.finish_run(run);
     return out;
   }
@@ -640,7 +598,7 @@ std::vector<CandidateOutcome> evaluate_candidates(const EvalRequest& req) {
   for (size_t first = 0; first < cands.size(); first += chunk) {
     if (req.deadline_minutes > 0 &&
         std::chrono::duration<double>(Clock::now() - t0).count() > 60.0 * req.deadline_minutes) {
-      for (size_t i = first; i < cands.size(); ++i) out[i].status = "not-run";
+      for (size_t i = first; i < cands.size(); ++i) out[i].status = Status::NotRun;
       if (req.progress)
         std::fprintf(stderr, "cudal2: --budget-minutes reached; %zu candidate(s) left\n", cands.size() - first);
       next.wait();  // let the chunk in flight finish compiling: its artifacts stay cached
@@ -663,7 +621,7 @@ std::vector<CandidateOutcome> evaluate_candidates(const EvalRequest& req) {
     if (req.progress) {
       const double el = std::chrono::duration<double>(Clock::now() - t0).count();
       int ok = 0;
-      for (size_t i = 0; i < done; ++i) ok += out[i].status == "ok";
+      for (size_t i = 0; i < done; ++i) ok += out[i].status == Status::Ok;
       const std::string lane = req.visible_devices.empty() ? "" : "[gpu " + req.visible_devices + "] ";
       std::fprintf(stderr, "%s[%zu/%zu] candidates evaluated, %d ok | elapsed %.0fs, ETA %.0fs\n", lane.c_str(), done,
                    cands.size(), ok, el, el * static_cast<double>(cands.size() - done) / static_cast<double>(done));
@@ -682,8 +640,8 @@ int visible_gpu_count() {
 
 void print_outcomes(const std::vector<CandidateOutcome>& outcomes) {
   for (const auto& o : outcomes) {
-    std::printf("%-16s %-16s %s\n", o.spec_hash.c_str(), o.status.c_str(), o.spec_text.c_str());
-    if (o.status != "ok" && !o.detail.empty()) std::printf("    %s\n", o.detail.substr(0, 300).c_str());
+    std::printf("%-16s %-16s %s\n", o.spec_hash.c_str(), std::string(to_string(o.status)).c_str(), o.spec_text.c_str());
+    if (o.status != Status::Ok && !o.detail.empty()) std::printf("    %s\n", o.detail.substr(0, 300).c_str());
   }
 }
 

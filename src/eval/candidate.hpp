@@ -11,6 +11,8 @@
 
 #include "codegen/spec.hpp"
 #include "eval/bench.hpp"
+#include "eval/protocol.hpp"
+#include "eval/status.hpp"
 
 namespace cudal2 {
 
@@ -18,20 +20,14 @@ namespace cudal2 {
 // cuBLASLt call generated from data) instead of a confined runner (everything else).
 bool runs_in_judge(const KernelSpec& spec, const std::string& spec_text);
 
-// Worker side. Request:
-//   {"op":"eval", "candidates":[{"artifact":PATH, "spec":TEXT or "", "layout":"nn"|"tn", "name":STR}],
-//    "accum":"f32"|"f16", "shapes":[[m,n,k],...], "modes":["offline",...], "timers":["graph",...],
-//    "reps":N, "verify_budget":X, "baselines":[names], "csv":PATH (optional; rows appended)}
-// Response: {"ok":true, "gpu":NAME, "shapes":[{m,n,k, methods:[{method, status, failure, reason,
-// rel_err, timing:{mode:{timer:{median,p10,p90,min,n}}}}]}]}; {"ok":false,"error":...} for a job
-// that could not run; {"ok":false,"fatal":true,"kind":K,"exit_after":true,...} when a kernel left
-// the CUDA context unusable (illegal address, device assert, ...): the worker then exits.
-nlohmann::json run_eval_job(const nlohmann::json& request);
-// Request {"op":"lt-space", "shapes":[[m,n,k],...], "layouts":["nn",...], "accum":..., "max":N}:
-// the cublaslt family's specs for those problems on this GPU (cublaslt_neighbourhood, which needs
-// a CUDA context); response {"ok":true, "gpu":NAME, "specs":[TEXT,...]}.
-nlohmann::json run_lt_space_job(const nlohmann::json& request);
-int worker_main();  // `cudal2 worker`: serves jobs (ops eval and lt-space) on stdin/stdout until EOF
+// Worker side (`cudal2 worker`, the judge): serves the ops of eval/protocol.hpp on stdin/stdout
+// until EOF (docs/worker-protocol.md). "eval": the candidates verified and timed against the
+// baselines in one bench; an answer that is not ok when the job could not run, or a fatal one
+// when a kernel left the CUDA context unusable (the worker then exits). "lt-space": the cublaslt
+// family's specs for each problem on this GPU (cublaslt_neighbourhood, which needs a CUDA context).
+protocol::JobAnswer run_eval_job(const protocol::EvalJob& job);
+nlohmann::json run_lt_space_job(const protocol::LtSpaceJob& job);  // LtSpaceAnswer or ErrorAnswer
+int worker_main();
 
 // Parent side of the lt-space op: starts a worker (worker_exe, default this executable) and asks
 // it; one entry per shape and layout, in that order. Throws std::runtime_error when the worker
@@ -42,17 +38,17 @@ std::vector<std::pair<Problem, std::vector<KernelSpec>>> worker_lt_space(const s
                                                                          Accum accum, int max_per_problem,
                                                                          int timeout_s = 300);
 
-// What happened to a candidate, one word (stored as the measurement status):
-//   ok, unsupported (refused every shape), compile-error, compile-timeout, wrong-result,
-//   out-of-bounds (a guard band changed), illegal-address / device-assert / illegal-instruction /
-//   cuda-fatal (the context was poisoned), crash (the worker died by a signal), hang (killed after
-//   the timeout), exited, protocol-error, error (anything else, with a reason).
-std::string failure_kind_of_check(const std::string& failed_check);  // verification check -> kind
+// What happened to a candidate is an Outcome (eval/status.hpp), stored as the measurement's
+// status: ok, unsupported (refused every shape), not-run, or a failure kind: compile-error,
+// compile-timeout, wrong-result, out-of-bounds (a guard band changed), illegal-address /
+// device-assert / illegal-instruction / cuda-fatal (the context was poisoned), crash (the worker
+// died by a signal), hang (killed after the timeout), exited, protocol-error, error (anything
+// else, with a reason), and the judge's findings (docs/threat-model.md).
 
 // What a stored measurement is scored on (the tuner passes search::reward; eval itself scores
 // nothing: it measures).
 struct ScoreInput {
-  std::string status;      // "ok" or the failure kind stored
+  Outcome status;          // ok, or the failure stored (also not-capturable)
   double time_us = 0;      // the row's median when ok
   double baseline_us = 0;  // the best baseline of the same job, same mode and timer (0: none)
   std::optional<double> rel_err;
@@ -98,7 +94,7 @@ struct EvalRequest {
 
 struct CandidateOutcome {
   std::string spec_text, spec_hash;
-  std::string status;  // a failure kind (above) or "ok"
+  Outcome status;  // ok, unsupported, not-run or a failure kind (above)
   std::string detail;
   double compile_seconds = 0;
   double measure_seconds = 0;  // this candidate's share of its job's wall time

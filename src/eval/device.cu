@@ -17,21 +17,21 @@ void cuda_check(cudaError_t e, const char* what) {
     throw CudaError(fmt::format("{} failed: {} ({})", what, cudaGetErrorString(e), cudaGetErrorName(e)));
 }
 
-std::string fatal_error_kind(cudaError_t e) {
+FailureKind fatal_error_kind(cudaError_t e) {
   switch (e) {
     case cudaErrorIllegalAddress:
     case cudaErrorMisalignedAddress:
     case cudaErrorInvalidAddressSpace:
     case cudaErrorInvalidPc:
     case cudaErrorLaunchFailure:
-      return "illegal-address";
+      return FailureKind::IllegalAddress;
     case cudaErrorAssert:
-      return "device-assert";
+      return FailureKind::DeviceAssert;
     case cudaErrorIllegalInstruction:
     case cudaErrorHardwareStackError:
-      return "illegal-instruction";
+      return FailureKind::IllegalInstruction;
     default:
-      return "cuda-fatal";
+      return FailureKind::CudaFatal;
   }
 }
 

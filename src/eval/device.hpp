@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "eval/status.hpp"
+
 namespace cudal2 {
 
 // A CUDA runtime call failed. The message names the call and CUDA's own error string.
@@ -22,7 +24,7 @@ struct NoGpuError : std::runtime_error {
 void cuda_check(cudaError_t e, const char* what);
 // Errors after which a CUDA context is unusable, and the failure kind each one is recorded as
 // (illegal-address, device-assert, illegal-instruction, cuda-fatal).
-std::string fatal_error_kind(cudaError_t e);
+FailureKind fatal_error_kind(cudaError_t e);
 #define CUDAL2_CUDA(call) ::cudal2::cuda_check((call), #call)
 
 // Throws NoGpuError with the reason when no CUDA device can be used.

@@ -12,10 +12,12 @@
 #include <map>
 #include <set>
 #include <thread>
+#include <type_traits>
 
 #include "core/stats.hpp"
 #include "eval/artifact.hpp"
 #include "eval/checks.hpp"
+#include "eval/protocol.hpp"
 #include "eval/timing.hpp"
 #include "kernels/cudal2_kernel_abi.h"
 #include "sandbox/sandbox.hpp"
@@ -79,17 +81,16 @@ struct RunnerSide {
   std::unique_ptr<CallGraph> spin;
   void* scratch = nullptr;
 
-  void* map(const json& buf) {
-    const std::string h = buf.at("handle");
-    auto it = mapped.find(h);
+  void* map(const protocol::IpcBuffer& buf) {
+    auto it = mapped.find(buf.handle);
     if (it == mapped.end()) {
       cudaIpcMemHandle_t handle;
-      from_hex(h, &handle, sizeof handle);
+      from_hex(buf.handle, &handle, sizeof handle);
       void* p = nullptr;
       CUDAL2_CUDA(cudaIpcOpenMemHandle(&p, handle, cudaIpcMemLazyEnablePeerAccess));
-      it = mapped.emplace(h, p).first;
+      it = mapped.emplace(buf.handle, p).first;
     }
-    return static_cast<char*>(it->second) + buf.at("offset").get<size_t>();
+    return static_cast<char*>(it->second) + buf.offset;
   }
   void unmap_all() {
     timer.reset();
@@ -97,9 +98,9 @@ struct RunnerSide {
     for (auto& [h, p] : mapped) cudaIpcCloseMemHandle(p);
     mapped.clear();
   }
-  cudal2_gemm_args args_for(const json& req) const {
+  cudal2_gemm_args args_for(const Shape& shape) const {
     cudal2_gemm_args a{};
-    a.m = req.at("m"), a.n = req.at("n"), a.k = req.at("k");
+    a.m = shape.m, a.n = shape.n, a.k = shape.k;
     a.raster = static_cast<int>(spec.raster);
     a.swizzle = spec.swizzle;
     a.decomposition = static_cast<int>(spec.decomposition);
@@ -116,29 +117,29 @@ struct RunnerSide {
     return *kernel;
   }
 
-  json handle(const json& req) {
-    const std::string op = req.at("op");
-    if (op == "init") {
+  json handle(const json& j) {
+    const protocol::RunnerRequest req = protocol::parse_runner_request(j);
+    if (const auto* r = std::get_if<protocol::InitRequest>(&req)) {
       CUDAL2_CUDA(cudaSetDevice(0));
       CUDAL2_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
       // Everything the CUDA runtime starts lazily (IPC, graphs, events) starts now, before the
       // judge counts this process's threads.
-      void* warm = map(req.at("warm"));
+      void* warm = map(r->warm);
       fill_u16(warm, 256, 0, stream);
       CallGraph g([warm](cudaStream_t s) { fill_u16(warm, 256, 1, s); }, stream, 2);
       if (!g.ok()) throw CudaError(g.error());
       g.replay_us(stream);
       unmap_all();
       // Trusted set-up is over; candidate code comes next: no sockets from here on.
-      if (req.value("deny_sockets", false)) {
+      if (r->deny_sockets) {
         const std::string why = sandbox::deny_sockets();
         if (!why.empty()) throw std::runtime_error("the runner could not deny sockets: " + why);
       }
-      return {{"ok", true}, {"pid", getpid()}};
+      return to_json(protocol::InitAnswer{getpid()});
     }
-    if (op == "calibrate") {
-      const unsigned long long ns = req.at("ns");
-      const int calls = req.at("calls");
+    if (const auto* r = std::get_if<protocol::CalibrateRequest>(&req)) {
+      const unsigned long long ns = r->ns;
+      const int calls = r->calls;
       touch_gpu();
       if (!spin || spin->calls() != calls) {
         spin = std::make_unique<CallGraph>([ns](cudaStream_t s) { launch_spin(s, ns); }, stream, calls);
@@ -146,79 +147,75 @@ struct RunnerSide {
       }
       const double us = spin->replay_us(stream);
       CUDAL2_CUDA(cudaDeviceSynchronize());
-      return {{"ok", true}, {"us", us}, {"calls", calls}};
+      return to_json(protocol::TimeAnswer{us, calls});
     }
-    if (op == "load") {
-      art = std::make_shared<Artifact>(req.at("artifact").get<std::string>());
-      const std::string text = req.value("spec", "");
-      if (!text.empty()) {
-        spec = parse_spec(text);
+    if (const auto* r = std::get_if<protocol::LoadRequest>(&req)) {
+      art = std::make_shared<Artifact>(r->artifact);
+      if (!r->spec.empty()) {
+        spec = parse_spec(r->spec);
       } else {
-        spec.layout = parse_layout(req.value("layout", "nn"));
-        spec.accum = parse_accum(req.value("accum", "f32"));
+        spec.layout = r->layout;
+        spec.accum = r->accum;
       }
-      return {{"ok", true}};
+      return protocol::ok_answer();
     }
     if (!art) throw InputError("no artifact loaded");
-    if (op == "query") {
-      const auto a = args_for(req);
+    if (const auto* r = std::get_if<protocol::QueryRequest>(&req)) {
+      const auto a = args_for(r->shape);
       const std::string why = art->can_implement(a);
-      return {{"ok", true}, {"refusal", why}, {"workspace", why.empty() ? art->workspace_size(a) : 0}};
+      return to_json(protocol::QueryAnswer{why, why.empty() ? art->workspace_size(a) : 0});
     }
-    if (op == "bind") {
+    if (const auto* r = std::get_if<protocol::BindRequest>(&req)) {
       unmap_all();
-      auto a = args_for(req);
-      a.A = map(req.at("A"));
-      a.B = map(req.at("B"));
-      a.C = map(req.at("C"));
-      if (req.contains("W") && !req.at("W").is_null()) {
-        a.workspace = map(req.at("W"));
-        a.workspace_bytes = req.at("W").at("bytes");
+      auto a = args_for(r->shape);
+      a.A = map(r->A);
+      a.B = map(r->B);
+      a.C = map(r->C);
+      if (r->W) {
+        a.workspace = map(*r->W);
+        a.workspace_bytes = r->W->bytes;
       }
       kernel = std::make_unique<MappedKernel>(art, spec, a);
-      return {{"ok", true}};
+      return protocol::ok_answer();
     }
-    if (op == "unbind") {
+    if (std::holds_alternative<protocol::UnbindRequest>(req)) {
       unmap_all();
-      return {{"ok", true}};
+      return protocol::ok_answer();
     }
-    if (op == "run") {
+    if (std::holds_alternative<protocol::RunRequest>(req)) {
       bound().run(stream);
       CUDAL2_CUDA(cudaStreamSynchronize(stream));
-      return {{"ok", true}};
+      return protocol::ok_answer();
     }
-    if (op == "timer") {
+    if (const auto* r = std::get_if<protocol::TimerRequest>(&req)) {
       TimingConfig cfg;
-      cfg.mode = parse_mode(req.at("mode").get<std::string>());
-      cfg.target_batch_us = req.at("target_us");
-      cfg.max_inner = req.at("max_inner");
+      cfg.mode = r->mode;
+      cfg.target_batch_us = r->target_us;
+      cfg.max_inner = r->max_inner;
       timer = std::make_unique<MethodTimer>(bound(), stream, cfg, nullptr);
       timer->setup();
-      return {{"ok", true}, {"inner", timer->inner()}, {"graph_error", timer->graph_error()}};
+      return to_json(protocol::TimerAnswer{timer->inner(), timer->graph_error()});
     }
-    if (op == "sample") {
-      if (!timer) throw InputError("no timer set up");
-      const std::string t = req.at("timer");
-      // The judge used the GPU just before this request: let the GPU switch to this process's
-      // context now, outside the timed region (the host timer would count the switch otherwise).
-      touch_gpu();
-      double us = 0;
-      int calls = 1;
-      if (t == "single") {
-        us = timer->single_us();
-      } else {
-        const TimerKind k = t == "graph" ? TimerKind::Graph : t == "eager" ? TimerKind::Eager : TimerKind::Host;
-        timer->sample(k, nullptr);
-        if (timer->samples(k).empty()) throw InputError("timer " + t + " gave no sample");
-        us = timer->samples(k).back();
-        if (k != TimerKind::Host) calls = timer->inner();
-      }
-      // Work the candidate left on other streams finishes before the answer, so the judge's
-      // clock sees it.
-      CUDAL2_CUDA(cudaDeviceSynchronize());
-      return {{"ok", true}, {"us", us}, {"calls", calls}};
+    const auto& r = std::get<protocol::SampleRequest>(req);
+    if (!timer) throw InputError("no timer set up");
+    // The judge used the GPU just before this request: let the GPU switch to this process's
+    // context now, outside the timed region (the host timer would count the switch otherwise).
+    touch_gpu();
+    double us = 0;
+    int calls = 1;
+    if (r.single) {
+      us = timer->single_us();
+    } else {
+      timer->sample(r.timer, nullptr);
+      if (timer->samples(r.timer).empty())
+        throw InputError("timer " + std::string(to_string(r.timer)) + " gave no sample");
+      us = timer->samples(r.timer).back();
+      if (r.timer != TimerKind::Host) calls = timer->inner();
     }
-    throw InputError("unknown op '" + op + "'");
+    // Work the candidate left on other streams finishes before the answer, so the judge's
+    // clock sees it.
+    CUDAL2_CUDA(cudaDeviceSynchronize());
+    return to_json(protocol::TimeAnswer{us, calls});
   }
 };
 
@@ -226,13 +223,11 @@ json answer(RunnerSide& side, const json& req) {
   json resp;
   try {
     resp = side.handle(req);
-  } catch (const RunnerError& e) {
-    resp = {{"ok", false}, {"error", e.what()}};
   } catch (const std::exception& e) {
-    resp = {{"ok", false}, {"error", e.what()}};
+    resp = to_json(protocol::ErrorAnswer{e.what()});
   }
   // A fault leaves the context unusable: say which, and end this process after answering.
-  if (auto fatal = fatal_fault_answer()) return *fatal;
+  if (auto fatal = fatal_fault_answer()) return to_json(*fatal);
   cudaGetLastError();
   return resp;
 }
@@ -265,10 +260,10 @@ class RemoteTimer final : public SampleTimer {
   void setup() override;
   void sample(TimerKind t, std::mt19937_64* gap_rng) override;
   void sample_single() override;
-  std::string defect(double floor_us) const override;
+  Finding defect(double floor_us) const override;
 
  private:
-  double timed_request(const std::string& timer, std::vector<double>& into);
+  double timed_request(const protocol::SampleRequest& req, std::vector<double>& into);
   RemoteRunner& r_;
   cudaStream_t stream_;
   TimingConfig cfg_;
@@ -294,28 +289,22 @@ class RemoteRunner final : public Runner {
 
   void prepare(const Shape& shape, const Operands& ops, cudaStream_t s) override {
     start();
-    if (bound_) call({{"op", "unbind"}});
+    if (bound_) call(protocol::UnbindRequest{});
     bound_ = false;
-    json q = {{"op", "query"}, {"m", shape.m}, {"n", shape.n}, {"k", shape.k}};
-    const json r = call(q);
-    if (!r.at("refusal").is_string() || !r.at("workspace").is_number_unsigned())
-      fail("protocol-error", "malformed answer to query: " + r.dump().substr(0, 200));
-    if (!r.at("refusal").get<std::string>().empty()) throw RunnerError(r.at("refusal").get<std::string>());
-    const size_t need = r.at("workspace");
+    const auto q = payload_or_die(call(protocol::QueryRequest{shape}), protocol::parse_query_answer);
+    if (!q.refusal.empty()) throw RunnerError(q.refusal);
+    const size_t need = q.workspace;
     if (need > kMaxWorkspace)
       throw RunnerError(
           fmt::format("needs {} MiB of workspace, more than the {} MiB allowed", need >> 20, kMaxWorkspace >> 20));
     workspace_ = GuardedBuffer();
-    json bind = {{"op", "bind"}, {"m", shape.m}, {"n", shape.n}, {"k", shape.k}};
-    bind["A"] = export_buffer(*ops.bufA);
-    bind["B"] = export_buffer(*ops.bufB);
-    bind["C"] = export_buffer(*ops.bufC);
-    bind["W"] = nullptr;
+    protocol::BindRequest bind{shape, export_buffer(*ops.bufA), export_buffer(*ops.bufB), export_buffer(*ops.bufC),
+                               std::nullopt};
     if (need > 0) {
       workspace_ = GuardedBuffer(need);
       CUDAL2_CUDA(cudaMemsetAsync(workspace_.data(), 0, need, s));
       CUDAL2_CUDA(cudaStreamSynchronize(s));
-      bind["W"] = export_buffer(workspace_);
+      bind.W = export_buffer(workspace_);
     }
     call(bind);
     bound_ = true;
@@ -323,7 +312,7 @@ class RemoteRunner final : public Runner {
 
   void run(cudaStream_t s) override {
     CUDAL2_CUDA(cudaStreamSynchronize(s));
-    call({{"op", "run"}});
+    call(protocol::RunRequest{});
   }
 
   std::unique_ptr<SampleTimer> make_timer(cudaStream_t s, const TimingConfig& cfg, L2Flusher* flusher) override {
@@ -366,38 +355,33 @@ class RemoteRunner final : public Runner {
   }
 
   // One request; any failure of the runner fails the candidate, for this and every later call.
-  json call(const json& req) {
-    if (!dead_kind_.empty()) throw CandidateFault(dead_kind_, dead_detail_);
-    const sandbox::Result r = worker_->call(req);
+  json call(const protocol::RunnerRequest& req) {
+    if (dead_kind_ != FailureKind::None) throw CandidateFault(dead_kind_, dead_detail_);
+    const sandbox::Result r = worker_->call(to_json(req));
     if (!r.ok()) {
       std::string tail = r.stderr_tail;
       if (tail.size() > 1500) tail = "..." + tail.substr(tail.size() - 1500);
       const std::string detail = r.message + (tail.empty() ? "" : "\n" + tail);
       switch (r.kind) {
         case sandbox::Outcome::Hung:
-          fail("hang", detail);
+          fail(FailureKind::Hang, detail);
         case sandbox::Outcome::Crashed:
-          fail("crash", detail);
+          fail(FailureKind::Crash, detail);
         case sandbox::Outcome::ProtocolError:
-          fail("protocol-error", detail);
+          fail(FailureKind::ProtocolError, detail);
         default:
-          fail("exited", detail);
+          fail(FailureKind::Exited, detail);
       }
     }
     const json& resp = r.response;
-    if (!resp.contains("ok") || !resp.at("ok").is_boolean())
-      fail("protocol-error", "runner answer without a boolean 'ok': " + resp.dump().substr(0, 200));
-    if (resp.value("fatal", false)) {
-      const std::string kind = resp.value("kind", "cuda-fatal");
-      static const std::set<std::string> fatal{"illegal-address", "device-assert", "illegal-instruction", "cuda-fatal"};
-      fail(fatal.count(kind) ? kind : "cuda-fatal", resp.value("error", ""));
+    std::optional<protocol::ErrorAnswer> err;
+    try {
+      err = protocol::error_of(resp);
+    } catch (const protocol::ProtocolError&) {
+      fail(FailureKind::ProtocolError, "runner answer without a boolean 'ok': " + resp.dump().substr(0, 200));
     }
-    if (!resp.at("ok").get<bool>()) {
-      const std::string err = resp.contains("error") && resp.at("error").is_string()
-                                  ? resp.at("error").get<std::string>()
-                                  : resp.dump().substr(0, 200);
-      fail("error", err);
-    }
+    if (err && err->fatal) fail(err->kind, err->error);
+    if (err) fail(FailureKind::Error, err->error.empty() ? resp.dump().substr(0, 200) : err->error);
     return resp;
   }
 
@@ -417,16 +401,26 @@ class RemoteRunner final : public Runner {
   double single_latency_us() const { return single_latency_us_; }
 
  private:
-  [[noreturn]] void fail(const std::string& kind, const std::string& detail) {
+  [[noreturn]] void fail(FailureKind kind, const std::string& detail) {
     dead_kind_ = kind;
     dead_detail_ = detail;
     throw CandidateFault(kind, detail);
   }
 
-  static json export_buffer(const GuardedBuffer& b) {
+  // The payload of an answer; a malformed one fails the candidate for good (protocol-error).
+  template <class Parse>
+  std::invoke_result_t<Parse, const json&> payload_or_die(const json& answer, Parse parse) {
+    try {
+      return parse(answer);
+    } catch (const protocol::ProtocolError& e) {
+      fail(FailureKind::ProtocolError, e.what());
+    }
+  }
+
+  static protocol::IpcBuffer export_buffer(const GuardedBuffer& b) {
     cudaIpcMemHandle_t h;
     CUDAL2_CUDA(cudaIpcGetMemHandle(&h, b.base()));
-    return {{"handle", to_hex(&h, sizeof h)}, {"offset", b.guard()}, {"bytes", b.bytes()}};
+    return {to_hex(&h, sizeof h), b.guard(), b.bytes()};
   }
 
   void start() {
@@ -438,8 +432,7 @@ class RemoteRunner final : public Runner {
     opt.confinement.dev_shm = sandbox::Confinement::DevShm::Deny;
     worker_ = std::make_unique<sandbox::Worker>(std::vector<std::string>{cfg_.runner_exe, "runner"}, opt);
     GuardedBuffer warm(4096);
-    const json init = call({{"op", "init"}, {"warm", export_buffer(warm)}, {"deny_sockets", cfg_.confine}});
-    if (!init.at("pid").is_number_integer()) fail("protocol-error", "runner init without a pid");
+    payload_or_die(call(protocol::InitRequest{export_buffer(warm), cfg_.confine}), protocol::parse_init_answer);
     pid_ = worker_->pid();  // ours, not the one it reports (it may live in another pid namespace)
     confinement_ = cfg_.confine ? worker_->confinement().summary() + " seccomp[no sockets]" : "off";
     // Each round as a sample goes: the judge works on the GPU first (so the GPU switches from the
@@ -451,11 +444,12 @@ class RemoteRunner final : public Runner {
         fill_u16(warm.data(), 2048, static_cast<uint16_t>(i), nullptr);
         CUDAL2_CUDA(cudaDeviceSynchronize());
         const auto t0 = Clock::now();
-        const json c = call({{"op", "calibrate"}, {"ns", kCalibrationNs}, {"calls", calls}});
+        const json c = call(protocol::CalibrateRequest{kCalibrationNs, calls});
         const double wall = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
-        if (!c.at("us").is_number()) fail("protocol-error", "malformed answer to calibrate");
-        excess.push_back(wall - c.at("us").get<double>() * calls);
-        single_us.push_back(c.at("us").get<double>());
+        const double us =
+            payload_or_die(c, [](const json& a) { return protocol::parse_time_answer(a, "calibrate"); }).us;
+        excess.push_back(wall - us * calls);
+        single_us.push_back(us);
       }
       overhead_.emplace_back(calls, percentile(excess, 50));
       // A one-call graph of a 2 us kernel reports 2 us plus the graph's own fixed latency (event
@@ -466,11 +460,7 @@ class RemoteRunner final : public Runner {
     }
     margin_us_ = 150 + 3 * *std::max_element(spread.begin(), spread.end());
     base_threads_ = list_dir(fmt::format("/proc/{}/task", pid_));
-    call({{"op", "load"},
-          {"artifact", artifact_},
-          {"spec", text_},
-          {"layout", std::string(to_string(spec_.layout))},
-          {"accum", std::string(to_string(spec_.accum))}});
+    call(protocol::LoadRequest{artifact_, text_, spec_.layout, spec_.accum});
   }
 
   static constexpr size_t kMaxWorkspace = size_t{2} << 30;
@@ -486,28 +476,32 @@ class RemoteRunner final : public Runner {
   double margin_us_ = 150, single_latency_us_ = 0;
   GuardedBuffer workspace_;
   bool bound_ = false;
-  std::string dead_kind_, dead_detail_;
+  FailureKind dead_kind_ = FailureKind::None;
+  std::string dead_detail_;
 };
 
-void RemoteTimer::setup() {
-  const json r = r_.call({{"op", "timer"},
-                          {"mode", std::string(to_string(cfg_.mode))},
-                          {"target_us", cfg_.target_batch_us},
-                          {"max_inner", cfg_.max_inner}});
-  if (!r.at("inner").is_number_integer() || r.at("inner").get<int>() < 1 || !r.at("graph_error").is_string())
-    throw CandidateFault("protocol-error", "malformed answer to timer: " + r.dump().substr(0, 200));
-  inner_ = r.at("inner");
-  graph_error_ = r.at("graph_error");
+// The payload of an answer; a malformed one fails the candidate on this shape (protocol-error).
+template <class Parse>
+auto payload(const json& answer, Parse parse) {
+  try {
+    return parse(answer);
+  } catch (const protocol::ProtocolError& e) {
+    throw CandidateFault(FailureKind::ProtocolError, e.what());
+  }
 }
 
-double RemoteTimer::timed_request(const std::string& timer, std::vector<double>& into) {
+void RemoteTimer::setup() {
+  const auto r = payload(r_.call(protocol::TimerRequest{cfg_.mode, cfg_.target_batch_us, cfg_.max_inner}),
+                         protocol::parse_timer_answer);
+  inner_ = r.inner;
+  graph_error_ = r.graph_error;
+}
+
+double RemoteTimer::timed_request(const protocol::SampleRequest& req, std::vector<double>& into) {
   const auto t0 = Clock::now();
-  const json r = r_.call({{"op", "sample"}, {"timer", timer}});
+  const json r = r_.call(req);
   const double wall = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
-  if (!r.at("us").is_number() || !r.at("calls").is_number_integer() || !(r.at("us").get<double>() >= 0))
-    throw CandidateFault("protocol-error", "malformed answer to sample: " + r.dump().substr(0, 200));
-  const double us = r.at("us");
-  const int calls = r.at("calls");
+  const auto [us, calls] = payload(r, [](const json& a) { return protocol::parse_time_answer(a, "sample"); });
   into.push_back(us);
   // What the judge's clock saw beyond the runner's claim and the calibrated overhead of a
   // request of that many calls.
@@ -516,7 +510,7 @@ double RemoteTimer::timed_request(const std::string& timer, std::vector<double>&
   // 0.2-2% more than the calibration with its small buffers predicts. Work hidden off the timed
   // stream cannot use this slack in graph replays (they are verified), only in eager/host samples.
   excess_.push_back(wall - us * calls * 1.03 - r_.overhead_us(calls));
-  excess_by_[timer].push_back(excess_.back());
+  excess_by_[req.single ? std::string("single") : std::string(to_string(req.timer))].push_back(excess_.back());
   return us;
 }
 
@@ -529,35 +523,37 @@ void RemoteTimer::sample(TimerKind t, std::mt19937_64* gap_rng) {
     std::exponential_distribution<double> gap(cfg_.qps);
     std::this_thread::sleep_for(std::chrono::duration<double>(gap(*gap_rng)));
   }
-  timed_request(std::string(to_string(t)), samples_[static_cast<int>(t)]);
+  timed_request(protocol::SampleRequest{false, t}, samples_[static_cast<int>(t)]);
 }
 
-void RemoteTimer::sample_single() { timed_request("single", single_); }
+void RemoteTimer::sample_single() { timed_request(protocol::SampleRequest{true, TimerKind::Graph}, single_); }
 
-std::string RemoteTimer::defect(double floor_us) const {
+Finding RemoteTimer::defect(double floor_us) const {
   for (auto t : kTimers) {
     const auto& v = samples_[static_cast<int>(t)];
     if (v.empty()) continue;
     const double med = percentile(v, 50);
     if (med < floor_us)
-      return fmt::format("implausible-time: {} median {:.3g} us is below the {:.3g} us the hardware allows",
-                         to_string(t), med, floor_us);
+      return {
+          FailureKind::ImplausibleTime,
+          fmt::format("{} median {:.3g} us is below the {:.3g} us the hardware allows", to_string(t), med, floor_us)};
   }
   if (excess_.size() >= 3) {
     const double med = percentile(excess_, 50);
     if (med > r_.margin_us())
-      return fmt::format(
-          "timing-mismatch: the judge's clock saw {:.0f} us more per request than the runner reported and the "
-          "calibrated request overhead explain (median; allowed {:.0f} us): work outside the timed stream, or "
-          "forged times [{}]",
-          med, r_.margin_us(), [&] {
-            std::string per;
-            for (const auto& [t, v] : excess_by_)
-              per += fmt::format("{}{}: median {:.0f} us over {}", per.empty() ? "" : ", ", t, percentile(v, 50),
-                                 v.size());
-            return per + fmt::format("; overhead(1) {:.0f} us, overhead({}) {:.0f} us", r_.overhead_us(1), inner_,
-                                     r_.overhead_us(inner_));
-          }());
+      return {FailureKind::TimingMismatch,
+              fmt::format(
+                  "the judge's clock saw {:.0f} us more per request than the runner reported and the "
+                  "calibrated request overhead explain (median; allowed {:.0f} us): work outside the timed stream, or "
+                  "forged times [{}]",
+                  med, r_.margin_us(), [&] {
+                    std::string per;
+                    for (const auto& [t, v] : excess_by_)
+                      per += fmt::format("{}{}: median {:.0f} us over {}", per.empty() ? "" : ", ", t,
+                                         percentile(v, 50), v.size());
+                    return per + fmt::format("; overhead(1) {:.0f} us, overhead({}) {:.0f} us", r_.overhead_us(1),
+                                             inner_, r_.overhead_us(inner_));
+                  }())};
   }
   if (cfg_.mode == Mode::Offline && single_.size() >= 3) {
     double batch = 1e300;
@@ -568,24 +564,21 @@ std::string RemoteTimer::defect(double floor_us) const {
     // not exactly, its 2 us).
     const double single = percentile(single_, 50) - r_.single_latency_us() - 1.0;
     if (batch < 1e300 && batch < 0.5 * single - 1.0)
-      return fmt::format(
-          "inconsistent-time: {:.3g} us per call in batches but {:.3g} us for a fresh single call (after the "
-          "calibrated {:.3g} us of one-call graph latency): later calls of a batch do less work",
-          batch, single, r_.single_latency_us());
+      return {FailureKind::InconsistentTime,
+              fmt::format("{:.3g} us per call in batches but {:.3g} us for a fresh single call (after the "
+                          "calibrated {:.3g} us of one-call graph latency): later calls of a batch do less work",
+                          batch, single, r_.single_latency_us())};
   }
-  return "";
+  return {};
 }
 
 }  // namespace
 
-std::optional<nlohmann::json> fatal_fault_answer() {
+std::optional<protocol::ErrorAnswer> fatal_fault_answer() {
   const cudaError_t sticky = cudaDeviceSynchronize();
   if (sticky == cudaSuccess) return std::nullopt;
-  return nlohmann::json{{"ok", false},
-                        {"fatal", true},
-                        {"kind", fatal_error_kind(sticky)},
-                        {"error", fmt::format("{}: {}", cudaGetErrorName(sticky), cudaGetErrorString(sticky))},
-                        {"exit_after", true}};
+  return protocol::ErrorAnswer{fmt::format("{}: {}", cudaGetErrorName(sticky), cudaGetErrorString(sticky)), true,
+                               fatal_error_kind(sticky)};
 }
 
 RunnerPtr make_remote_runner(const RemoteConfig& cfg, std::string artifact, KernelSpec spec, std::string spec_text,

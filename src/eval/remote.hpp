@@ -12,6 +12,7 @@
 #include <string>
 
 #include "codegen/spec.hpp"
+#include "eval/protocol.hpp"
 #include "eval/runner.hpp"
 
 namespace cudal2 {
@@ -32,9 +33,9 @@ RunnerPtr make_remote_runner(const RemoteConfig& cfg, std::string artifact, Kern
                              std::string name);
 
 // When this process's CUDA context is poisoned (a faulting kernel), the answer that says so and
-// asks the parent to replace the process: {"ok":false,"fatal":true,"kind":...,"exit_after":true}.
-// Used by the worker (judge) and the runner alike.
-std::optional<nlohmann::json> fatal_fault_answer();
+// asks the parent to replace the process ({"ok":false,"fatal":true,"kind":...,"exit_after":true}
+// on the wire, eval/protocol.hpp). Used by the worker (judge) and the runner alike.
+std::optional<protocol::ErrorAnswer> fatal_fault_answer();
 
 // `cudal2 runner`: serves the judge's requests on stdin/stdout until end of input.
 int runner_main();

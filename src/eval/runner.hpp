@@ -12,6 +12,7 @@
 
 #include "core/problem.hpp"
 #include "eval/device.hpp"
+#include "eval/status.hpp"
 
 namespace cudal2 {
 
@@ -31,10 +32,18 @@ struct Operands {
 
 // An untrusted candidate did something that fails it, found while running it: its process
 // crashed, hung, poisoned its CUDA context or broke the protocol. kind is a failure kind
-// (docs/threat-model.md), detail one line for humans.
+// (docs/threat-model.md), what() one line for humans.
 struct CandidateFault : std::runtime_error {
-  CandidateFault(std::string k, const std::string& detail) : std::runtime_error(detail), kind(std::move(k)) {}
-  std::string kind;
+  CandidateFault(FailureKind k, const std::string& detail) : std::runtime_error(detail), kind(k) {}
+  FailureKind kind;
+};
+
+// What the judge found wrong with a candidate after the fact (a check after a run, a timing
+// defect): a failure kind and one line for humans; kind None: nothing.
+struct Finding {
+  FailureKind kind = FailureKind::None;
+  std::string detail;
+  explicit operator bool() const { return kind != FailureKind::None; }
 };
 
 class SampleTimer;

@@ -97,10 +97,10 @@ class SampleTimer {
   virtual void sample(TimerKind t, std::mt19937_64* gap_rng) = 0;
   // Untrusted timers: one fresh call on its own (the judge compares batches against it).
   virtual void sample_single() {}
-  // Untrusted timers: "" when the samples so far can be believed, else "kind: detail" (kinds
+  // Untrusted timers: nothing when the samples so far can be believed, else the defect (kinds
   // implausible-time, timing-mismatch, inconsistent-time). floor_us: the least time per call the
   // hardware allows for this shape in this mode.
-  virtual std::string defect(double floor_us) const { return ""; }
+  virtual Finding defect(double floor_us) const { return {}; }
   const std::vector<double>& samples(TimerKind t) const { return samples_[static_cast<int>(t)]; }
   // Empty when the graph timer works; otherwise why it could not be captured.
   const std::string& graph_error() const { return graph_error_; }

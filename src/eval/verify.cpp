@@ -288,10 +288,10 @@ ElementTolerance element_tolerance(Accum accum, int64_t k, double scale) {
   return {4 * u + 4 * u * g, 2 * u * scale * (1 + 3 * g)};
 }
 
-void Verdict::fail(std::string kind, std::string why) {
+void Verdict::fail(FailureKind kind, std::string why) {
   if (ok) {
     ok = false;
-    failure = std::move(kind);
+    failure = kind;
     detail = std::move(why);
   } else {
     detail += "; " + why;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/problem.hpp"
+#include "eval/status.hpp"
 
 namespace cudal2 {
 
@@ -120,14 +121,15 @@ ElementTolerance element_tolerance(Accum accum, int64_t k, double scale);
 // Outcome of verifying one runner on one shape.
 struct Verdict {
   bool ok = true;
-  std::string failure;  // "" or the first failed check: "out-of-bounds write", "unwritten output",
-                        // "NaN/Inf", "exact mismatch", "normal error", "element error",
-                        // "input modified", "error"
-  std::string detail;   // one line for humans
+  // None, or the first failed check: a classic check (out-of-bounds write, unwritten output,
+  // NaN/Inf, exact mismatch, normal error), a finding of the judge or a fault (eval/status.hpp).
+  FailureKind failure = FailureKind::None;
+  std::string detail;  // one line for humans
   bool sampled = false;
   int64_t exact_checked = 0, exact_mismatches = 0;
   double rel_err = -1, tol = 0;
-  void fail(std::string kind, std::string why);
+  // The first failure names the verdict; later ones add their reason to the detail.
+  void fail(FailureKind kind, std::string why);
 };
 
 }  // namespace cudal2

@@ -12,34 +12,35 @@ namespace {
 // Cheating or broken results cost the most; faults and deaths almost as much (a fault may be an
 // attack that did not land); build failures little (free-form proposals fail to compile often
 // and learning not to is cheap); a kernel refusing a shape it cannot run is barely a failure.
-constexpr std::array<std::pair<std::string_view, double>, 19> kFailureRewards{{
-    {"wrong-result", -1.0},
-    {"out-of-bounds", -1.0},
-    {"input-modified", -1.0},
-    {"timing-mismatch", -1.0},
-    {"inconsistent-time", -1.0},
-    {"implausible-time", -1.0},
-    {"host-thread", -1.0},
-    {"protocol-error", -1.0},
-    {"illegal-address", -0.8},
-    {"device-assert", -0.8},
-    {"illegal-instruction", -0.8},
-    {"cuda-fatal", -0.8},
-    {"crash", -0.8},
-    {"hang", -0.8},
-    {"exited", -0.8},
-    {"error", -0.5},
-    {"compile-timeout", -0.3},
-    {"compile-error", -0.2},
-    {"unsupported", -0.1},
+constexpr std::array<std::pair<FailureKind, double>, 18> kFailureRewards{{
+    {FailureKind::WrongResult, -1.0},
+    {FailureKind::OutOfBounds, -1.0},
+    {FailureKind::InputModified, -1.0},
+    {FailureKind::TimingMismatch, -1.0},
+    {FailureKind::InconsistentTime, -1.0},
+    {FailureKind::ImplausibleTime, -1.0},
+    {FailureKind::HostThread, -1.0},
+    {FailureKind::ProtocolError, -1.0},
+    {FailureKind::IllegalAddress, -0.8},
+    {FailureKind::DeviceAssert, -0.8},
+    {FailureKind::IllegalInstruction, -0.8},
+    {FailureKind::CudaFatal, -0.8},
+    {FailureKind::Crash, -0.8},
+    {FailureKind::Hang, -0.8},
+    {FailureKind::Exited, -0.8},
+    {FailureKind::Error, -0.5},
+    {FailureKind::CompileTimeout, -0.3},
+    {FailureKind::CompileError, -0.2},
 }};
+// (unsupported, -0.1: kUnsupportedReward, a status rather than a failure kind.)
 
 }  // namespace
 
-double failure_reward(std::string_view kind) {
-  for (const auto& [k, r] : kFailureRewards)
-    if (k == kind) return r;
-  return failure_reward("error");
+double failure_reward(FailureKind kind) {
+  const FailureKind k = kind_of_check(kind);
+  for (const auto& [f, r] : kFailureRewards)
+    if (f == k) return r;
+  return failure_reward(FailureKind::Error);  // not reached: every kind is in the table
 }
 
 double deviation_penalty(std::optional<double> rel_err) {
@@ -54,9 +55,10 @@ double length_penalty(std::size_t source_bytes) {
 }
 
 std::optional<double> reward(const RewardInput& in) {
-  if (in.status == "not-run" || in.status == "not-capturable") return std::nullopt;
-  if (in.status != "ok") return failure_reward(in.status);
-  if (!(in.time_us > 0)) return failure_reward("error");
+  if (in.status == Status::NotRun || in.status == Status::NotCapturable) return std::nullopt;
+  if (in.status == Status::Unsupported) return kUnsupportedReward;
+  if (in.status != Status::Ok) return failure_reward(in.status.kind);
+  if (!(in.time_us > 0)) return failure_reward(FailureKind::Error);
   const double speedup = in.baseline_us > 0 ? in.baseline_us / in.time_us : 1.0;
   // Never below 0: every correct kernel, however slow, outranks every failure.
   return std::max(0.0, speedup - deviation_penalty(in.rel_err) - length_penalty(in.source_bytes));

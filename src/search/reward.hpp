@@ -4,13 +4,14 @@
 // Pure arithmetic: no CUDA, no store.
 #include <cstddef>
 #include <optional>
-#include <string_view>
+
+#include "eval/status.hpp"
 
 namespace cudal2::search {
 
 struct RewardInput {
-  std::string_view status;        // "ok" or a failure kind (docs/threat-model.md)
-  double time_us = 0;             // the candidate's median (status "ok")
+  Outcome status;                 // ok, unsupported, not-capturable, not-run or a failure kind
+  double time_us = 0;             // the candidate's median (status ok)
   double baseline_us = 0;         // the best baseline of the same job, same mode and timer (0: none)
   std::optional<double> rel_err;  // normal-distribution relative error (verification)
   std::size_t source_bytes = 0;   // free-form candidates' source length; 0 for generated sources
@@ -25,14 +26,16 @@ inline constexpr std::size_t kFreeSourceBytes = 8192;  // free-form sources up t
 inline constexpr double kSourceWeightPerKiB = 0.01;    // per KiB beyond that
 inline constexpr double kSourceMaxPenalty = 0.25;
 
-// The fixed reward of a failure kind (docs/tuning.md lists them); unknown kinds count as "error".
-double failure_reward(std::string_view kind);
+// The fixed reward of a failure kind (docs/tuning.md lists them); a check name counts as its kind
+// (kind_of_check), None as error.
+double failure_reward(FailureKind kind);
+inline constexpr double kUnsupportedReward = -0.1;  // the kernel refused every shape it was given
 
-// status "ok": speedup over the baseline (baseline_us / time_us; 1.0 when there is no baseline)
+// status ok: speedup over the baseline (baseline_us / time_us; 1.0 when there is no baseline)
 // minus the deviation and length penalties, at least 0 (a correct kernel outranks every failure);
-// otherwise failure_reward(status). "not-run" (the
-// budget ran out first) and "not-capturable" (that timer cannot time this kernel) are not
-// failures of the candidate: nothing (nullopt).
+// unsupported: kUnsupportedReward; a failure: failure_reward(kind). not-run (the budget ran out
+// first) and not-capturable (that timer cannot time this kernel) are not failures of the
+// candidate: nothing (nullopt).
 std::optional<double> reward(const RewardInput& in);
 
 // The penalties on their own (>= 0), for tests and for printing.

@@ -13,6 +13,7 @@
 #include <unordered_set>
 
 #include "core/roofline.hpp"
+#include "search/space.hpp"
 
 namespace cudal2::search {
 
@@ -20,7 +21,9 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr int kFileVersion = 1;
+// 2: observations carry "top1" (the spec was the heuristic's top-1 of its problem's ranked space),
+// the file carries the zero-shot rule's calibration ("zero_shot").
+constexpr int kFileVersion = 2;
 
 std::string problem_key(const Problem& p) {
   return fmt::format("{} {} {}", p.shape.str(), to_string(p.layout), to_string(p.accum));
@@ -35,6 +38,11 @@ auto fields(const KernelSpec& s) {
 }
 
 bool is_compile_failure(const std::string& status) { return status == "compile-error" || status == "compile-timeout"; }
+
+// A family whose per-problem space is ranked: cublaslt's lists cuBLASLt's heuristic suggestions
+// first, best first (src/baselines/cublaslt_space.hpp), so a problem's first cublaslt spec is the
+// heuristic's top-1, what cuBLASLt runs untuned. The policy reads the rank from the space's order.
+bool ranked_family(const std::string& family) { return needs_gpu_space({family}); }
 
 double dot(const SparseVec& x, const std::vector<double>& w) {
   double s = 0;
@@ -106,6 +114,21 @@ class BayesLinear {
   void set_noise_prior(double s0) {
     s0_ = s0;
     dirty_ = true;
+  }
+  // The posterior variance of w.v in units of sigma^2: v' A^-1 v = |t|^2 with U' t = v.
+  double quad_inv(std::vector<double> v) {
+    refresh();
+    v.resize(d_, 0.0);
+    int k0 = 0;
+    while (k0 < d_ && v[k0] == 0) ++k0;
+    double q = 0;
+    for (int k = k0; k < d_; ++k) {
+      const double* row = &u_[size_t(k) * d_];
+      const double t = v[k] / row[k];
+      q += t * t;
+      for (int i = k + 1; i < d_; ++i) v[i] -= row[i] * t;
+    }
+    return q;
   }
 
  private:
@@ -198,6 +221,7 @@ struct Record {
   std::string spec_text;
   std::string status;
   double target = 0;  // ok only
+  int top1 = -1;      // ok only: 1 the heuristic's top-1 of the problem's space, 0 not, -1 not known yet
 };
 
 }  // namespace
@@ -247,8 +271,40 @@ RlOptions rl_options(const std::map<std::string, std::string>& options) {
   return o;
 }
 
+// The zero-shot rule (best_guess, rank, and the first proposal for a problem nothing is measured
+// of). Where the problem's space is ranked (cublaslt), its first spec is cuBLASLt's heuristic top-1:
+// a strong prior (cuBLASLt's own model of its kernels), and the spec a user gets without tuning.
+// The pick deviates from it only when the cost model is confident the deviation pays: for each
+// other spec i, gain_i = mean of w.(x_i - x_top1) (predicted log speedup over the top-1) and
+// sd_i = sigma sqrt((x_i - x_top1)' A^-1 (x_i - x_top1)) (its posterior std); the pick is the spec
+// with the largest lower bound gain_i - kappa sd_i when that bound exceeds the margin tau, else
+// the top-1. kappa and tau are chosen by K-fold cross-validation over the training problems (folds by
+// shape): for each fold, the model fitted on the other folds picks among the specs measured on the
+// fold's problems, and the pair with the best mean log(best measured / pick) wins; ties go to the
+// more conservative pair (larger tau, then larger kappa). Before there is enough to validate on, the
+// rule keeps the top-1 (tau = infinity). Without a ranked space the pick is the mean's argmax.
+struct ZeroShotRule {
+  bool calibrated = false;
+  double kappa = 0;
+  double tau = std::numeric_limits<double>::infinity();
+  size_t at = 0;     // ok observations it was calibrated on
+  int problems = 0;  // problems cross-validated
+  // Cross-validated mean log(best / pick): the rule, always the top-1, always the mean's argmax.
+  double cv_rule = 0, cv_top1 = 0, cv_argmax = 0;
+};
+constexpr int kFolds = 5;
+constexpr int kMinProblems = 20;                 // fewer validation problems: keep the top-1
+constexpr double kKappas[] = {3, 2, 1, 0.5, 0};  // most conservative first (ties keep it)
+constexpr double kTaus[] = {std::numeric_limits<double>::infinity(), 0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0};
+// Recalibrated (zero-shot picks, save) once the ok observations grew by 5%: a policy file carries a
+// calibration on at least 95% of its observations, and a warm-started run's few new observations
+// do not cross-validate again (one calibration: ~5 s for 25,000 observations).
+constexpr double kRecalibrate = 1.05;
+
 struct RlPolicy::Impl {
-  explicit Impl(const RlOptions& o) : fmap(o.features), model(o.prior), rng(o.seed) { model.set_noise_prior(o.noise); }
+  explicit Impl(const RlOptions& o) : opt(o), fmap(o.features), model(o.prior), rng(o.seed) {
+    model.set_noise_prior(o.noise);
+  }
 
   struct Entry {
     KernelSpec spec;
@@ -259,8 +315,10 @@ struct RlPolicy::Impl {
   struct Cand {
     int entry;
     SparseVec x;
+    bool top1 = false;  // the heuristic's top-1 of the problem's ranked space
   };
 
+  RlOptions opt;
   FeatureMap fmap;
   BayesLinear model;
   std::mt19937_64 rng;
@@ -276,6 +334,12 @@ struct RlPolicy::Impl {
   std::unordered_set<std::string> broken;                       // specs that failed to compile
   std::unordered_set<std::string> known;                        // every observation learned
   size_t ok_count = 0;
+  // The heuristic's top-1 of each problem whose space holds a ranked family: problem key -> spec
+  // hash, learned from the spaces the policy is given. An ok observation of a ranked family whose
+  // problem's space was never seen (a store replayed before the first proposal) waits here.
+  std::unordered_map<std::string, std::string> top1;
+  std::map<std::string, std::vector<size_t>> deferred;  // problem key -> indices into records
+  ZeroShotRule rule;
 
   // The spaces seen lately (the loop passes each problem its own: layouts differ, cublaslt's
   // specs are per shape); a space is recognised field by field, without building texts.
@@ -320,17 +384,52 @@ struct RlPolicy::Impl {
     std::vector<Cand> out;
     const auto sf = shape_features(p, fmap.options());
     const auto cf = cross_features(p);
-    const auto it = seen.find(problem_key(p));
+    const std::string key = problem_key(p);
     const auto& entries = space_entries();
+    // The first spec of a ranked family for this problem is the heuristic's top-1.
+    std::string first;
+    for (const auto& e : entries)
+      if (e.spec.layout == p.layout && e.spec.accum == p.accum && ranked_family(e.spec.family)) {
+        first = e.hash;
+        break;
+      }
+    if (!first.empty()) note_top1(key, first);
+    const auto it = seen.find(key);
     for (size_t i = 0; i < entries.size(); ++i) {
       const auto& e = entries[i];
       if (e.spec.layout != p.layout || e.spec.accum != p.accum) continue;
       if (broken.count(e.hash)) continue;
       if (unseen_only && it != seen.end() && it->second.count(e.hash)) continue;
       if (!shape_refusal(e.spec, p.shape).empty()) continue;
-      out.push_back({static_cast<int>(i), fmap.features(sf, cf, fit_features(p, e.spec, fmap.options()), e.ids)});
+      const bool is_top1 = !first.empty() && e.hash == first;
+      out.push_back({static_cast<int>(i),
+                     fmap.features(sf, cf, fit_features(p, e.spec, fmap.options()), e.ids, is_top1), is_top1});
     }
     return out;
+  }
+
+  // The problem's heuristic top-1 is `hash` (the latest space wins); observations that waited for
+  // it are learned now.
+  void note_top1(const std::string& key, const std::string& hash) {
+    auto [it, added] = top1.emplace(key, hash);
+    if (!added) {
+      it->second = hash;
+      return;
+    }
+    const auto d = deferred.find(key);
+    if (d == deferred.end()) return;
+    const auto waiting = std::move(d->second);
+    deferred.erase(d);
+    for (size_t i : waiting) {
+      const KernelSpec spec = parse_spec(records[i].spec_text);  // parsed once already
+      fit(i, spec, spec.hash() == hash ? 1 : 0);
+    }
+  }
+  // 1/0: whether spec is the heuristic's top-1 of the problem; -1: its space was not seen yet.
+  int top1_flag(const std::string& key, const KernelSpec& spec, const std::string& hash) const {
+    if (!ranked_family(spec.family)) return 0;
+    const auto it = top1.find(key);
+    return it == top1.end() ? -1 : it->second == hash ? 1 : 0;
   }
 
   std::vector<double> logits(const std::vector<Cand>& cands, double temperature) const {
@@ -383,8 +482,9 @@ struct RlPolicy::Impl {
   }
 
   // Remembers the observation (for the policy file), masks its spec for its problem (and for
-  // every problem when it failed to compile), and unless masks_only learns from an ok one.
-  void learn(const Record& r, const KernelSpec* given, const RlOptions& o, bool masks_only = false) {
+  // every problem when it failed to compile), and unless masks_only learns from an ok one (once
+  // it is known whether the spec is its problem's heuristic top-1).
+  void learn(const Record& r, const KernelSpec* given, bool masks_only = false) {
     // The loop replays the store's rows on start, which a loaded policy file already holds:
     // learning a measurement twice would make the model overconfident.
     if (!known.insert(fmt::format("{}|{}|{}|{:.17g}", problem_key(r.problem), r.spec_text, r.status, r.target)).second)
@@ -405,15 +505,162 @@ struct RlPolicy::Impl {
       if (is_compile_failure(r.status)) broken.insert(hash);
       return;
     }
-    ++ok_count;
     if (masks_only) {
+      ++ok_count;
       fmap.token_ids(spec);
-    } else if (o.method == "reinforce") {
-      fmap.token_ids(spec);
-      reinforce_update(r.problem, spec, r.target, o);
-    } else {
-      model.add(fmap.features(r.problem, spec), r.target);
+      return;
     }
+    const std::string key = problem_key(r.problem);
+    const int flag = r.top1 >= 0 ? r.top1 : top1_flag(key, spec, hash);
+    if (flag < 0) {
+      deferred[key].push_back(records.size() - 1);
+      return;
+    }
+    fit(records.size() - 1, spec, flag);
+  }
+  // Learns records[i] (ok), its spec being its problem's heuristic top-1 or not.
+  void fit(size_t i, const KernelSpec& spec, int flag) {
+    records[i].top1 = flag;
+    ++ok_count;
+    const Record& r = records[i];
+    if (opt.method == "reinforce") {
+      fmap.token_ids(spec);
+      reinforce_update(r.problem, spec, r.target, opt);
+    } else {
+      model.add(fmap.features(r.problem, spec, flag == 1), r.target);
+    }
+  }
+
+  // Recalibrates the zero-shot rule when the observations outgrew the last calibration.
+  void ensure_calibrated() {
+    if (opt.method == "reinforce") return;
+    if (rule.at > 0 && double(ok_count) < kRecalibrate * double(rule.at)) return;
+    if (ok_count == 0) return;
+    calibrate();
+  }
+
+  // ZeroShotRule's cross-validation (see there).
+  void calibrate() {
+    struct Item {
+      SparseVec x;
+      double y;
+      bool top1;
+    };
+    struct Prob {
+      int fold;
+      std::vector<Item> items;
+    };
+    std::map<std::string, Prob> probs;
+    for (const auto& r : records) {
+      if (r.status != "ok" || r.top1 < 0) continue;
+      KernelSpec spec;
+      try {
+        spec = parse_spec(r.spec_text);
+      } catch (const std::exception&) {
+        continue;
+      }
+      auto [it, added] = probs.try_emplace(problem_key(r.problem));
+      if (added) it->second.fold = static_cast<int>(fnv1a64(r.problem.shape.str()) % kFolds);
+      it->second.items.push_back({fmap.features(r.problem, spec, r.top1 == 1), r.target, r.top1 == 1});
+    }
+    // Per validated problem and candidate: predicted gain over the top-1, its posterior std, and
+    // the measured log(pick / best) (<= 0).
+    struct Scored {
+      double gain, sd, regret;
+    };
+    std::vector<std::vector<Scored>> val;  // one per problem; [0] is the top-1
+    const int d = fmap.dim();
+    for (int f = 0; f < kFolds; ++f) {
+      BayesLinear m(opt.prior);
+      m.set_noise_prior(opt.noise);
+      m.grow(d);
+      for (const auto& [key, pr] : probs)
+        if (pr.fold != f)
+          for (const auto& it : pr.items) m.add(it.x, it.y);
+      const auto& w = m.mean();
+      const double sigma = m.sigma();
+      for (const auto& [key, pr] : probs) {
+        if (pr.fold != f || pr.items.size() < 2) continue;
+        const auto t = std::find_if(pr.items.begin(), pr.items.end(), [](const Item& it) { return it.top1; });
+        if (t == pr.items.end()) continue;
+        double ymax = -std::numeric_limits<double>::infinity();
+        for (const auto& it : pr.items) ymax = std::max(ymax, it.y);
+        std::vector<double> xt(d, 0.0);
+        for (const auto& [j, v] : t->x) xt[j] += v;
+        const double mt = dot(t->x, w);
+        std::vector<Scored> sc{{0.0, 0.0, t->y - ymax}};
+        for (const auto& it : pr.items) {
+          if (&it == &*t) continue;
+          std::vector<double> diff(xt.size());
+          for (size_t j = 0; j < xt.size(); ++j) diff[j] = -xt[j];
+          for (const auto& [j, v] : it.x) diff[j] += v;
+          sc.push_back({dot(it.x, w) - mt, sigma * std::sqrt(m.quad_inv(std::move(diff))), it.y - ymax});
+        }
+        val.push_back(std::move(sc));
+      }
+    }
+    ZeroShotRule r;
+    r.at = ok_count;
+    r.problems = static_cast<int>(val.size());
+    auto score = [&](double kappa, double tau) {
+      double sum = 0;
+      for (const auto& sc : val) {
+        size_t best = 0;
+        double lcb = -std::numeric_limits<double>::infinity();
+        for (size_t i = 1; i < sc.size(); ++i)
+          if (sc[i].gain - kappa * sc[i].sd > lcb) lcb = sc[i].gain - kappa * sc[i].sd, best = i;
+        sum += lcb > tau ? sc[best].regret : sc[0].regret;
+      }
+      return val.empty() ? 0.0 : sum / double(val.size());
+    };
+    r.cv_top1 = score(0, std::numeric_limits<double>::infinity());
+    r.cv_argmax = score(0, 0);
+    r.cv_rule = r.cv_top1;
+    if (r.problems >= kMinProblems) {
+      r.calibrated = true;
+      for (double tau : kTaus)
+        for (double kappa : kKappas) {
+          const double v = score(kappa, tau);
+          if (v > r.cv_rule + 1e-12) r.cv_rule = v, r.kappa = kappa, r.tau = tau;
+        }
+    }
+    rule = r;
+  }
+
+  // The zero-shot pick among cands (non-empty): ZeroShotRule.
+  size_t zero_shot(const std::vector<Cand>& cands) {
+    const auto& w = model.mean();
+    std::vector<double> mu(cands.size());
+    size_t argmax = 0, t = cands.size();
+    for (size_t i = 0; i < cands.size(); ++i) {
+      mu[i] = dot(cands[i].x, w);
+      if (mu[i] > mu[argmax]) argmax = i;
+      if (cands[i].top1) t = i;
+    }
+    if (t == cands.size()) return argmax;
+    ensure_calibrated();
+    if (!std::isfinite(rule.tau)) return t;
+    std::vector<double> xt;
+    if (rule.kappa > 0) {
+      xt.assign(fmap.dim(), 0.0);
+      for (const auto& [j, v] : cands[t].x) xt[j] += v;
+    }
+    const double sigma = model.sigma();
+    size_t best = t;
+    double lcb = -std::numeric_limits<double>::infinity();
+    for (size_t i = 0; i < cands.size(); ++i) {
+      if (i == t) continue;
+      double sd = 0;
+      if (rule.kappa > 0) {
+        std::vector<double> diff(xt.size());
+        for (size_t j = 0; j < xt.size(); ++j) diff[j] = -xt[j];
+        for (const auto& [j, v] : cands[i].x) diff[j] += v;
+        sd = sigma * std::sqrt(model.quad_inv(std::move(diff)));
+      }
+      const double b = mu[i] - mu[t] - rule.kappa * sd;
+      if (b > lcb) lcb = b, best = i;
+    }
+    return lcb > rule.tau ? best : t;
   }
 };
 
@@ -455,6 +702,15 @@ std::vector<Proposal> RlPolicy::propose(const Problem& p, int n, const std::vect
     for (int i = 0; i < n; ++i) take(order[i], "rl reinforce sample");
     return out;
   }
+  // The first evaluation of a problem nothing is measured of is the zero-shot pick (Impl::zero_shot):
+  // the spec the policy would deploy untuned is the one worth knowing first, and with a space of
+  // ~15 specs the first evaluation decides whether the search is within 2% after 10% of it.
+  int slot = 0;
+  if (const auto it = m.seen.find(problem_key(p)); it == m.seen.end() || it->second.empty()) {
+    const size_t z = m.zero_shot(cands);
+    take(z, cands[z].top1 && !std::isfinite(m.rule.tau) ? "rl zero-shot: the heuristic's top-1" : "rl zero-shot pick");
+    slot = 1;
+  }
   // Thompson: one posterior draw per slot, its best spec not yet taken; greedy: the mean. A draw
   // is a model, not a choice: slot j of every problem shares draw j until the next observation
   // (the loop proposes for every problem of a round in turn). Past kFreshDraws slots (a round
@@ -462,9 +718,9 @@ std::vector<Proposal> RlPolicy::propose(const Problem& p, int n, const std::vect
   constexpr int kFreshDraws = 32;
   if (m.draws_at != m.model.count()) m.draws.clear(), m.draws_at = m.model.count();
   std::vector<double> w;
-  for (int slot = 0; slot < n; ++slot) {
+  for (; slot < n; ++slot) {
     if (opt_.method == "greedy") {
-      if (slot == 0) w = m.model.mean();
+      if (w.empty()) w = m.model.mean();
     } else if (slot < kFreshDraws) {
       while (static_cast<int>(m.draws.size()) <= slot) m.draws.push_back(m.model.sample(m.rng, opt_.explore));
       w = m.draws[slot];
@@ -490,7 +746,7 @@ void RlPolicy::observe(const std::vector<Observation>& results) {
       if (!(r.time_us > 0) || !std::isfinite(r.time_us)) continue;  // nothing to learn from
       rec.target = efficiency_target(r.problem, r.time_us);
     }
-    impl_->learn(rec, &r.spec, opt_);
+    impl_->learn(rec, &r.spec);
   }
 }
 
@@ -504,8 +760,12 @@ std::vector<std::pair<KernelSpec, double>> RlPolicy::rank(const Problem& p, cons
   std::vector<std::pair<double, size_t>> scored;
   for (size_t i = 0; i < cands.size(); ++i) scored.emplace_back(dot(cands[i].x, w), i);
   k = std::clamp<int>(k, 0, static_cast<int>(scored.size()));
-  // Ties (an untrained model scores every spec 0) keep space order.
-  std::partial_sort(scored.begin(), scored.begin() + k, scored.end(), [](const auto& a, const auto& b) {
+  // The zero-shot pick first (the cost model's argmax, or in a ranked space Impl::zero_shot's
+  // choice between the heuristic's top-1 and a confident deviation), then the rest by the mean;
+  // ties (an untrained model scores every spec 0) keep space order.
+  const size_t first = opt_.method == "reinforce" || cands.empty() ? cands.size() : m.zero_shot(cands);
+  std::partial_sort(scored.begin(), scored.begin() + k, scored.end(), [&](const auto& a, const auto& b) {
+    if ((a.second == first) != (b.second == first)) return a.second == first;
     return a.first > b.first || (a.first == b.first && a.second < b.second);
   });
   std::vector<std::pair<KernelSpec, double>> out;
@@ -522,6 +782,19 @@ std::optional<KernelSpec> RlPolicy::best_guess(const Problem& p, const std::vect
   return top.front().first;
 }
 
+std::string RlPolicy::zero_shot_rule() const {
+  const ZeroShotRule& z = impl_->rule;
+  if (!z.calibrated)
+    return fmt::format("in ranked spaces, the heuristic's top-1 (too little to cross-validate: {} problems)",
+                       z.problems);
+  const std::string when =
+      std::isfinite(z.tau) ? fmt::format("unless a spec's predicted gain - {:g} sd > {:g}", z.kappa, z.tau) : "always";
+  return fmt::format(
+      "in ranked spaces, the heuristic's top-1 {} ({}-fold cross-validation on {} problems, {} observations: "
+      "geometric mean best/pick {:.4f}; always the top-1 {:.4f}; the model's argmax {:.4f})",
+      when, kFolds, z.problems, z.at, std::exp(z.cv_rule), std::exp(z.cv_top1), std::exp(z.cv_argmax));
+}
+
 std::vector<std::string> RlPolicy::families_seen() const {
   std::set<std::string> f;
   for (const auto& r : impl_->records) f.insert(r.spec_text.substr(0, r.spec_text.find(' ')));
@@ -531,12 +804,16 @@ std::vector<std::string> RlPolicy::families_seen() const {
 double RlPolicy::predicted_us(const Problem& p, const KernelSpec& s) {
   if (opt_.method == "reinforce") return 0;
   Impl& m = *impl_;
-  const auto x = m.fmap.features(p, s);
+  const auto x = m.fmap.features(p, s, m.top1_flag(problem_key(p), s, s.hash()) == 1);
   m.model.grow(m.fmap.dim());
   return roofline_us(p.shape) / std::exp(dot(x, m.model.mean()));
 }
 
 void RlPolicy::save(const std::string& path) const {
+  // The file carries the zero-shot rule's calibration, so that the processes loading it (`cudal2
+  // suggest`, warm-started runs) pick by the same rule without cross-validating again: refresh it
+  // first when it is stale (the policy's state, not its observable behaviour, changes here).
+  impl_->ensure_calibrated();
   const Impl& m = *impl_;
   json j;
   j["format"] = "cudal2-rl-policy";
@@ -561,9 +838,19 @@ void RlPolicy::save(const std::string& path) const {
               {"spec", r.spec_text},
               {"status", r.status}};
     if (r.status == "ok") o["target"] = r.target;
+    if (r.status == "ok" && r.top1 >= 0) o["top1"] = r.top1;
     obs.push_back(std::move(o));
   }
   j["observations"] = std::move(obs);
+  const ZeroShotRule& z = m.rule;
+  j["zero_shot"] = {{"calibrated", z.calibrated},
+                    {"kappa", z.kappa},
+                    {"tau", std::isfinite(z.tau) ? json(z.tau) : json(nullptr)},  // null: always the top-1
+                    {"at", z.at},
+                    {"problems", z.problems},
+                    {"cv_rule", z.cv_rule},
+                    {"cv_top1", z.cv_top1},
+                    {"cv_argmax", z.cv_argmax}};
   if (opt_.method == "reinforce") j["reinforce"] = {{"theta", m.theta}, {"value", m.value}, {"adv_var", m.adv_var}};
   // Write beside the target and rename: a crash never leaves half a policy file.
   const std::string tmp = path + ".tmp";
@@ -604,8 +891,12 @@ void RlPolicy::load(const std::string& path) {
     auto impl = std::make_unique<Impl>(opt);
     // The vocabulary first, so token indices (and reinforce's weights) mean what they meant.
     for (const auto& t : j.at("tokens")) impl->fmap.intern(t.get<std::string>());
+    const int version = j.at("version").get<int>();
     if (opt.method == "reinforce" && j.contains("reinforce")) {
       impl->theta = j["reinforce"].at("theta").get<std::vector<double>>();
+      // Version 1 had no rank block: its token weights start kCrossFeatures earlier.
+      if (version < 2 && impl->theta.size() > size_t(FeatureMap::rank_offset()))
+        impl->theta.insert(impl->theta.begin() + FeatureMap::rank_offset(), kCrossFeatures, 0.0);
       impl->value = j["reinforce"].at("value").get<std::vector<double>>();
       impl->adv_var = j["reinforce"].at("adv_var").get<double>();
       if (impl->value.size() != kShapeFeatures) throw InputError(fmt::format("policy file '{}': bad value", path));
@@ -619,8 +910,22 @@ void RlPolicy::load(const std::string& path) {
       rec.spec_text = r.at("spec").get<std::string>();
       rec.status = r.at("status").get<std::string>();
       rec.target = rec.status == "ok" ? r.at("target").get<double>() : 0.0;
+      // Version 1 files predate the rank feature: their observations count as not the top-1.
+      if (rec.status == "ok") rec.top1 = version < 2 ? 0 : r.value("top1", -1);
       // reinforce's weights already hold what these taught: only its masks are rebuilt.
-      impl->learn(rec, nullptr, opt, !replay);
+      impl->learn(rec, nullptr, !replay);
+    }
+    if (j.contains("zero_shot")) {
+      const json& z = j["zero_shot"];
+      ZeroShotRule& rule = impl->rule;
+      rule.calibrated = z.at("calibrated").get<bool>();
+      rule.kappa = z.at("kappa").get<double>();
+      rule.tau = z.at("tau").is_null() ? std::numeric_limits<double>::infinity() : z.at("tau").get<double>();
+      rule.at = z.at("at").get<size_t>();
+      rule.problems = z.at("problems").get<int>();
+      rule.cv_rule = z.at("cv_rule").get<double>();
+      rule.cv_top1 = z.at("cv_top1").get<double>();
+      rule.cv_argmax = z.at("cv_argmax").get<double>();
     }
     impl_ = std::move(impl);
     opt_ = opt;

@@ -15,6 +15,13 @@
 // Invalid actions are never learned: only specs from the `space` argument of the problem's layout
 // and accumulator that the family accepts for the shape (shape_refusal) are proposed; a spec that
 // failed to compile is masked for every shape, any other failure for its problem.
+//
+// Ranked spaces. cublaslt's space for a problem lists cuBLASLt's heuristic suggestions first,
+// best first: its first spec is the heuristic's top-1, what cuBLASLt runs untuned. The cost model
+// sees that as a feature (the rank block of src/search/features.hpp), and the zero-shot pick keeps
+// the top-1 unless the model is confident a deviation pays, by a margin cross-validated on the
+// policy's own observations (ZeroShotRule in rl_policy.cpp). The first evaluation of a problem is
+// its zero-shot pick.
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -64,11 +71,15 @@ class RlPolicy : public Policy {
   static RlPolicy from_file(const std::string& path);
 
   // Zero-shot: the spec the policy expects to be fastest for p (no evaluation, no exploration):
-  // the cost model's posterior mean, or reinforce's most likely action. nullopt: no valid spec.
+  // the cost model's posterior mean (in a ranked space: the heuristic's top-1 unless a deviation's
+  // cross-validated confidence bound says it pays), or reinforce's most likely action. nullopt: no
+  // valid spec.
   std::optional<KernelSpec> best_guess(const Problem& p, const std::vector<KernelSpec>& space);
-  // The k specs best_guess would rank first, best first, with the predicted time in microseconds
-  // (reinforce, which predicts no time: 0).
+  // The k specs best_guess would rank first: best_guess, then by the posterior mean, with the
+  // predicted time in microseconds (reinforce, which predicts no time: 0).
   std::vector<std::pair<KernelSpec, double>> rank(const Problem& p, const std::vector<KernelSpec>& space, int k);
+  // The zero-shot rule for ranked spaces and its cross-validation, in words (`cudal2 suggest`).
+  std::string zero_shot_rule() const;
   // The families the policy has measurements of (what `cudal2 suggest` searches by default).
   std::vector<std::string> families_seen() const;
   // The model's predicted time in microseconds (thompson/greedy; reinforce: 0).

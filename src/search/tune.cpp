@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 #include <thread>
+#include <utility>
 
 #include "eval/device.hpp"
 #include "search/reward.hpp"
@@ -87,7 +88,9 @@ std::vector<Observation> stored_observations(const store::Store& db, const std::
     o.problem = p, o.spec = *by_hash.at(hash), o.status = r.status;
     o.time_us = r.median_us.value_or(0);
     o.baseline_us = best_baseline_us(r.baseline_json);
-    const auto rw = r.reward ? r.reward : reward({r.status, o.time_us, o.baseline_us, r.rel_err, 0});
+    // A stored word this build does not know counts as an error (docs/tuning.md, "Reward").
+    const Outcome status = parse_outcome(r.status).value_or(Outcome(FailureKind::Error));
+    const auto rw = r.reward ? r.reward : reward({status, o.time_us, o.baseline_us, r.rel_err, 0});
     o.reward = rw.value_or(0);
     out.push_back(std::move(o));
   }
@@ -98,20 +101,21 @@ std::vector<Observation> stored_observations(const store::Store& db, const std::
 std::vector<Observation> observations_of(const Proposal& prop, const CandidateOutcome& co,
                                          const std::vector<Shape>& shapes, Accum accum) {
   std::vector<Observation> out;
-  if (co.status == "not-run") return out;
+  if (co.status == Status::NotRun) return out;
   for (const auto& sh : shapes) {
     Observation o;
     o.problem = {sh, prop.spec.layout, prop.source.empty() ? prop.spec.accum : accum};
     o.spec = prop.spec, o.source = prop.source;
     const auto key = sh.str();
     const auto t = co.graph_us.find(key);
-    o.status = co.status == "ok" && t == co.graph_us.end() ? "unsupported" : co.status;
+    const Outcome status = co.status == Status::Ok && t == co.graph_us.end() ? Outcome(Status::Unsupported) : co.status;
+    o.status = std::string(to_string(status));
     o.time_us = t == co.graph_us.end() ? 0 : t->second;
     o.baseline_us = co.baseline_us.count(key) ? co.baseline_us.at(key) : 0;
     const auto s = co.score.find(key);
     o.reward = s != co.score.end()
                    ? s->second
-                   : reward({o.status, o.time_us, o.baseline_us, std::nullopt, prop.source.size()}).value_or(0);
+                   : reward({status, o.time_us, o.baseline_us, std::nullopt, prop.source.size()}).value_or(0);
     out.push_back(std::move(o));
   }
   return out;
@@ -188,7 +192,7 @@ std::vector<CandidateOutcome> evaluate_round(const EvalRequest& base, const std:
     if (fr.deadline_minutes > 0) {
       fr.deadline_minutes -= std::chrono::duration<double>(Clock::now() - t0).count() / 60.0;
       if (fr.deadline_minutes <= 0) {
-        for (size_t i : idx) out[i].status = "not-run";
+        for (size_t i : idx) out[i].status = Status::NotRun;
         continue;
       }
     }
@@ -219,7 +223,7 @@ std::vector<CandidateOutcome> evaluate_lanes(std::vector<LaneState>& lanes, cons
       lanes[l].stats.busy_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
       for (size_t j = 0; j < got.size(); ++j) {
         out[at[l][j]] = got[j];
-        lanes[l].stats.candidates += got[j].status != "not-run";
+        lanes[l].stats.candidates += got[j].status != Status::NotRun;
       }
     } catch (...) {
       errors[l] = std::current_exception();
@@ -375,20 +379,37 @@ TuneResult run_tune(const TuneOptions& o) {
     }
     const auto t0 = Clock::now();
     int evaluated = 0;
+    // Free-form sources a round had no room for (more problems than --round), per problem: each
+    // cost a model call and is not proposed again, so it waits for the next round, and its problem
+    // is not asked for more meanwhile. (Specs left out are simply proposed again.)
+    std::vector<std::vector<Proposal>> queued(problems.size());
     for (;;) {
       int n = o.round > 0 ? o.round : 0;
       if (o.budget > 0) n = n > 0 ? std::min(n, o.budget - evaluated) : o.budget - evaluated;
       std::vector<std::vector<Proposal>> lists;
       std::map<std::string, std::vector<Shape>> wanted;  // spec text -> shapes whose problem proposed it
-      for (const auto& p : problems) {
+      for (size_t pi = 0; pi < problems.size(); ++pi) {
+        const auto& p = problems[pi];
         const auto ps = space.for_problem(p);
-        lists.push_back(policy->propose(p, n > 0 ? n : static_cast<int>(ps.size()), ps));
+        lists.push_back(queued[pi].empty() ? policy->propose(p, n > 0 ? n : static_cast<int>(ps.size()), ps)
+                                           : std::exchange(queued[pi], {}));
         for (const auto& prop : lists.back()) {
           auto& v = wanted[prop.spec.text()];
           if (prop.source.empty() && std::find(v.begin(), v.end(), p.shape) == v.end()) v.push_back(p.shape);
         }
       }
       auto round = merge(lists, n, space_index);
+      {
+        std::set<std::string> in_round;
+        for (const auto& prop : round)
+          if (!prop.source.empty()) in_round.insert(prop.source);
+        for (size_t pi = 0; pi < problems.size(); ++pi)
+          for (auto& prop : lists[pi])
+            if (!prop.source.empty() && !in_round.count(prop.source)) {
+              ++prop.priority;  // ahead of fresh proposals next round, so none waits forever
+              queued[pi].push_back(std::move(prop));
+            }
+      }
       // A spec of some problems' own spaces is measured on the shapes of those that proposed it
       // (not yet measured there), not on every shape whose space holds it: on a resumed grid run
       // the latter re-measured the common configurations on every finished shape.
@@ -412,7 +433,7 @@ TuneResult run_tune(const TuneOptions& o) {
       std::vector<Observation> seen;
       bool cut_short = false;
       for (size_t i = 0; i < round.size(); ++i) {
-        cut_short = cut_short || outcomes[i].status == "not-run";
+        cut_short = cut_short || outcomes[i].status == Status::NotRun;
         auto obs =
             observations_of(round[i], outcomes[i], round[i].shapes.empty() ? o.eval.shapes : round[i].shapes, o.accum);
         seen.insert(seen.end(), obs.begin(), obs.end());
@@ -460,7 +481,7 @@ void print_tune_summary(const std::vector<CandidateOutcome>& outcomes) {
   double compile_s = 0, measure_s = 0;
   std::map<std::string, std::pair<double, std::string>> best;  // shape -> (us, spec)
   for (const auto& o : outcomes) {
-    ++by_status[o.status];
+    ++by_status[std::string(to_string(o.status))];
     compile_s += o.compile_seconds;
     measure_s += o.measure_seconds;
     for (const auto& [shape, us] : o.graph_us)

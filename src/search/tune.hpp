@@ -57,7 +57,7 @@ struct TuneResult {
   struct Lane {
     int ordinal = 0;     // the device as this process sees it
     std::string device;  // its worker's CUDA_VISIBLE_DEVICES ("": inherited)
-    int candidates = 0;  // evaluated (not "not-run")
+    int candidates = 0;  // evaluated (not Status::NotRun)
     double busy_seconds = 0;
   };
   std::vector<Lane> lanes;

@@ -302,6 +302,7 @@ EvalFn gpu_eval(const GpuEvalOptions& opt) {
     // `cudal2 serve --workers 1` per GPU with CUDA_VISIBLE_DEVICES set, or extend EvalRequest).
     const auto outcomes = evaluate_candidates(req);
     const CandidateOutcome& o = outcomes.at(0);
+    const std::string status(to_string(o.status));  // the outcome's word (eval/status.hpp)
     nlohmann::json results = nlohmann::json::array();
     double reward_sum = 0;
     int rewarded = 0;
@@ -311,7 +312,7 @@ EvalFn gpu_eval(const GpuEvalOptions& opt) {
       const auto t = o.graph_us.find(key);
       const auto b = o.baseline_us.find(key);
       const auto sc = o.score.find(key);
-      r["status"] = t != o.graph_us.end() ? "ok" : o.status;
+      r["status"] = t != o.graph_us.end() ? std::string(to_string(Status::Ok)) : status;
       r["time_us"] = t != o.graph_us.end() ? nlohmann::json(t->second) : nlohmann::json(nullptr);
       r["baseline_us"] = b != o.baseline_us.end() ? nlohmann::json(b->second) : nlohmann::json(nullptr);
       r["speedup"] = t != o.graph_us.end() && b != o.baseline_us.end() && t->second > 0
@@ -322,9 +323,9 @@ EvalFn gpu_eval(const GpuEvalOptions& opt) {
       results.push_back(r);
     }
     return {{"ok", true},
-            {"verdict", o.status == "ok" ? "pass" : "fail"},
-            {"status", o.status},
-            {"failure_kind", o.status == "ok" ? "" : o.status},
+            {"verdict", o.status == Status::Ok ? "pass" : "fail"},
+            {"status", status},
+            {"failure_kind", o.status == Status::Ok ? std::string() : status},
             {"detail", o.detail},
             {"spec_hash", o.spec_hash},
             {"compile_seconds", o.compile_seconds},

@@ -37,12 +37,12 @@ TEST(Baselines, AllPassVerificationOnSeveralShapes) {
   ASSERT_EQ(r.shapes.size(), o.shapes.size());
   for (const auto& sr : r.shapes)
     for (const auto& mr : sr.methods) {
-      if (mr.method == "torch-matmul" && mr.status == "unsupported") {
+      if (mr.method == "torch-matmul" && mr.status == Status::Unsupported) {
         std::printf("note: torch-matmul unavailable here: %s\n", mr.reason.c_str());
         continue;
       }
-      EXPECT_EQ(mr.status, "ok") << sr.shape.str() << " " << mr.method << ": " << mr.reason << mr.exact.detail
-                                 << mr.normal.detail;
+      EXPECT_EQ(mr.status, Status::Ok) << sr.shape.str() << " " << mr.method << ": " << mr.reason << mr.exact.detail
+                                       << mr.normal.detail;
       EXPECT_GT(mr.exact.exact_checked, 0) << sr.shape.str() << " " << mr.method;
       EXPECT_EQ(mr.exact.exact_mismatches, 0);
       EXPECT_LE(mr.normal.rel_err, normal_tolerance(Accum::F32, sr.shape.k));
@@ -60,7 +60,7 @@ TEST(Baselines, Fp16AccumulatePassesItsOwnTolerance) {
   const auto r = run_bench(o);
   for (const auto& sr : r.shapes)
     for (const auto& mr : sr.methods) {
-      EXPECT_EQ(mr.status, "ok") << sr.shape.str() << " " << mr.method << ": " << mr.normal.detail;
+      EXPECT_EQ(mr.status, Status::Ok) << sr.shape.str() << " " << mr.method << ": " << mr.normal.detail;
       std::printf("fp16-accumulate %s %s: rel err %.3g (tol %.3g)\n", sr.shape.str().c_str(), mr.method.c_str(),
                   mr.normal.rel_err, mr.normal.tol);
     }
@@ -72,14 +72,14 @@ TEST(Verification, SamplesRowsAndColumnsForLargeShapes) {
   o.methods.push_back({"cublas-nn", true, [] { return make_baseline("cublas-nn", Accum::F32); }});
   const auto r = run_bench(o);
   const auto& mr = r.shapes[0].methods[0];
-  EXPECT_EQ(mr.status, "ok");
+  EXPECT_EQ(mr.status, Status::Ok);
   EXPECT_TRUE(mr.exact.sampled);
   EXPECT_LT(mr.exact.exact_checked, 2048 * 2048);
 }
 
 struct Case {
   Defect defect;
-  const char* failure;
+  FailureKind failure;
 };
 
 class BrokenKernel : public ::testing::TestWithParam<Case> {};
@@ -92,9 +92,9 @@ TEST_P(BrokenKernel, IsCaughtByItsCheck) {
   const auto r = run_bench(o);
   for (const auto& sr : r.shapes) {
     const auto& good = find(sr, "naive-ok");
-    EXPECT_EQ(good.status, "ok") << good.exact.detail << good.normal.detail;
+    EXPECT_EQ(good.status, Status::Ok) << good.exact.detail << good.normal.detail;
     const auto& bad = find(sr, "naive-broken");
-    EXPECT_EQ(bad.status, "failed") << sr.shape.str();
+    EXPECT_EQ(bad.status, Status::Failed) << sr.shape.str();
     const Verdict& v = !bad.exact.ok ? bad.exact : bad.normal;
     EXPECT_EQ(v.failure, c.failure) << v.detail;
     EXPECT_TRUE(bad.timing.empty()) << "a failed method must not be timed";
@@ -102,10 +102,10 @@ TEST_P(BrokenKernel, IsCaughtByItsCheck) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllChecks, BrokenKernel,
-                         ::testing::Values(Case{Defect::OutOfBounds, "out-of-bounds write"},
-                                           Case{Defect::WrongValue, "exact mismatch"},
-                                           Case{Defect::SkipTile, "unwritten output"},
-                                           Case{Defect::ProducesNaN, "NaN/Inf"}),
+                         ::testing::Values(Case{Defect::OutOfBounds, FailureKind::OutOfBoundsWrite},
+                                           Case{Defect::WrongValue, FailureKind::ExactMismatch},
+                                           Case{Defect::SkipTile, FailureKind::UnwrittenOutput},
+                                           Case{Defect::ProducesNaN, FailureKind::NanInf}),
                          [](const auto& info) { return std::string(testing::defect_name(info.param.defect)); });
 
 // The judge scans a large output in place and copies back only the sampled rows and columns:
@@ -145,7 +145,7 @@ TEST(Timing, UncapturableMethodIsReportedNotDropped) {
   o.csv_path = (dir / "out.csv").string();
   const auto r = run_bench(o);
   const auto& mr = r.shapes[0].methods[0];
-  EXPECT_EQ(mr.status, "ok");
+  EXPECT_EQ(mr.status, Status::Ok);
   EXPECT_FALSE(mr.timing.at(Mode::Offline)[0].has_value());
   EXPECT_FALSE(mr.graph_error.at(Mode::Offline).empty());
   EXPECT_TRUE(mr.timing.at(Mode::Offline)[1].has_value());

@@ -43,11 +43,11 @@ TEST(Candidates, FailuresAreRecordedAndTheRunGoesOn) {
   req.batch = 5;  // all in one job: the fault kills it, and the retry one by one finds who did it
   const auto out = evaluate_candidates(req);
   ASSERT_EQ(out.size(), 5u);
-  EXPECT_EQ(out[0].status, "illegal-address") << out[0].detail;
-  EXPECT_EQ(out[1].status, "hang") << out[1].detail;
-  EXPECT_EQ(out[2].status, "out-of-bounds") << out[2].detail;
-  EXPECT_EQ(out[3].status, "wrong-result") << out[3].detail;
-  EXPECT_EQ(out[4].status, "ok") << out[4].detail;
+  EXPECT_EQ(out[0].status, FailureKind::IllegalAddress) << out[0].detail;
+  EXPECT_EQ(out[1].status, FailureKind::Hang) << out[1].detail;
+  EXPECT_EQ(out[2].status, FailureKind::OutOfBounds) << out[2].detail;
+  EXPECT_EQ(out[3].status, FailureKind::WrongResult) << out[3].detail;
+  EXPECT_EQ(out[4].status, Status::Ok) << out[4].detail;
   EXPECT_EQ(out[4].graph_us.size(), 2u);
   print_outcomes(out);
 

@@ -55,13 +55,13 @@ TEST(Sm90Cutlass, GeneratedKernelsVerifyAndTime) {
   for (const auto& sr : r.shapes)
     for (const auto& mr : sr.methods) {
       if (sr.shape.n % 8) {  // 100x36x250: N=36 rows are not 16-byte aligned
-        if (mr.method.rfind("sm90-", 0) == 0) EXPECT_EQ(mr.status, "unsupported") << mr.method;
+        if (mr.method.rfind("sm90-", 0) == 0) EXPECT_EQ(mr.status, Status::Unsupported) << mr.method;
         continue;
       }
       // split-K with 3 splits needs 64 MiB of workspace at 4096^3: a clean refusal, not a failure
-      if (mr.status == "unsupported" && mr.reason.find("workspace") != std::string::npos) continue;
-      EXPECT_EQ(mr.status, "ok") << sr.shape.str() << " " << mr.method << ": " << mr.reason << " " << mr.exact.detail
-                                 << " " << mr.normal.detail;
+      if (mr.status == Status::Unsupported && mr.reason.find("workspace") != std::string::npos) continue;
+      EXPECT_EQ(mr.status, Status::Ok) << sr.shape.str() << " " << mr.method << ": " << mr.reason << " "
+                                       << mr.exact.detail << " " << mr.normal.detail;
     }
 }
 

@@ -45,8 +45,9 @@ void expect_all_ok(const BenchReport& r) {
   for (const auto& sr : r.shapes)
     for (const auto& mr : sr.methods) {
       if (mr.baseline) continue;
-      EXPECT_EQ(mr.status, "ok") << sr.shape.str() << " " << mr.method << ": " << mr.reason << " " << mr.exact.failure
-                                 << " " << mr.exact.detail << " " << mr.normal.failure << " " << mr.normal.detail;
+      EXPECT_EQ(mr.status, Status::Ok) << sr.shape.str() << " " << mr.method << ": " << mr.reason << " "
+                                       << mr.exact.failure << " " << mr.exact.detail << " " << mr.normal.failure << " "
+                                       << mr.normal.detail;
     }
 }
 

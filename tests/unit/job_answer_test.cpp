@@ -10,12 +10,13 @@
 
 #include "codegen/family_cublaslt.hpp"
 #include "eval/candidate.hpp"
-#include "eval/job_answer.hpp"
+#include "eval/protocol.hpp"
 
 namespace cudal2 {
 namespace {
 
 using nlohmann::json;
+using protocol::parse_job_answer;
 
 json good_answer() {
   return json::parse(R"({"ok":true,"gpu":"NVIDIA H100","shapes":[{"m":64,"n":64,"k":64,"methods":[
@@ -32,7 +33,7 @@ TEST(JobAnswer, AGoodAnswerParses) {
   ASSERT_EQ(a->shapes.size(), 1u);
   EXPECT_EQ(a->shapes[0].shape.k, 64);
   ASSERT_EQ(a->shapes[0].methods.size(), 2u);
-  EXPECT_DOUBLE_EQ(a->shapes[0].methods[0].timing.at("offline").at("graph").median, 2.5);
+  EXPECT_DOUBLE_EQ(a->shapes[0].methods[0].timing.at(Mode::Offline).at(TimerKind::Graph).median, 2.5);
   EXPECT_FALSE(a->shapes[0].methods[1].rel_err.has_value());  // null: unknown, not an error
 }
 
@@ -40,10 +41,10 @@ TEST(JobAnswer, FatalAnswersKeepOnlyKnownKinds) {
   std::string why;
   auto a = parse_job_answer(json{{"ok", false}, {"fatal", true}, {"kind", "illegal-address"}}, &why);
   ASSERT_TRUE(a);
-  EXPECT_EQ(a->kind, "illegal-address");
+  EXPECT_EQ(a->kind, FailureKind::IllegalAddress);
   a = parse_job_answer(json{{"ok", false}, {"fatal", true}, {"kind", "ok"}}, &why);
   ASSERT_TRUE(a);
-  EXPECT_EQ(a->kind, "cuda-fatal");  // a worker cannot turn a fault into success by naming it
+  EXPECT_EQ(a->kind, FailureKind::CudaFatal);  // a worker cannot turn a fault into success by naming it
   a = parse_job_answer(json{{"ok", false}, {"error", 7}}, &why);
   ASSERT_TRUE(a);
   EXPECT_EQ(a->error, "job failed");
@@ -146,17 +147,18 @@ TEST_F(FakeWorker, MalformedAnswersAreRecordedNotThrown) {
     std::string quoted;
     for (char c : line) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
     const auto out = run(script("w" + std::to_string(i++) + ".sh", "printf '%s\\n' '" + quoted + "'"));
-    EXPECT_EQ(out.status, "protocol-error") << b.name << ": " << out.detail;
+    EXPECT_EQ(out.status, FailureKind::ProtocolError) << b.name << ": " << out.detail;
   }
 }
 
 TEST_F(FakeWorker, GarbageSilenceAndDeathAreRecorded) {
-  EXPECT_EQ(run(script("garbage.sh", "echo 'ok, 0.5 us'")).status, "protocol-error");
-  EXPECT_EQ(run(script("silent.sh", "sleep 60")).status, "hang");
-  EXPECT_EQ(run(script("dies.sh", "exit 3")).status, "exited");
-  EXPECT_EQ(run(script("killed.sh", "kill -SEGV $$")).status, "crash");
+  EXPECT_EQ(run(script("garbage.sh", "echo 'ok, 0.5 us'")).status, FailureKind::ProtocolError);
+  EXPECT_EQ(run(script("silent.sh", "sleep 60")).status, FailureKind::Hang);
+  EXPECT_EQ(run(script("dies.sh", "exit 3")).status, FailureKind::Exited);
+  EXPECT_EQ(run(script("killed.sh", "kill -SEGV $$")).status, FailureKind::Crash);
   // A well-formed answer that does not mention the candidate cannot make it pass.
-  EXPECT_EQ(run(script("other.sh", "echo '{\"ok\":true,\"gpu\":\"g\",\"shapes\":[]}'")).status, "protocol-error");
+  EXPECT_EQ(run(script("other.sh", "echo '{\"ok\":true,\"gpu\":\"g\",\"shapes\":[]}'")).status,
+            FailureKind::ProtocolError);
 }
 
 }  // namespace
@@ -196,8 +198,8 @@ TEST_F(FakeWorker, SpecsOfOneShapeAreMeasuredOnThatShapeAlone) {
   req.timeout_s = 5, req.job_overhead_s = 5, req.progress = false;
   const auto out = evaluate_candidates(req);
   ASSERT_EQ(out.size(), 2u);
-  EXPECT_EQ(out[0].status, "exited");
-  EXPECT_EQ(out[1].status, "exited");
+  EXPECT_EQ(out[0].status, FailureKind::Exited);
+  EXPECT_EQ(out[1].status, FailureKind::Exited);
   std::ifstream in(log);
   std::vector<json> jobs;
   for (std::string line; std::getline(in, line);) jobs.push_back(json::parse(line));

@@ -14,6 +14,7 @@
 #include "llm/prompt.hpp"
 #include "llm/records.hpp"
 #include "llm_test_server.hpp"
+#include "search/tune.hpp"
 #include "store/store.hpp"
 
 namespace fs = std::filesystem;
@@ -460,4 +461,58 @@ TEST(LlmPolicy, RepairTurnsAreCappedAndTheSpendCapEndsTheSearch) {
   EXPECT_EQ(srv.requests().size(), 3u);
   Records rec(db);
   EXPECT_EQ(rec.turns().back().status, "budget");
+}
+
+// ---------------------------------------------------------------------------------------------
+// `tune --search llm` with fewer candidates per round than problems (here --round 1 and the two
+// layouts of one shape): every source the model wrote is measured, none left pending. (A round
+// used to keep the first problem's proposal and drop the other's, which the model had been paid
+// for and which was never measured.)
+TEST(LlmTune, SourcesARoundHasNoRoomForAreMeasuredInTheNextRound) {
+  TempDir dir;
+  const std::string worker = dir / "worker.py";
+  std::ofstream(worker) << R"(#!/usr/bin/env python3
+import json, sys
+for line in sys.stdin:
+    req = json.loads(line)
+    shapes = []
+    for m, n, k in req["shapes"]:
+        ms = [{"method": c["name"], "status": "ok", "failure": "", "reason": "", "rel_err": 1e-4,
+               "timing": {"offline": {"graph": {"median": 10.0, "p10": 10.0, "p90": 10.0, "min": 10.0, "n": 5}}}}
+              for c in req["candidates"]]
+        ms += [{"method": b, "status": "ok", "failure": "", "reason": "", "rel_err": None,
+                "timing": {"offline": {"graph": {"median": 12.0, "p10": 12.0, "p90": 12.0, "min": 12.0, "n": 5}}}}
+               for b in req["baselines"]]
+        shapes.append({"m": m, "n": n, "k": k, "methods": ms})
+    print(json.dumps({"ok": True, "gpu": "unknown", "shapes": shapes}), flush=True)
+)";
+  fs::permissions(worker, fs::perms::owner_all);
+  ScriptedServer srv({Step{200, fenced(variant("one"))}, Step{200, fenced(variant("two"))},
+                      Step{200, fenced(variant("three"))}, Step{200, fenced(variant("four"))}});
+  search::TuneOptions o;
+  o.eval.shapes = {{64, 64, 64}};
+  o.eval.timers = {true, false, false};
+  o.eval.baselines = {"cublas-nn"};
+  o.eval.db_path = dir / "tune.db";
+  o.eval.worker_exe = worker;
+  o.eval.progress = false;
+  o.families = {"tiny"};
+  o.search = "llm";
+  o.policy.extra = {{"llm-url", srv.url()}, {"llm-model", "scripted"}, {"db", o.eval.db_path}};
+  o.round = 1;
+  o.budget = 3;
+  o.progress = false;
+  o.check_gpu = false;
+  const auto r = search::run_tune(o);
+  EXPECT_EQ(r.outcomes.size(), 3u);
+  Records rec(o.eval.db_path);
+  int pending = 0, measured = 0;
+  for (const auto& t : rec.turns()) {
+    pending += t.status == "pending";
+    measured += t.status == "ok";
+  }
+  EXPECT_EQ(measured, 3);
+  // The round that ended the budget may leave the one proposal it had no room for.
+  EXPECT_LE(pending, 1);
+  EXPECT_LE(srv.requests().size(), 4u);
 }

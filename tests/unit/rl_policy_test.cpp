@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <numeric>
@@ -359,6 +360,170 @@ TEST(RlPolicy, FeaturesDescribeTheFit) {
   const auto toks = spec_tokens(s);
   EXPECT_TRUE(std::find(toks.begin(), toks.end(), "sm90_cutlass.tile_n=128") != toks.end());
   EXPECT_TRUE(std::find(toks.begin(), toks.end(), "sm90_cutlass.mainloop=cooperative") != toks.end());
+}
+
+// cublaslt specs: the tile and stage ids' sizes, swapped to our orientation (cuBLASLt's M is our N).
+TEST(RlPolicy, CublasLtSpecsHaveTheirTileSizes) {
+  const KernelSpec s = parse_spec(
+      "cublaslt nn f32 algo=66 tile=23 stages=35 reduction=0 swizzle=0 custom=0 inner=0 cluster=1x2 | splits=1");
+  const CtaTile t = cta_tile(s);  // TILE_128x256, STAGES_64xAUTO
+  EXPECT_EQ(t.m, 256);
+  EXPECT_EQ(t.n, 128);
+  EXPECT_EQ(t.k, 64);
+  EXPECT_EQ(t.cluster_m, 2);
+  EXPECT_EQ(t.cluster_n, 1);
+  EXPECT_EQ(waves_of({1024, 1024, 512}, s, 132).ctas, 4 * 8);
+  const auto toks = spec_tokens(s);
+  EXPECT_TRUE(std::find(toks.begin(), toks.end(), "cublaslt.tile_m=256") != toks.end());
+  // Tiles pad along M: 1000 rows in 4 tiles of 256.
+  EXPECT_NEAR(fit_features(nn({1000, 1024, 512}), s)[3], std::log(1000.0 / 1024), 1e-12);
+}
+
+// A cuBLASLt-like world for the zero-shot rule: every shape's space is the same cublaslt specs,
+// ranked by a "heuristic" (first = its top-1). The true time has a part the features explain
+// (tile fit, waves, per-token quality) and a per-(shape, spec) part they cannot (sigma 0.15). An
+// informed heuristic ranks by the true time with a little noise; a blind one at random.
+class LtWorld {
+ public:
+  LtWorld(uint64_t seed, bool informed) : seed_(seed), informed_(informed) {
+    const int tiles[] = {15, 17, 18, 20, 23, 24, 19, 34};
+    for (int t : tiles)
+      for (const char* cl : {"1x1", "1x2", "2x1"})
+        specs_.push_back(parse_spec(fmt::format(
+            "cublaslt nn f32 algo=66 tile={} stages=35 reduction=0 swizzle=0 custom=0 inner=0 cluster={} | splits=1", t,
+            cl)));
+  }
+  double true_us(const Problem& p, const KernelSpec& s) const {
+    const CtaTile t = cta_tile(s);
+    const Shape& sh = p.shape;
+    const double ctas = double(cdiv(sh.m, t.m) * cdiv(sh.n, t.n));
+    const double q = 0.8 * double(t.m * t.n) / double(t.m * t.n + 8000);
+    const double tile_us = 2.0 * double(t.m * t.n) * double(sh.k) / (800e6 / 132 * q);
+    const double us = std::max(std::ceil(ctas / 132) * tile_us, min_bytes(sh) / 3e6) + 3.0;
+    return us * std::exp(hidden(s.text()) + 0.15 * gauss(s.text() + "@" + sh.str()));
+  }
+  double measure(const Problem& p, const KernelSpec& s) {
+    return true_us(p, s) * std::lognormal_distribution<double>(0.0, 0.01)(rng_);
+  }
+  // The problem's space, the heuristic's ranking (best first).
+  std::vector<KernelSpec> space(const Problem& p) const {
+    std::vector<std::pair<double, KernelSpec>> r;
+    for (const auto& s : specs_)
+      r.emplace_back(informed_ ? std::log(true_us(p, s)) + 0.03 * gauss("h" + s.text() + p.shape.str())
+                               : gauss("h" + s.text() + p.shape.str()),
+                     s);
+    std::stable_sort(r.begin(), r.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<KernelSpec> out;
+    for (auto& [k, s] : r) out.push_back(s);
+    return out;
+  }
+
+ private:
+  double gauss(const std::string& key) const {
+    std::mt19937_64 r(seed_ ^ fnv1a64(key));
+    return std::normal_distribution<double>(0.0, 1.0)(r);
+  }
+  double hidden(const std::string& text) const { return 0.1 * gauss("q" + text); }
+  uint64_t seed_;
+  bool informed_;
+  std::vector<KernelSpec> specs_;
+  std::mt19937_64 rng_{77};
+};
+
+struct ZeroShot {
+  double rl = 0, top1 = 0, first_proposal_is_pick = 0;
+};
+
+// Trains on `train` shapes (every spec measured, in proposal order), then on `test` shapes: the
+// geometric means of optimum / pick for the zero-shot pick and the heuristic's top-1, and the
+// share of test problems whose first proposal is the zero-shot pick.
+ZeroShot lt_zero_shot(uint64_t seed, bool informed) {
+  LtWorld w(seed, informed);
+  const auto [train, test] = split_grid(seed, 80, 40);
+  RlPolicy pol(RlOptions{.seed = seed});
+  for (const auto& sh : train) {
+    const auto p = nn(sh);
+    const auto space = w.space(p);
+    for (;;) {
+      const auto props = pol.propose(p, 8, space);
+      if (props.empty()) break;
+      std::vector<Observation> obs;
+      for (const auto& pr : props) obs.push_back({p, pr.spec, "", "ok", w.measure(p, pr.spec), 0, 0});
+      pol.observe(obs);
+    }
+  }
+  ZeroShot z;
+  for (const auto& sh : test) {
+    const auto p = nn(sh);
+    const auto space = w.space(p);
+    double opt = 1e300;
+    for (const auto& s : space) opt = std::min(opt, w.true_us(p, s));
+    const auto pick = pol.best_guess(p, space);
+    z.rl += std::log(opt / w.true_us(p, *pick));
+    z.top1 += std::log(opt / w.true_us(p, space.front()));
+    const auto first = pol.propose(p, 1, space);  // nothing measured of p: its first proposal
+    z.first_proposal_is_pick += !first.empty() && first.front().spec == *pick;
+  }
+  const double n = double(test.size());
+  return {std::exp(z.rl / n), std::exp(z.top1 / n), z.first_proposal_is_pick / n};
+}
+
+// The zero-shot pick in a ranked space is never worse than trusting the heuristic's top-1 where
+// the heuristic knows what the features cannot, and still deviates where the heuristic is blind;
+// a problem's first proposal is its zero-shot pick.
+TEST(RlPolicy, ZeroShotTrustsTheHeuristicUnlessConfident) {
+  for (uint64_t seed : {21, 22}) {
+    const ZeroShot informed = lt_zero_shot(seed, true), blind = lt_zero_shot(seed, false);
+    std::printf("seed %llu: informed heuristic: rl %.3f, top-1 %.3f; blind heuristic: rl %.3f, top-1 %.3f\n",
+                static_cast<unsigned long long>(seed), informed.rl, informed.top1, blind.rl, blind.top1);
+    EXPECT_GE(informed.rl, informed.top1 - 0.005) << "seed " << seed;
+    EXPECT_GT(blind.rl, blind.top1 + 0.05) << "seed " << seed;
+    EXPECT_EQ(informed.first_proposal_is_pick, 1.0) << "seed " << seed;
+    EXPECT_EQ(blind.first_proposal_is_pick, 1.0) << "seed " << seed;
+  }
+}
+
+// Observations of a ranked family replayed before the problem's space is known (a resumed store)
+// wait until it is, then are learned with the right rank; the flag and the rule's calibration
+// survive the policy file.
+TEST(RlPolicy, RankedObservationsWaitForTheirSpaceAndRoundTrip) {
+  LtWorld w(5, true);
+  const auto [train, test] = split_grid(5, 30, 3);
+  RlPolicy pol(RlOptions{.method = "greedy"});
+  std::vector<Observation> obs;
+  for (const auto& sh : train)
+    for (const auto& s : w.space(nn(sh))) obs.push_back({nn(sh), s, "", "ok", w.measure(nn(sh), s), 0, 0});
+  pol.observe(obs);
+  EXPECT_EQ(pol.observations(), 0u);  // no space seen: nothing known about the top-1s yet
+  for (const auto& sh : train) pol.valid_for(nn(sh), w.space(nn(sh)));
+  EXPECT_EQ(pol.observations(), obs.size());
+  const auto dir = std::filesystem::temp_directory_path() / fmt::format("cudal2-rl-ranked-{}", getpid());
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "policy.json").string();
+  pol.save(path);
+  const auto j = nlohmann::json::parse(std::ifstream(path));
+  EXPECT_EQ(j["version"], 2);
+  EXPECT_TRUE(j["zero_shot"]["calibrated"].get<bool>());
+  size_t flagged = 0;
+  for (const auto& o : j["observations"]) flagged += o.value("top1", 0);
+  EXPECT_EQ(flagged, train.size());
+  RlPolicy back = RlPolicy::from_file(path);
+  EXPECT_EQ(back.observations(), pol.observations());
+  for (const auto& sh : test) {
+    const auto space = w.space(nn(sh));
+    EXPECT_EQ(back.best_guess(nn(sh), space)->text(), pol.best_guess(nn(sh), space)->text());
+    EXPECT_NEAR(back.predicted_us(nn(sh), space[0]), pol.predicted_us(nn(sh), space[0]),
+                1e-6 * pol.predicted_us(nn(sh), space[0]));
+  }
+  // A version-1 file (no rank): its observations are learned as not the top-1, at once.
+  nlohmann::json v1 = j;
+  v1["version"] = 1;
+  v1.erase("zero_shot");
+  for (auto& o : v1["observations"]) o.erase("top1");
+  const std::string old = (dir / "v1.json").string();
+  std::ofstream(old) << v1.dump();
+  EXPECT_EQ(RlPolicy::from_file(old).observations(), pol.observations());
+  std::filesystem::remove_all(dir);
 }
 
 // The measurement that chose the default: cold start (no training) and warm start (trained on 80

@@ -109,10 +109,13 @@ TEST(Random, SeededPermutationCoversTheSpaceOnceAndRepeats) {
   EXPECT_EQ(a->propose(p, 1, space)[0].spec, pa[1].spec);
 }
 
-RewardInput R(const char* status, double t = 0, double b = 0, std::optional<double> err = std::nullopt,
+// A row stored under `word`, read back as run_tune reads the store (a word this build does not
+// know is an error).
+RewardInput R(const char* word, double t = 0, double b = 0, std::optional<double> err = std::nullopt,
               size_t bytes = 0) {
   RewardInput in;
-  in.status = status, in.time_us = t, in.baseline_us = b, in.rel_err = err, in.source_bytes = bytes;
+  in.status = parse_outcome(word).value_or(Outcome(FailureKind::Error));
+  in.time_us = t, in.baseline_us = b, in.rel_err = err, in.source_bytes = bytes;
   return in;
 }
 
@@ -136,7 +139,12 @@ TEST(Reward, SpeedupMinusPenaltiesAndAFixedValuePerFailure) {
   EXPECT_DOUBLE_EQ(*reward(R("compile-timeout")), -0.3);
   EXPECT_DOUBLE_EQ(*reward(R("unsupported")), -0.1);
   EXPECT_DOUBLE_EQ(*reward(R("error")), -0.5);
+  EXPECT_FALSE(parse_outcome("something-new"));
   EXPECT_DOUBLE_EQ(*reward(R("something-new")), -0.5);
+  // A failed check counts as the kind it is stored as.
+  EXPECT_DOUBLE_EQ(failure_reward(FailureKind::ExactMismatch), -1.0);
+  EXPECT_DOUBLE_EQ(failure_reward(FailureKind::OutOfBoundsWrite), -1.0);
+  EXPECT_DOUBLE_EQ(failure_reward(FailureKind::None), -0.5);
   EXPECT_DOUBLE_EQ(*reward(R("ok", 0, 10)), -0.5);  // an ok row without a time is an error
   EXPECT_FALSE(reward(R("not-run")));
   EXPECT_FALSE(reward(R("not-capturable")));
@@ -229,9 +237,9 @@ TEST_F(LtSpaceWorker, FailuresThrowWithTheReason) {
 
 TEST(ScoreMeasurement, IsTheReward) {
   ScoreInput in;
-  in.status = "ok", in.time_us = 5, in.baseline_us = 10;
+  in.status = Status::Ok, in.time_us = 5, in.baseline_us = 10;
   EXPECT_DOUBLE_EQ(*score_measurement(in), 2.0);
-  in.status = "hang";
+  in.status = FailureKind::Hang;
   EXPECT_DOUBLE_EQ(*score_measurement(in), -0.8);
 }
 
@@ -328,7 +336,7 @@ TEST_F(TuneLoop, ExhaustiveStoresRewardsAndResumes) {
   EXPECT_EQ(first.outcomes[0].spec_text, space[0].text());
   EXPECT_EQ(first.outcomes[1].spec_text, space[1].text());
   for (size_t i = 0; i < 2; ++i) {
-    ASSERT_EQ(first.outcomes[i].status, "ok") << first.outcomes[i].detail;
+    ASSERT_EQ(first.outcomes[i].status, Status::Ok) << first.outcomes[i].detail;
     EXPECT_DOUBLE_EQ(first.outcomes[i].score.at("64x64x64"), 12.0 / (10.0 + static_cast<double>(i)));
     EXPECT_DOUBLE_EQ(first.outcomes[i].baseline_us.at("64x64x64"), 12.0);
   }
@@ -467,7 +475,7 @@ TEST_F(TuneLanes, EveryCandidateOnceOnItsLanesGpuObservedAndStored) {
   for (size_t i = 0; i < 6; ++i) {
     const auto& c = first.outcomes[i];
     EXPECT_EQ(c.spec_text, space[i].text());  // the space's order, as on one GPU
-    ASSERT_EQ(c.status, "ok") << c.detail;
+    ASSERT_EQ(c.status, Status::Ok) << c.detail;
     EXPECT_EQ(c.device, i % 2 == 0 ? "5" : "7");
     ASSERT_TRUE(seen.count(c.spec_text)) << c.spec_text;
     EXPECT_EQ(seen.at(c.spec_text), std::vector<std::string>{c.device}) << "measured once, by its lane's worker";
@@ -563,15 +571,18 @@ TEST(SearchSpace, RejectsUnknownNames) {
 }
 
 TEST(FailureKinds, VerificationChecksMapToKinds) {
-  EXPECT_EQ(failure_kind_of_check("out-of-bounds write"), "out-of-bounds");
+  // The word a failed check is stored under.
+  auto stored = [](const char* check) { return std::string(to_string(Outcome(*parse_failure_kind(check)))); };
+  EXPECT_EQ(stored("out-of-bounds write"), "out-of-bounds");
   for (const char* c : {"exact mismatch", "normal error", "unwritten output", "NaN/Inf"})
-    EXPECT_EQ(failure_kind_of_check(c), "wrong-result") << c;
-  EXPECT_EQ(failure_kind_of_check("error"), "error");
-  // The judge reports kinds directly; they pass through, anything unknown is an error.
+    EXPECT_EQ(stored(c), "wrong-result") << c;
+  EXPECT_EQ(stored("error"), "error");
+  EXPECT_EQ(stored(""), "error");  // a failure nobody named
+  // The judge reports kinds directly; they pass through, anything unknown is not a kind.
   for (const char* k : {"input-modified", "implausible-time", "timing-mismatch", "inconsistent-time", "host-thread",
                         "wrong-result", "out-of-bounds", "crash", "hang", "protocol-error"})
-    EXPECT_EQ(failure_kind_of_check(k), k);
-  EXPECT_EQ(failure_kind_of_check("ok"), "error");
+    EXPECT_EQ(stored(k), k);
+  EXPECT_FALSE(parse_failure_kind("ok"));
 }
 
 }  // namespace tune_test_cases

@@ -231,12 +231,14 @@ TEST(Cli, WorkerAnswersJobsWithoutAGpu) {
   if (cudal2::gpu_available()) GTEST_SKIP() << "a GPU is present";
   const auto o = run_cli(
       "worker "
-      "<<'EOF'\n{\"op\":\"eval\",\"shapes\":[[64,64,64]],\"modes\":[\"offline\"],\"spec\":\"x\",\"artifact\":\"y\","
-      "\"baselines\":[]}\n{\"op\":\"nope\"}\nEOF");
+      "<<'EOF'\n{\"op\":\"eval\",\"shapes\":[[64,64,64]],\"modes\":[\"offline\"],"
+      "\"candidates\":[{\"name\":\"k-1\",\"spec\":\"\",\"artifact\":\"y\"}],\"baselines\":[]}\n"
+      "{\"op\":\"nope\"}\n{\"op\":\"eval\",\"spec\":\"x\"}\nEOF");
   EXPECT_EQ(o.code, 0) << o.output;
   EXPECT_NE(o.output.find("\"ok\":false"), std::string::npos) << o.output;
   EXPECT_NE(o.output.find("no CUDA GPU"), std::string::npos) << o.output;
   EXPECT_NE(o.output.find("unknown op"), std::string::npos) << o.output;
+  EXPECT_NE(o.output.find("malformed eval request: candidates is missing"), std::string::npos) << o.output;
 }
 
 }  // namespace cli_test_cases

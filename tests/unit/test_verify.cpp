@@ -575,20 +575,20 @@ INSTANTIATE_TEST_SUITE_P(Shapes, VerifyToleranceBehaviour,
 TEST(VerifyVerdict, StartsOk) {
   const Verdict v;
   EXPECT_TRUE(v.ok);
-  EXPECT_EQ(v.failure, "");
+  EXPECT_EQ(v.failure, FailureKind::None);
   EXPECT_EQ(v.detail, "");
 }
 
 TEST(VerifyVerdict, KeepsFirstFailureKindAndAppendsDetails) {
   Verdict v;
-  v.fail("exact mismatch", "3 of 100 elements differ");
+  v.fail(FailureKind::ExactMismatch, "3 of 100 elements differ");
   EXPECT_FALSE(v.ok);
-  EXPECT_EQ(v.failure, "exact mismatch");
+  EXPECT_EQ(v.failure, FailureKind::ExactMismatch);
   EXPECT_EQ(v.detail, "3 of 100 elements differ");
-  v.fail("NaN/Inf", "2 NaN outputs");
-  v.fail("normal error", "rel err 1e-2");
+  v.fail(FailureKind::NanInf, "2 NaN outputs");
+  v.fail(FailureKind::NormalError, "rel err 1e-2");
   EXPECT_FALSE(v.ok);
-  EXPECT_EQ(v.failure, "exact mismatch");
+  EXPECT_EQ(v.failure, FailureKind::ExactMismatch);
   const auto a = v.detail.find("3 of 100 elements differ");
   const auto b = v.detail.find("2 NaN outputs");
   const auto c = v.detail.find("rel err 1e-2");
@@ -785,10 +785,10 @@ TEST(NormalCheck, ToleranceSeparatesAccumulators) {
 TEST(VerdictTest, KeepsFirstFailureAndAppendsDetail) {
   Verdict v;
   EXPECT_TRUE(v.ok);
-  v.fail("unwritten output", "12 never written");
-  v.fail("NaN/Inf", "3 NaN");
+  v.fail(FailureKind::UnwrittenOutput, "12 never written");
+  v.fail(FailureKind::NanInf, "3 NaN");
   EXPECT_FALSE(v.ok);
-  EXPECT_EQ(v.failure, "unwritten output");
+  EXPECT_EQ(v.failure, FailureKind::UnwrittenOutput);
   EXPECT_EQ(v.detail, "12 never written; 3 NaN");
 }
 

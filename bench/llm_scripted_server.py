@@ -4,13 +4,14 @@ library only, loopback only). Each request gets the next reply of the script: fr
 with the kernel C ABI -- the naive kernel, one that does not compile (so the repair turn runs),
 then our mma family's kernel at growing tile sizes written out as standalone sources (the
 family's header, its configuration type and the ABI export) -- each in a ```cuda block; after the
-script, replies with no code.
+script, replies with no code. Each shape gets the whole script.
 
     python3 bench/llm_scripted_server.py --port 18080 [--log requests.jsonl]
 """
 import argparse
 import json
 import pathlib
+import re
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -42,7 +43,7 @@ def script(layout):
 
 class State:
     def __init__(self, replies, log):
-        self.replies, self.i, self.lock, self.log = replies, 0, threading.Lock(), log
+        self.replies, self.i, self.lock, self.log = replies, {}, threading.Lock(), log
 
 
 def make_handler(state):
@@ -56,9 +57,13 @@ def make_handler(state):
                 return
             n = int(self.headers.get("Content-Length", "0"))
             body = json.loads(self.rfile.read(n) or b"{}")
+            # One script per shape (the prompt names it), so every shape of a run sees the whole
+            # sequence; requests without a shape share one.
+            m = re.search(r"Shape: (\S+)", json.dumps(body))
+            shape = m.group(1) if m else ""
             with state.lock:
-                i = state.i
-                state.i += 1
+                i = state.i.get(shape, 0)
+                state.i[shape] = i + 1
                 content = state.replies[i] if i < len(state.replies) else "I have no further ideas."
                 if state.log:
                     with open(state.log, "a") as f:

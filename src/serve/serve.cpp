@@ -170,12 +170,13 @@ void Server::worker_loop(int gpu) {
       out["eval_seconds"] = std::chrono::duration<double>(Clock::now() - t0).count();
       out["gpu_worker"] = gpu;
     }
-    q->done.set_value(std::move(out));
+    // Counted before the reply is released: a client that has its answer sees it in /health.
     {
       std::lock_guard<std::mutex> l(mu_);
       --busy_;
     }
     ++served_;
+    q->done.set_value(std::move(out));
   }
 }
 

@@ -89,8 +89,9 @@ def main():
     # 0: every spec of the training space is measured on the training shapes. The zero-shot rule
     # cross-validates on the specs measured there (src/search/rl_policy.cpp, ZeroShotRule); with a
     # budget, the specs late in the run's order (often rare tiles) are never measured, the
-    # validation never sees the model pick them, and it overrates the model (budget 1024: CV 0.967,
-    # held-out 0.958; budget 0: CV 0.964, held-out 0.965).
+    # validation never sees the model pick them, and it overrates the model (measured while
+    # developing: budget 1024 cross-validated at 0.967 and held out at 0.958; budget 0 at 0.964
+    # and 0.965).
     ap.add_argument("--train-budget", type=int, default=0, help="training budget in specs (0: all)")
     ap.add_argument("--rl-round", type=int, default=1, help="held-out rl: specs per propose/observe round")
     ap.add_argument("--random-seeds", default="1,2,3")

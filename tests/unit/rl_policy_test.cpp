@@ -336,6 +336,7 @@ TEST(RlPolicy, SuggestCommand) {
   EXPECT_EQ(run_cli("suggest --shape 64,64,64 --policy " + (dir / "missing.json").string()).first, 2);
   std::filesystem::remove_all(dir);
 }
+
 #endif
 
 TEST(RlPolicy, OptionsAreChecked) {
@@ -525,6 +526,45 @@ TEST(RlPolicy, RankedObservationsWaitForTheirSpaceAndRoundTrip) {
   EXPECT_EQ(RlPolicy::from_file(old).observations(), pol.observations());
   std::filesystem::remove_all(dir);
 }
+
+#ifdef CUDAL2_CLI
+// `cudal2 suggest --candidates`: a problem's lines are its ranked space (the first is the
+// heuristic's top-1); the pick is the policy's best_guess, and the JSON says whether it is the top-1.
+TEST(RlPolicy, SuggestFromRankedCandidates) {
+  const auto dir = std::filesystem::temp_directory_path() / fmt::format("cudal2-suggest-lt-{}", getpid());
+  std::filesystem::create_directories(dir);
+  LtWorld w(8, true);
+  const auto [train, test] = split_grid(8, 40, 4);
+  RlPolicy pol(RlOptions{.method = "greedy"});
+  for (const auto& sh : train) {
+    const auto space = w.space(nn(sh));
+    pol.valid_for(nn(sh), space);
+    std::vector<Observation> obs;
+    for (const auto& s : space) obs.push_back({nn(sh), s, "", "ok", w.measure(nn(sh), s), 0, 0});
+    pol.observe(obs);
+  }
+  const std::string path = (dir / "policy.json").string(), cands = (dir / "cands.tsv").string();
+  pol.save(path);
+  std::string shapes;
+  {
+    std::ofstream f(cands);
+    for (const auto& sh : test) {
+      for (const auto& s : w.space(nn(sh))) f << fmt::format("{},{},{}\tnn\t{}\n", sh.m, sh.n, sh.k, s.text());
+      shapes += fmt::format(" --shape {},{},{}", sh.m, sh.n, sh.k);
+    }
+  }
+  const auto [code, out] = run_cli("suggest --policy " + path + " --candidates " + cands + " --json" + shapes);
+  ASSERT_EQ(code, 0) << out;
+  const auto j = nlohmann::json::parse(out.substr(out.find('[')));
+  ASSERT_EQ(j.size(), test.size());
+  for (size_t i = 0; i < test.size(); ++i) {
+    const auto space = w.space(nn(test[i]));
+    EXPECT_EQ(j[i]["spec"].get<std::string>(), pol.best_guess(nn(test[i]), space)->text());
+    EXPECT_EQ(j[i]["top1"].get<bool>(), j[i]["spec"].get<std::string>() == space.front().text());
+  }
+  std::filesystem::remove_all(dir);
+}
+#endif
 
 // The measurement that chose the default: cold start (no training) and warm start (trained on 80
 // shapes, 24 evaluations each), 20 held-out shapes, 3 seeds, every method against random search.

@@ -97,6 +97,9 @@ def main():
     ap.add_argument("--random-seeds", default="1,2,3")
     ap.add_argument("--jobs", type=int, default=2, help="held-out rl shapes tuned at once")
     ap.add_argument("--stages", default="train,zero,search,report")
+    ap.add_argument("--resume", action="store_true",
+                    help="search: keep the held-out rl shapes a stopped run finished (their store is there and "
+                         "their policy copy was removed)")
     ap.add_argument("--out", default="bench/results/h100/policy-replay")
     ap.add_argument("--work", default="/tmp/policy-replay", help="stores and logs too big to commit")
     a = ap.parse_args()
@@ -196,6 +199,8 @@ def main():
                 m, n, k = shape
                 pol = os.path.join(a.work, "rl", f"policy-{m}-{n}-{k}.json")
                 sdb = os.path.join(a.work, "rl", f"held-{m}-{n}-{k}.db")
+                if a.resume and os.path.exists(sdb) and not os.path.exists(pol):
+                    return sdb  # finished by a stopped run
                 shutil.copy(policy, pol)
                 for f in (sdb, sdb + "-wal", sdb + "-shm"):
                     if os.path.exists(f):

@@ -33,6 +33,13 @@ inline int answer(const char* why, char* err, size_t len) {
   return 1;
 }
 
+// Whether every row of A and B starts 16 bytes aligned (16-byte cp.async and fragment loads): the
+// pointers, K % 8 and, where B is row-major (NN: N-contiguous rows), N % 8.
+inline bool rows_16b_aligned(const cudal2_gemm_args& a, bool b_k_contiguous) {
+  const bool ptrs = (reinterpret_cast<uintptr_t>(a.A) | reinterpret_cast<uintptr_t>(a.B)) % 16 == 0;
+  return ptrs && a.k % 8 == 0 && (b_k_contiguous || a.n % 8 == 0);
+}
+
 // Problem sizes every family takes (int32 inside the kernels): nullptr when they fit.
 inline const char* sizes_refusal(const cudal2_gemm_args& a) {
   if (a.m < 1 || a.n < 1 || a.k < 1 || a.m > INT32_MAX || a.n > INT32_MAX || a.k > INT32_MAX)

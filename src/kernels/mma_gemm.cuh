@@ -241,10 +241,7 @@ struct Gemm {
   }
 
   // The 16-byte cp.async path needs every row of A and B to start 16-byte aligned.
-  static bool aligned(const cudal2_gemm_args& a) {
-    const bool ptrs = (reinterpret_cast<uintptr_t>(a.A) | reinterpret_cast<uintptr_t>(a.B)) % 16 == 0;
-    return ptrs && a.k % 8 == 0 && (kTN || a.n % 8 == 0);
-  }
+  static bool aligned(const cudal2_gemm_args& a) { return cudal2_shim::rows_16b_aligned(a, kTN); }
 
   template <bool kAligned>
   static cudaError_t launch(const Params& p, const plan::Grid& g, cudaStream_t s) {

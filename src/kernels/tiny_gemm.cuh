@@ -199,10 +199,7 @@ struct Gemm {
 
   // 16-byte fragment loads need 16-byte aligned rows of A (and of B when it is K-contiguous);
   // row-major B is read 4 bytes at a time, which N % 8 == 0 also keeps aligned.
-  static bool aligned(const cudal2_gemm_args& a) {
-    const bool ptrs = (reinterpret_cast<uintptr_t>(a.A) | reinterpret_cast<uintptr_t>(a.B)) % 16 == 0;
-    return ptrs && a.k % 8 == 0 && (kTN || a.n % 8 == 0);
-  }
+  static bool aligned(const cudal2_gemm_args& a) { return cudal2_shim::rows_16b_aligned(a, kTN); }
 
   template <bool kAligned>
   static cudaError_t launch(const Params& p, const plan::Grid& g, cudaStream_t s) {

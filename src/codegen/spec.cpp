@@ -1,6 +1,7 @@
 #include "codegen/spec.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -144,7 +145,8 @@ std::vector<std::string> known_families() {
 
 KernelSpec default_spec(std::string_view family) {
   if (const Family* f = find_family(family)) return f->default_spec();
-  throw InputError(fmt::format("bad spec: unknown family '{}' (known: sm90_cutlass, mma, tiny)", family));
+  throw InputError(
+      fmt::format("bad spec: unknown family '{}' (known: {}, cublaslt)", family, fmt::join(known_families(), ", ")));
 }
 
 KernelSpec parse_spec(std::string_view text) {
@@ -198,7 +200,7 @@ std::string invalid_reason(const KernelSpec& s) {
 
 std::vector<KernelSpec> enumerate_specs(std::string_view family, Layout layout, Accum accum, bool with_runtime_knobs) {
   if (const Family* f = find_family(family)) return f->enumerate(layout, accum, with_runtime_knobs);
-  throw InputError(fmt::format("unknown family '{}' (known: sm90_cutlass, mma, tiny)", family));
+  throw InputError(fmt::format("unknown family '{}' (known: {})", family, fmt::join(known_families(), ", ")));
 }
 
 std::string shape_refusal(const KernelSpec& s, const Shape& shape) { return family_of(s).shape_refusal(s, shape); }

@@ -140,10 +140,13 @@ TEST(KernelSpec, OwnFamiliesRoundTripWithUniqueHashes) {
 
 TEST(KernelSpec, OwnFamiliesSpaceSizeIsDocumented) {
   // docs/kernel-space.md quotes these numbers; update both together.
-  EXPECT_EQ(known_families(), (std::vector<std::string>{"sm90_cutlass", "mma", "tiny", "wgmma"}));
+  EXPECT_EQ(known_families(), (std::vector<std::string>{"sm90_cutlass", "mma", "tiny", "wgmma", "wgmma_swapab"}));
   EXPECT_EQ(enumerate_specs("wgmma", Layout::NN, Accum::F32, false).size(), 81u);
   // x (raster 3 x swizzle 4 + splits auto, 2, 4, 8)
   EXPECT_EQ(enumerate_specs("wgmma", Layout::TN, Accum::F16, true).size(), 1296u);
+  // tiles {8,16,32,64} x {64,128} x stages {4,8,12}, less 64x128 and 32x128 at 12 (shared memory)
+  EXPECT_EQ(enumerate_specs("wgmma_swapab", Layout::NN, Accum::F32, false).size(), 22u);
+  EXPECT_EQ(enumerate_specs("wgmma_swapab", Layout::TN, Accum::F16, true).size(), 110u);  // x splits auto,1,2,4,8
   EXPECT_EQ(enumerate_specs("mma", Layout::NN, Accum::F32, false).size(), 57u);
   EXPECT_EQ(enumerate_specs("mma", Layout::TN, Accum::F16, true).size(), 342u);  // x splits 1,2,4,8,16,32
   EXPECT_EQ(enumerate_specs("tiny", Layout::NN, Accum::F32, false).size(), 96u);
@@ -232,7 +235,9 @@ TEST(KernelSpec, OwnFamiliesParseErrorsNameTheField) {
   EXPECT_NE(err("mma nn f32 warps=2").find("warps"), std::string::npos);
   EXPECT_NE(err("mma nn f32 | raster=along_m").find("unknown field 'raster'"), std::string::npos);
   EXPECT_NE(err("tile=64x64x32 mma nn f32").find("expected '<family>"), std::string::npos);
-  EXPECT_NE(err("mmx nn f32").find("unknown family 'mmx' (known: sm90_cutlass, mma, tiny)"), std::string::npos);
+  EXPECT_NE(
+      err("mmx nn f32").find("unknown family 'mmx' (known: sm90_cutlass, mma, tiny, wgmma, wgmma_swapab, cublaslt)"),
+      std::string::npos);
   EXPECT_NE(err("tiny nn").find("expected"), std::string::npos);
 }
 
@@ -312,6 +317,8 @@ TEST(Codegen, GoldenSources) {
       {"tiny_tn_f16_32x32x64", "tiny tn f16 tile=32x32x64 warps=1x2 kwarps=2"},
       {"wgmma_nn_f32_default", "wgmma nn f32"},
       {"wgmma_tn_f16_cluster2x1", "wgmma tn f16 tile=64x128x64 cluster=2x1 stages=5 | splits=auto"},
+      {"wgmma_swapab_tn_f32_default", "wgmma_swapab tn f32"},
+      {"wgmma_swapab_nn_f16_8x64", "wgmma_swapab nn f16 tile=8x64x64 stages=12 | splits=8"},
       {"cublaslt_tn_f32", "cublaslt tn f32 algo=66 tile=20 stages=35 reduction=2 swizzle=1 cluster=2x1 | splits=4"},
   };
   const std::string refresh =

@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""One family against cuBLASLt auto-tuning, from the CSV of `cudal2 tune --csv` (or bench): per shape,
+the best candidate's ratio = min(auto-tuning NN, TN) / candidate, both timed in the same job (the
+rows of a job share its input seed; times from two jobs are never divided). Prints per shape the
+best spec, its time, TFLOP/s and % of the roofline, then the geometric mean by shape class.
+    python3 bench/summarize_family.py RUN.csv[.gz] [--timer graph] [--mode offline] [--out OUT.csv]"""
+import argparse
+import collections
+import csv
+import gzip
+import math
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("csv")
+    ap.add_argument("--timer", default="graph")
+    ap.add_argument("--mode", default="offline")
+    ap.add_argument("--out")
+    a = ap.parse_args()
+    opener = gzip.open if a.csv.endswith(".gz") else open
+    with opener(a.csv, "rt") as f:
+        rows = [r for r in csv.DictReader(line for line in f if not line.startswith("#"))]
+    jobs = collections.defaultdict(list)  # (m, n, k, seed) -> rows of that job
+    for r in rows:
+        if r["timer"] == a.timer and r["mode"] == a.mode and r["status"] == "ok" and r["median_us"]:
+            jobs[(int(r["m"]), int(r["n"]), int(r["k"]), r["seed"])].append(r)
+    best = {}  # (m, n, k) -> (ratio, row, autotune us)
+    for (m, n, k, _), rs in jobs.items():
+        at = [float(r["median_us"]) for r in rs if r["method"].startswith("cublaslt-autotune")]
+        if not at:
+            continue
+        for r in rs:
+            if r["method"].startswith(("cublas", "torch", "runtime")):
+                continue
+            ratio = min(at) / float(r["median_us"])
+            if (m, n, k) not in best or ratio > best[(m, n, k)][0]:
+                best[(m, n, k)] = (ratio, r, min(at))
+    by_class = collections.defaultdict(list)
+    out = []
+    print(f"{'shape':>20} {'class':>7} {'ratio':>6} {'us':>9} {'autotune':>9} {'TFLOP/s':>8} {'roof%':>6}  spec")
+    for (m, n, k), (ratio, r, at) in sorted(best.items()):
+        by_class[r["class"]].append(ratio)
+        print(f"{m}x{n}x{k:>6} {r['class']:>7} {ratio:6.3f} {float(r['median_us']):9.2f} {at:9.2f} "
+              f"{float(r['tflops']):8.1f} {float(r['roofline_pct']):6.1f}  {r['method']}")
+        out.append({"m": m, "n": n, "k": k, "class": r["class"], "ratio_vs_autotune": f"{ratio:.4f}",
+                    "us": r["median_us"], "autotune_us": f"{at:.3f}", "tflops": r["tflops"],
+                    "roofline_pct": r["roofline_pct"], "spec": r["method"]})
+    allr = [x for v in by_class.values() for x in v]
+    for c, v in sorted(by_class.items()) + [("all", allr)]:
+        if v:
+            g = math.exp(sum(map(math.log, v)) / len(v))
+            print(f"{c:>8}: geomean {g:.4f} over {len(v)} shapes, {sum(x >= 1.0 for x in v)} at >= 1.00, "
+                  f"min {min(v):.3f}")
+    if a.out and out:
+        with open(a.out, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(out[0]))
+            w.writeheader()
+            w.writerows(out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,381 @@
+// Family wgmma_swapab: our Hopper-native HGEMM for small M (LLM decode, skinny shapes), raw CUDA
+// with inline PTX (sm_90a). C (row-major MxN) = A (row-major MxK) * B (KxN: row-major "nn",
+// column-major "tn"), any M, N; K (and N for "nn") multiples of 8 so TMA can address the rows.
+//  - Swap-AB: the kernel computes C^T = B^T A^T, so the problem's small M lands on wgmma's N
+//    (8, 16, 32 or 64: tile M) and the large N on wgmma's M (64 rows per consumer warpgroup);
+//    a wgmma m64nMk16 wastes nothing when M is 8, where the ordinary orientation pads M to 64.
+//  - A producer warp streams 64-wide K tiles of B (the big operand) and A with TMA into
+//    128-byte-swizzled shared memory, `stages` deep, on full/empty mbarriers; TMA zero-fills
+//    whatever lies outside the matrices. B^T is wgmma's A operand: K-major for "tn", MN-major
+//    ("nn", the instruction's transpose-A bit); A^T is its B operand, K-major as stored.
+//  - Split-K without a second pass or a workspace: the `splits` CTAs of one tile form a cluster,
+//    each sums its own K range into a fp32 tile in its shared memory, and after a cluster barrier
+//    CTA r adds up rows r*BM/splits.. of all of them, read through distributed shared memory
+//    (ld.shared::cluster), in split order (the same bits whichever CTA finishes first).
+//  - Epilogue from that shared tile, stored with M-major rows (N contiguous): each warp writes
+//    whole runs of a row of C, masked at the edges.
+// One configuration is the type cudal2_wgmma_swapab::Gemm<Config<...>>; a generated .cu includes
+// this file and exports it through the kernel C ABI (cudal2_kernel_shim.h):
+//   #include "wgmma_swapab.cuh"
+//   using cudal2_kernel = cudal2_wgmma_swapab::Gemm<cudal2_wgmma_swapab::Config<true, false, 16, 128, 8>>;
+//   CUDAL2_EXPORT_KERNEL_ABI(cudal2_kernel, "wgmma_swapab tn f32 tile=16x128x64 stages=8")
+#pragma once
+#include <cuda.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "cudal2_kernel_shim.h"
+#include "wgmma_ptx.cuh"
+#include "wgmma_swapab_plan.h"
+
+namespace cudal2_wgmma_swapab {
+namespace {
+using namespace cudal2_wgmma_ptx;
+namespace plan = cudal2_swapab_plan;
+
+// One compile-time configuration (codegen/family_wgmma_swapab.cpp writes it from a spec).
+template <bool kLayoutTN, bool kAccumF16, int kTileM, int kTileN, int kStageCount>
+struct Config {
+  static constexpr bool kTN = kLayoutTN;        // B stored as N rows of K
+  static constexpr bool kF16 = kAccumF16;       // fp16 accumulators
+  static constexpr int BM = kTileM, BN = kTileN;  // tile of C: BM rows (wgmma N), BN columns
+  static constexpr int kStages = kStageCount;
+};
+
+struct Params {
+  __half* C;
+  int64_t m, n;
+  int64_t k_tiles;
+  plan::Grid grid;
+  bool c_vec;  // N % 4 == 0 and C 8-byte aligned: 4 halves per store
+};
+
+// The device side of configuration Cfg.
+template <class Cfg>
+struct Tile {
+  static constexpr bool kTN = Cfg::kTN, kF16 = Cfg::kF16;
+  static constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = plan::kTileK, kStages = Cfg::kStages;
+  static_assert(plan::tile_m_ok(BM), "tile M is 8, 16, 32 or 64");
+  static_assert(plan::tile_n_ok(BN), "tile N is 64 or 128");
+  static constexpr int kConsumers = plan::consumers(BN), kThreads = plan::threads(BN);
+  static constexpr int kABytes = BM * BK * 2, kBBytes = BN * BK * 2, kStageBytes = kABytes + kBBytes;
+  static constexpr int kPitch = plan::red_pitch(BN);
+  static constexpr int kSmem = plan::smem_bytes(BM, BN, kStages);
+  static_assert(kStages >= 2 && kStages <= plan::kMaxStages && kSmem <= plan::kSmemBudget,
+                "stages do not fit in shared memory");
+  // wgmma m64nBMk16: fp32 accumulators BM/2 per thread, fp16 ones (as half2) BM/4.
+  using AccT = std::conditional_t<kF16, uint32_t, float>;
+  static constexpr int kAccRegs = kF16 ? BM / 4 : BM / 2;
+  // Independent accumulator sets, k step kk into set kk % kChains: a small wgmma is short on work
+  // and long on latency, and the steps of one set form a dependent chain; with several chains in
+  // flight the tensor pipe overlaps them. Summed (in fp32) once at the end.
+  static constexpr int kChains = BM <= 32 ? 4 : 2;
+
+  // Stage s: A tile (BM rows of 128 bytes), B tile (BN rows, or BN/64 blocks of 64 k-rows); then
+  // the reduction tile and the barriers. Every tile starts 1024-aligned (the swizzle atom).
+  struct Smem {
+    uint32_t base;
+    __device__ __forceinline__ uint32_t a(int s) const { return base + s * kABytes; }
+    __device__ __forceinline__ uint32_t b(int s) const { return base + kStages * kABytes + s * kBBytes; }
+    __device__ __forceinline__ uint32_t red() const { return base + kStages * kStageBytes; }
+    static constexpr int kBars = kStages * kStageBytes + plan::red_bytes(BM, BN);
+    __device__ __forceinline__ uint32_t full(int s) const { return base + kBars + s * 8; }
+    __device__ __forceinline__ uint32_t empty(int s) const { return base + kBars + (kStages + s) * 8; }
+  };
+
+  struct Ring {
+    int s = 0;
+    uint32_t phase = 0;
+    __device__ __forceinline__ void next() {
+      if (++s == kStages) s = 0, phase ^= 1;
+    }
+  };
+
+  static __device__ __forceinline__ void fence_reg(float& x) { asm volatile("" : "+f"(x)::"memory"); }
+  static __device__ __forceinline__ void fence_reg(uint32_t& x) { asm volatile("" : "+r"(x)::"memory"); }
+
+  static __device__ __forceinline__ void produce(const Smem& sm, const CUtensorMap& map_a, const CUtensorMap& map_b,
+                                                 int m0, int n0, plan::KRange kr) {
+    Ring ring;
+    for (int64_t kt = kr.begin; kt < kr.end; ++kt, ring.next()) {
+      const int k0 = static_cast<int>(kt * BK);
+      mbar_wait(sm.empty(ring.s), ring.phase ^ 1);
+      mbar_expect_tx(sm.full(ring.s), kStageBytes);  // zero-filled bytes count too
+      tma_load(sm.a(ring.s), &map_a, sm.full(ring.s), k0, m0);
+      if constexpr (kTN) {
+        tma_load(sm.b(ring.s), &map_b, sm.full(ring.s), k0, n0);
+      } else {
+#pragma unroll
+        for (int c = 0; c < kConsumers; ++c)
+          tma_load(sm.b(ring.s) + c * 64 * BK * 2, &map_b, sm.full(ring.s), n0 + c * 64, k0);
+      }
+    }
+  }
+
+  // Consumer warpgroup c: columns c*64.. of the tile (rows of C^T), into the reduction tile.
+  static __device__ __forceinline__ void consume(const Smem& sm, int c, int tid, plan::KRange kr) {
+    AccT acc[kChains][kAccRegs];
+#pragma unroll
+    for (int ch = 0; ch < kChains; ++ch)
+#pragma unroll
+      for (int i = 0; i < kAccRegs; ++i) acc[ch][i] = 0;
+    auto fence_acc = [&] {
+#pragma unroll
+      for (int ch = 0; ch < kChains; ++ch)
+#pragma unroll
+        for (int i = 0; i < kAccRegs; ++i) fence_reg(acc[ch][i]);
+    };
+    Ring ring;
+    int prev = -1;
+    for (int64_t kt = kr.begin; kt < kr.end; ++kt, ring.next()) {
+      mbar_wait(sm.full(ring.s), ring.phase);
+      const uint32_t a0 = sm.a(ring.s), b0 = sm.b(ring.s);
+      fence_acc();
+      wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < BK / 16; ++kk) {
+        // wgmma's A = B^T: 64 rows of N; a k step of 16 is 32 bytes along a K-major row ("tn") or
+        // 16 k-rows (2 KB) down this warpgroup's 64-wide N-major block ("nn").
+        const uint64_t da = kTN ? desc(b0 + c * 64 * 128 + kk * 32, 16, 1024)
+                                : desc(b0 + c * 64 * BK * 2 + kk * 2048, 64 * BK * 2, 1024);
+        const uint64_t db = desc(a0 + kk * 32, 16, 1024);  // wgmma's B = A^T: K-major rows of A
+        Wgmma<BM, kF16>::template mma<kTN ? 0 : 1, 0>(acc[kk % kChains], da, db, 1);
+      }
+      wgmma_commit();
+      fence_acc();
+      wgmma_wait<1>();  // the previous stage's wgmmas are done reading it
+      if (prev >= 0 && tid == 0) mbar_arrive(sm.empty(prev));
+      prev = ring.s;
+    }
+    wgmma_wait<0>();
+    fence_acc();
+    // (No release of the last stage: nothing is loaded after it.)
+    // Accumulator fragment, per 8-column block j of wgmma's N (here rows m of C): this lane holds
+    // wgmma rows r and r+8 (columns n of C), wgmma columns 2*(lane%4)+{0,1} (rows m of C).
+    const int warp = tid / 32, lane = tid % 32;
+    const int n = c * 64 + warp * 16 + lane / 4;
+    auto value = [&](int j, int h, int e) -> float {
+      float sum = 0;
+#pragma unroll
+      for (int ch = 0; ch < kChains; ++ch) {
+        if constexpr (kF16) {
+          const __half2 v = *reinterpret_cast<const __half2*>(&acc[ch][2 * j + h]);
+          sum += __half2float(e ? __high2half(v) : __low2half(v));
+        } else {
+          sum += acc[ch][4 * j + 2 * h + e];
+        }
+      }
+      return sum;
+    };
+#pragma unroll
+    for (int j = 0; j < BM / 8; ++j)
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int m = j * 8 + (lane % 4) * 2 + e;
+          st_shared_f32(sm.red() + (m * kPitch + n + 8 * h) * 4, value(j, h, e));
+        }
+  }
+
+  // Rows [m_lo, m_lo + rows) of the tile: the sum over the cluster's reduction tiles, to C.
+  static __device__ __forceinline__ void reduce_store(const Smem& sm, const Params& p, const plan::Cta& at,
+                                                      int splits, int m_lo, int rows) {
+    constexpr int kQuads = BN / 4;  // float4s per row
+    for (int i = threadIdx.x; i < rows * kQuads; i += kThreads) {
+      const int m = m_lo + i / kQuads, q = i % kQuads;
+      const uint32_t addr = sm.red() + (m * kPitch + q * 4) * 4;
+      float4 sum;
+      if (splits == 1) {
+        sum = ld_shared_f4(addr);
+      } else {
+        // In split order, this CTA's own tile included, so every CTA would get the same bits.
+        sum = ld_cluster_f4(addr, 0);
+        for (int r = 1; r < splits; ++r) {
+          const float4 v = ld_cluster_f4(addr, r);
+          sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;
+        }
+      }
+      const int64_t gm = at.tile_m * BM + m, gn = at.tile_n * BN + q * 4;
+      if (gm >= p.m || gn >= p.n) continue;
+      __half* dst = p.C + gm * p.n + gn;
+      const __half2 lo = __floats2half2_rn(sum.x, sum.y), hi = __floats2half2_rn(sum.z, sum.w);
+      if (p.c_vec && gn + 3 < p.n) {
+        uint2 v;
+        v.x = *reinterpret_cast<const uint32_t*>(&lo), v.y = *reinterpret_cast<const uint32_t*>(&hi);
+        *reinterpret_cast<uint2*>(dst) = v;
+      } else {
+        const __half h[4] = {__low2half(lo), __high2half(lo), __low2half(hi), __high2half(hi)};
+        for (int e = 0; e < 4 && gn + e < p.n; ++e) dst[e] = h[e];
+      }
+    }
+  }
+
+  static __device__ __forceinline__ void st_shared_f32(uint32_t addr, float v) {
+    asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(addr), "f"(v) : "memory");
+  }
+  static __device__ __forceinline__ float4 ld_shared_f4(uint32_t addr) {
+    float4 v;
+    asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                 : "r"(addr)
+                 : "memory");
+    return v;
+  }
+  // The same offset in the shared memory of cluster CTA `rank`.
+  static __device__ __forceinline__ float4 ld_cluster_f4(uint32_t addr, int rank) {
+    float4 v;
+    asm volatile(
+        "{\n.reg .b32 remote;\n"
+        "mapa.shared::cluster.u32 remote, %4, %5;\n"
+        "ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [remote];\n}\n"
+        : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+        : "r"(addr), "r"(rank)
+        : "memory");
+    return v;
+  }
+};
+
+template <class Cfg>
+__global__ void __launch_bounds__(Tile<Cfg>::kThreads)
+    swapab_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
+                  const Params p) {
+  using T = Tile<Cfg>;
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  const typename T::Smem sm{(smem_u32(smem_raw) + 1023u) & ~1023u};
+  const plan::Cta at = plan::cta_of(blockIdx.x, p.grid);
+  const int splits = p.grid.splits;
+  const plan::KRange kr = plan::k_range(p.k_tiles, splits, at.split);
+
+  if (threadIdx.x == 0) {
+    prefetch_map(&map_a);
+    prefetch_map(&map_b);
+    for (int s = 0; s < T::kStages; ++s) {
+      mbar_init(sm.full(s), 1);                  // the producer's expect_tx arrival (+ the bytes)
+      mbar_init(sm.empty(s), T::kConsumers);     // one arrival per consumer warpgroup
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+  const int wg = threadIdx.x / 128;
+  if (wg == T::kConsumers) {
+    if (threadIdx.x % 32 == 0)
+      T::produce(sm, map_a, map_b, static_cast<int>(at.tile_m * T::BM), static_cast<int>(at.tile_n * T::BN), kr);
+  } else {
+    T::consume(sm, wg, threadIdx.x % 128, kr);
+  }
+  // Every reduction tile written (and, in a cluster, visible to the peers), then the sum.
+  if (splits > 1)
+    cluster_sync();
+  else
+    __syncthreads();
+  const int rows = T::BM / splits;
+  T::reduce_store(sm, p, at, splits, at.split * rows, rows);
+  if (splits > 1) cluster_sync();  // the peers have read this CTA's tile before it exits
+}
+
+// ---- Host side ---------------------------------------------------------------------------------
+
+using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                                 const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                                 CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+// cuTensorMapEncodeTiled from the driver the runtime already loaded: no -lcuda at link time.
+inline EncodeTiled encoder() {
+  static const EncodeTiled fn = [] {
+    void* f = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess)
+      f = nullptr;
+    return reinterpret_cast<EncodeTiled>(f);
+  }();
+  return fn;
+}
+
+// A row-major (rows x cols) fp16 matrix in boxes of (box_rows x 64) with the 128-byte swizzle; out
+// of bounds reads as zeros.
+inline bool encode(CUtensorMap* map, const void* ptr, int64_t rows, int64_t cols, int box_rows) {
+  const cuuint64_t dims[2] = {cuuint64_t(cols), cuuint64_t(rows)};
+  const cuuint64_t strides[1] = {cuuint64_t(cols) * 2};
+  const cuuint32_t box[2] = {64, cuuint32_t(box_rows)};
+  const cuuint32_t elem[2] = {1, 1};
+  return encoder()(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, const_cast<void*>(ptr), dims, strides, box, elem,
+                   CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+template <class Cfg>
+struct Gemm {
+  using T = Tile<Cfg>;
+
+  // The GPU's SM count, asked once (the auto split count covers them); 0 when it cannot be asked.
+  static int sms() {
+    static const int n = [] {
+      int dev = 0, count = 0;
+      if (cudaGetDevice(&dev) != cudaSuccess ||
+          cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+      }
+      return count;
+    }();
+    return n;
+  }
+
+  static const char* refusal(const cudal2_gemm_args& a) {
+    if (const char* why = cudal2_shim::sizes_refusal(a)) return why;
+    if (a.raster != 0 || a.swizzle != 1) return "wgmma_swapab has no tile-order knobs (raster 0, swizzle 1)";
+    if (a.decomposition != 0 && a.decomposition != 2)
+      return "wgmma_swapab takes decomposition 0 (heuristic) or 2 (split-K across a cluster)";
+    if (a.splits != 0 && !plan::splits_ok(a.splits)) return "splits must be 0 (auto), 1, 2, 4 or 8";
+    if (a.splits > plan::k_tiles(a.k)) return "splits must not exceed the K tiles (ceil(K/64))";
+    if (!plan::tma_rows_ok(a.n, a.k, T::kTN))
+      return T::kTN ? "TMA needs 16-byte rows: K must be a multiple of 8"
+                    : "TMA needs 16-byte rows: K and N must be multiples of 8";
+    if ((reinterpret_cast<uintptr_t>(a.A) | reinterpret_cast<uintptr_t>(a.B)) % 16)
+      return "TMA needs A and B 16-byte aligned";
+    return nullptr;
+  }
+
+  static size_t workspace_size(const cudal2_gemm_args&) { return 0; }  // split-K stays on chip
+
+  static const char* run(const cudal2_gemm_args& a, void* stream) {
+    if (const char* why = refusal(a)) return why;
+    if (!encoder()) return "cuTensorMapEncodeTiled not found in the driver";
+    CUtensorMap map_a, map_b;
+    const bool ok = encode(&map_a, a.A, a.m, a.k, T::BM) &&
+                    (T::kTN ? encode(&map_b, a.B, a.n, a.k, T::BN) : encode(&map_b, a.B, a.k, a.n, T::BK));
+    if (!ok) return "cuTensorMapEncodeTiled refused the operands";
+    static const cudaError_t prepared =
+        cudaFuncSetAttribute(swapab_kernel<Cfg>, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmem);
+    if (prepared != cudaSuccess) return cudaGetErrorString(prepared);
+    const int count = sms();
+    if (count < 1) return "could not ask the GPU for its SM count";
+    Params p;
+    p.C = static_cast<__half*>(a.C);
+    p.m = a.m, p.n = a.n;
+    p.k_tiles = plan::k_tiles(a.k);
+    const auto one = plan::grid(a.m, a.n, T::BM, T::BN, 1);
+    const int splits = plan::resolve_splits(a.splits, one.ctas(), p.k_tiles, count);
+    p.grid = plan::grid(a.m, a.n, T::BM, T::BN, splits);
+    p.c_vec = a.n % 4 == 0 && reinterpret_cast<uintptr_t>(a.C) % 8 == 0;
+    if (p.grid.ctas() > INT32_MAX) return "too many tiles for one launch";
+    cudaLaunchConfig_t cfg{};
+    cudaLaunchAttribute at{};
+    at.id = cudaLaunchAttributeClusterDimension;
+    at.val.clusterDim.x = splits, at.val.clusterDim.y = 1, at.val.clusterDim.z = 1;
+    cfg.gridDim = dim3(unsigned(p.grid.ctas())), cfg.blockDim = dim3(T::kThreads), cfg.dynamicSmemBytes = T::kSmem;
+    cfg.stream = static_cast<cudaStream_t>(stream);
+    cfg.attrs = &at, cfg.numAttrs = splits > 1 ? 1 : 0;
+    cudaError_t e = cudaLaunchKernelEx(&cfg, swapab_kernel<Cfg>, map_a, map_b, p);
+    if (e == cudaSuccess) e = cudaGetLastError();
+    return e == cudaSuccess ? nullptr : cudaGetErrorString(e);
+  }
+};
+
+}  // namespace
+}  // namespace cudal2_wgmma_swapab

@@ -1,0 +1,17 @@
+#pragma once
+// What the GPU tests of our own families share: specs compiled by the JIT on this machine into
+// bench methods, and the check that every candidate method of a bench report verified.
+#include <string>
+#include <vector>
+
+#include "eval/bench.hpp"
+
+namespace cudal2::testing {
+
+// One method per spec text, named <prefix><index>; a spec that fails to compile is a test failure
+// (with the compiler's log) and is left out.
+std::vector<MethodFactory> compile_specs(const std::vector<std::string>& texts, const std::string& prefix);
+// Every non-baseline method of every shape has status Ok (the failure's details otherwise).
+void expect_all_ok(const BenchReport& r);
+
+}  // namespace cudal2::testing

@@ -67,10 +67,6 @@ bool is_pow2(int x);
 std::string splits_only_knobs_reason(const KernelSpec& s);
 // Their text: "<compile_text> | splits=N".
 std::string splits_only_text(const KernelSpec& s);
-// A source configuring a family's header by macros: a comment and CUDAL2_SPEC_TEXT with the
-// compile text, `#define NAME VALUE` for each define in order, then `#include "<header>"`.
-std::string macro_source(std::string_view compile_text,
-                         const std::vector<std::pair<std::string_view, std::string>>& defines, std::string_view header);
 // A source instantiating a family's header by type: a comment with the compile text,
 // `#include "<header>"`, `using cudal2_kernel = <type>;` and the kernel C ABI's export of it
 // (CUDAL2_EXPORT_KERNEL_ABI, src/kernels/cudal2_kernel_shim.h), describing itself as compile_text.

@@ -100,20 +100,15 @@ std::string invalid_reason_cublaslt(const KernelSpec& s) {
   return "";
 }
 
+// The configuration as template arguments of cudal2_cublaslt::Config (src/kernels/cublaslt_gemm.h),
+// after the comment line the JIT's link marker (CUDAL2_LINK_CUBLASLT: it links -lcublasLt).
 std::string generate_cublaslt_source(const KernelSpec& s) {
-  return macro_source(cublaslt_compile_text(s),
-                      {{"CUDAL2_LINK_CUBLASLT", "1"},
-                       {"CUDAL2_LAYOUT_TN", s.layout == Layout::TN ? "1" : "0"},
-                       {"CUDAL2_ACCUM_F16", s.accum == Accum::F16 ? "1" : "0"},
-                       {"CUDAL2_LT_ALGO", std::to_string(s.lt_algo)},
-                       {"CUDAL2_LT_TILE", std::to_string(s.lt_tile)},
-                       {"CUDAL2_LT_STAGES", std::to_string(s.lt_stages)},
-                       {"CUDAL2_LT_REDUCTION", std::to_string(s.lt_reduction)},
-                       {"CUDAL2_LT_SWIZZLE", std::to_string(s.lt_swizzle)},
-                       {"CUDAL2_LT_CUSTOM", std::to_string(s.lt_custom)},
-                       {"CUDAL2_LT_INNER", std::to_string(s.lt_inner)},
-                       {"CUDAL2_LT_CLUSTER", std::to_string(cublaslt_cluster_id(s.cluster_m, s.cluster_n))}},
-                      "cublaslt_gemm.h");
+  std::string src = type_source(
+      cublaslt_compile_text(s), "cublaslt_gemm.h",
+      fmt::format("cudal2_cublaslt::Gemm<cudal2_cublaslt::Config<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}>>",
+                  s.layout == Layout::TN, s.accum == Accum::F16, s.lt_algo, s.lt_tile, s.lt_stages, s.lt_reduction,
+                  s.lt_swizzle, s.lt_custom, s.lt_inner, cublaslt_cluster_id(s.cluster_m, s.cluster_n)));
+  return src.insert(src.find('\n') + 1, "#define CUDAL2_LINK_CUBLASLT 1\n");
 }
 
 int cublaslt_cluster_id(int m, int n) {

@@ -38,8 +38,9 @@ std::string cublaslt_compile_text(const KernelSpec& s);
 void parse_cublaslt_field(KernelSpec& s, std::string_view key, std::string_view value);
 // "" when the values are in the ranges cuBLASLt's enums allow; cuBLASLt itself decides the rest.
 std::string invalid_reason_cublaslt(const KernelSpec& s);
-// The artifact's source: the configuration as macros, then #include "cublaslt_gemm.h". Carries
-// CUDAL2_LINK_CUBLASLT, which tells the JIT to link the artifact with -lcublasLt.
+// The artifact's source: #include "cublaslt_gemm.h" and the configuration as the type
+// cudal2_cublaslt::Gemm<cudal2_cublaslt::Config<...>>, exported through the kernel C ABI. Carries
+// `#define CUDAL2_LINK_CUBLASLT 1` (read by nothing but the JIT: it links the artifact with -lcublasLt).
 std::string generate_cublaslt_source(const KernelSpec& s);
 
 // cublasLtClusterShape_t <-> cluster M x N: {0,0} is AUTO; -1 / {-1,-1} where cuBLASLt has none.

@@ -89,6 +89,8 @@ std::string sm90_shape_refusal(const KernelSpec& s, const Shape& shape) {
   return "";
 }
 
+// The configuration as template arguments of cudal2_sm90::Config (src/kernels/sm90_cutlass_gemm.cuh):
+// CUTLASS's own types for the layout, accumulator and schedules.
 std::string generate_sm90_source(const KernelSpec& s) {
   const char* mainloop = s.mainloop == Mainloop::Cooperative ? "cutlass::gemm::KernelTmaWarpSpecializedCooperative"
                          : s.mainloop == Mainloop::Pingpong  ? "cutlass::gemm::KernelTmaWarpSpecializedPingpong"
@@ -96,22 +98,13 @@ std::string generate_sm90_source(const KernelSpec& s) {
   const char* epilogue = s.epilogue == Epilogue::NoSmem        ? "cutlass::epilogue::NoSmemWarpSpecialized"
                          : s.mainloop == Mainloop::Cooperative ? "cutlass::epilogue::TmaWarpSpecializedCooperative"
                                                                : "cutlass::epilogue::TmaWarpSpecialized";
-  const bool streamk = s.scheduler == Scheduler::StreamK;
-  return macro_source(
-      sm90_compile_text(s),
-      {{"CUDAL2_ACCUMULATOR", s.accum == Accum::F32 ? "float" : "cutlass::half_t"},
-       {"CUDAL2_LAYOUT_B", s.layout == Layout::NN ? "cutlass::layout::RowMajor" : "cutlass::layout::ColumnMajor"},
-       {"CUDAL2_TILE_M", std::to_string(s.tile_m)},
-       {"CUDAL2_TILE_N", std::to_string(s.tile_n)},
-       {"CUDAL2_TILE_K", std::to_string(s.tile_k)},
-       {"CUDAL2_CLUSTER_M", std::to_string(s.cluster_m)},
-       {"CUDAL2_CLUSTER_N", std::to_string(s.cluster_n)},
-       {"CUDAL2_MAINLOOP_SCHEDULE", mainloop},
-       {"CUDAL2_EPILOGUE_SCHEDULE", epilogue},
-       {"CUDAL2_TILE_SCHEDULER", streamk ? "cutlass::gemm::StreamKScheduler" : "cutlass::gemm::PersistentScheduler"},
-       {"CUDAL2_STREAM_K", streamk ? "true" : "false"},
-       {"CUDAL2_STAGES", std::to_string(s.stages)}},
-      "sm90_cutlass_gemm.cuh");
+  const char* scheduler =
+      s.scheduler == Scheduler::StreamK ? "cutlass::gemm::StreamKScheduler" : "cutlass::gemm::PersistentScheduler";
+  return type_source(sm90_compile_text(s), "sm90_cutlass_gemm.cuh",
+                     fmt::format("cudal2_sm90::Gemm<cudal2_sm90::Config<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}>>",
+                                 s.layout == Layout::NN ? "cutlass::layout::RowMajor" : "cutlass::layout::ColumnMajor",
+                                 s.accum == Accum::F32 ? "float" : "cutlass::half_t", s.tile_m, s.tile_n, s.tile_k,
+                                 s.cluster_m, s.cluster_n, mainloop, epilogue, scheduler, s.stages));
 }
 
 }  // namespace

@@ -36,7 +36,8 @@ std::vector<KernelSpec> enumerate_wgmma(Layout layout, Accum accum, bool with_ru
 // K % 8 (and N % 8 for nn) for TMA; explicit splits > 1 only up to the K tiles and for shapes
 // with fewer tile CTAs than the H100's 132 SMs (elsewhere split-K only adds reduction traffic).
 std::string wgmma_shape_refusal(const KernelSpec& s, const Shape& shape);
-// The configuration as macros, then #include "wgmma_gemm.cuh".
+// #include "wgmma_gemm.cuh" and the configuration as the type
+// cudal2_wgmma::Gemm<cudal2_wgmma::Config<...>>, exported through the kernel C ABI.
 std::string generate_wgmma_source(const KernelSpec& s);
 
 }  // namespace cudal2

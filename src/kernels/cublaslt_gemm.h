@@ -1,12 +1,18 @@
 // The `cublaslt` family's artifact: the kernel C ABI over one cublasLtMatmul call with exactly
 // the algorithm configuration of its spec (src/codegen/family_cublaslt.hpp). Host code only; the
-// generated source defines CUDAL2_LT_* and includes this, and the JIT links it with -lcublasLt.
+// JIT links it with -lcublasLt. One configuration is the type cudal2_cublaslt::Gemm<Config<...>>;
+// the generated source includes this file and exports that type through the kernel C ABI
+// (cudal2_kernel_shim.h):
+//   #include "cublaslt_gemm.h"
+//   using cudal2_kernel = cudal2_cublaslt::Gemm<cudal2_cublaslt::Config<true, false, 66, 20, 35, 2, 1, 0, 0, 3>>;
+//   CUDAL2_EXPORT_KERNEL_ABI(cudal2_kernel, "cublaslt tn f32 algo=66 tile=20 stages=35 ... cluster=2x1")
 //
 // The cuBLASLt handle is created once per artifact, and the descriptors and configured algorithm
 // once per (M, N, K, split count), on the first call that sees them (can_implement and
 // workspace_size come before any run, and the first run before graph capture), and kept in a
 // small cache: run() itself then only looks them up and enqueues cublasLtMatmul, allocating
 // nothing and synchronizing nothing, so it is capturable.
+#pragma once
 #include <stdio.h>
 
 #include <mutex>
@@ -14,14 +20,25 @@
 #include "cublaslt_plan.h"
 #include "cudal2_kernel_shim.h"
 
-#if !defined(CUDAL2_LT_ALGO) || !defined(CUDAL2_LT_CLUSTER) || !defined(CUDAL2_LAYOUT_TN)
-#error "cublaslt_gemm.h needs the CUDAL2_LT_* configuration macros (generated source)"
-#endif
-
+namespace cudal2_cublaslt {
 namespace {
 
-constexpr bool kTn = CUDAL2_LAYOUT_TN != 0;
-constexpr bool kF16 = CUDAL2_ACCUM_F16 != 0;
+// One configuration (codegen/family_cublaslt.cpp writes it from a spec), in the spec text's order:
+// layout, accumulator, then the cublasLtMatmulAlgoConfigAttributes_t values (cluster: the
+// cublasLtClusterShape_t id); the split count comes at run time.
+template <bool kLayoutTN, bool kAccumF16, int kAlgo, int kTile, int kStages, int kReduction, int kSwizzle, int kCustom,
+          int kInner, int kCluster>
+struct Config {
+  static constexpr bool kTn = kLayoutTN;
+  static constexpr bool kF16 = kAccumF16;
+  static cudal2_lt::Config lt(int splits) {
+    cudal2_lt::Config c;
+    c.algo = kAlgo, c.tile = kTile, c.stages = kStages, c.splits = splits;
+    c.reduction = kReduction, c.swizzle = kSwizzle, c.custom = kCustom;
+    c.inner = kInner, c.cluster = kCluster;
+    return c;
+  }
+};
 
 struct Plan {
   int64_t m = -1, n = -1, k = -1;
@@ -47,52 +64,6 @@ struct State {
   }
 };
 
-State& state() {
-  static State s;
-  return s;
-}
-
-cudal2_lt::Config config(int splits) {
-  cudal2_lt::Config c;
-  c.algo = CUDAL2_LT_ALGO, c.tile = CUDAL2_LT_TILE, c.stages = CUDAL2_LT_STAGES, c.splits = splits;
-  c.reduction = CUDAL2_LT_REDUCTION, c.swizzle = CUDAL2_LT_SWIZZLE, c.custom = CUDAL2_LT_CUSTOM;
-  c.inner = CUDAL2_LT_INNER, c.cluster = CUDAL2_LT_CLUSTER;
-  return c;
-}
-
-// The plan for these arguments, built on first sight. Caller holds the mutex.
-const Plan& plan_for(State& s, const cudal2_gemm_args* a) {
-  const int splits = a->splits < 1 ? 1 : a->splits;
-  for (const auto& p : s.plans)
-    if (p.m == a->m && p.n == a->n && p.k == a->k && p.splits == splits) return p;
-  Plan& p = s.plans[s.next];
-  s.next = (s.next + 1) % State::kPlans;
-  cudal2_lt::destroy(p.problem);
-  p = Plan{};
-  p.m = a->m, p.n = a->n, p.k = a->k, p.splits = splits;
-  if (!s.handle && s.handle_status == CUBLAS_STATUS_NOT_INITIALIZED) {
-    s.handle_status = cublasLtCreate(&s.handle);
-    if (s.handle_status == CUBLAS_STATUS_NOT_INITIALIZED) s.handle_status = CUBLAS_STATUS_INTERNAL_ERROR;
-  }
-  if (!s.handle) {
-    p.status = s.handle_status;
-    p.failed = "cublasLtCreate";
-    return p;
-  }
-  if (!cudal2_lt::make_problem(a->m, a->n, a->k, kTn, kF16, p.problem)) {
-    p.status = p.problem.status;
-    p.failed = p.problem.failed;
-    return p;
-  }
-  cublasLtMatmulHeuristicResult_t r{};
-  p.status = cudal2_lt::configure_checked(s.handle, kF16, config(splits), p.problem, &p.algo, &r, &p.failed);
-  if (p.status != CUBLAS_STATUS_SUCCESS) return p;
-  p.failed = nullptr;
-  p.workspace = r.workspaceSize;
-  p.align = cudal2_lt::min_alignment(p.algo);
-  return p;
-}
-
 // "what: status" in a buffer of this thread's, valid until its next call (the shim copies it out).
 const char* status_text(const char* what, cublasStatus_t status) {
   static thread_local char buf[256];
@@ -102,8 +73,48 @@ const char* status_text(const char* what, cublasStatus_t status) {
 
 bool aligned(const void* p, uint32_t bytes) { return bytes <= 1 || reinterpret_cast<uintptr_t>(p) % bytes == 0; }
 
-// The kernel C ABI (cudal2_kernel_shim.h).
-struct Kernel {
+// Configuration Cfg's kernel C ABI (cudal2_kernel_shim.h).
+template <class Cfg>
+struct Gemm {
+  // One cuBLASLt handle and plan cache per artifact.
+  static State& state() {
+    static State s;
+    return s;
+  }
+
+  // The plan for these arguments, built on first sight. Caller holds the mutex.
+  static const Plan& plan_for(State& s, const cudal2_gemm_args* a) {
+    const int splits = a->splits < 1 ? 1 : a->splits;
+    for (const auto& p : s.plans)
+      if (p.m == a->m && p.n == a->n && p.k == a->k && p.splits == splits) return p;
+    Plan& p = s.plans[s.next];
+    s.next = (s.next + 1) % State::kPlans;
+    cudal2_lt::destroy(p.problem);
+    p = Plan{};
+    p.m = a->m, p.n = a->n, p.k = a->k, p.splits = splits;
+    if (!s.handle && s.handle_status == CUBLAS_STATUS_NOT_INITIALIZED) {
+      s.handle_status = cublasLtCreate(&s.handle);
+      if (s.handle_status == CUBLAS_STATUS_NOT_INITIALIZED) s.handle_status = CUBLAS_STATUS_INTERNAL_ERROR;
+    }
+    if (!s.handle) {
+      p.status = s.handle_status;
+      p.failed = "cublasLtCreate";
+      return p;
+    }
+    if (!cudal2_lt::make_problem(a->m, a->n, a->k, Cfg::kTn, Cfg::kF16, p.problem)) {
+      p.status = p.problem.status;
+      p.failed = p.problem.failed;
+      return p;
+    }
+    cublasLtMatmulHeuristicResult_t r{};
+    p.status = cudal2_lt::configure_checked(s.handle, Cfg::kF16, Cfg::lt(splits), p.problem, &p.algo, &r, &p.failed);
+    if (p.status != CUBLAS_STATUS_SUCCESS) return p;
+    p.failed = nullptr;
+    p.workspace = r.workspaceSize;
+    p.align = cudal2_lt::min_alignment(p.algo);
+    return p;
+  }
+
   static const char* refusal(const cudal2_gemm_args& a) {
     if (a.m < 1 || a.n < 1 || a.k < 1 || a.m > INT32_MAX || a.n > INT32_MAX || a.k > INT32_MAX)
       return "cublaslt: M, N and K must be in 1..2^31-1";
@@ -132,7 +143,7 @@ struct Kernel {
     const Plan& p = plan_for(s, &a);  // found in the cache: can_implement/workspace_size built it
     if (p.status != CUBLAS_STATUS_SUCCESS) return status_text(p.failed, p.status);
     if (a.workspace_bytes < p.workspace) return "cublaslt: workspace smaller than cudal2_workspace_size";
-    const cublasStatus_t st = cudal2_lt::matmul(s.handle, p.problem, kF16, &p.algo, a.A, a.B, a.C, a.workspace,
+    const cublasStatus_t st = cudal2_lt::matmul(s.handle, p.problem, Cfg::kF16, &p.algo, a.A, a.B, a.C, a.workspace,
                                                 a.workspace_bytes, static_cast<cudaStream_t>(stream));
     if (st != CUBLAS_STATUS_SUCCESS) return status_text("cublasLtMatmul", st);
     return nullptr;
@@ -140,5 +151,4 @@ struct Kernel {
 };
 
 }  // namespace
-
-CUDAL2_EXPORT_KERNEL_ABI(Kernel, CUDAL2_SPEC_TEXT)
+}  // namespace cudal2_cublaslt

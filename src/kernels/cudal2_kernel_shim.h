@@ -5,9 +5,8 @@
 //   const char* run(const cudal2_gemm_args& a, void* stream);  // nullptr: enqueued on stream
 // (a non-null answer is why not: a string that outlives the call, such as a literal,
 // cudaGetErrorString's, or a thread_local buffer), and the artifact exports them once, at global
-// scope. A header configured by macros does it at its end:
-//   CUDAL2_EXPORT_KERNEL_ABI(cudal2_wgmma, CUDAL2_SPEC_TEXT)
-// a header configured by template arguments (mma, tiny) leaves it to the generated source:
+// scope. Every family's header is configured by template arguments and leaves that to the
+// generated source:
 //   using cudal2_kernel = cudal2_mma::Gemm<cudal2_mma::Config<false, false, 64, 64, 32, 2, 2, 3>>;
 //   CUDAL2_EXPORT_KERNEL_ABI(cudal2_kernel, "mma nn f32 tile=64x64x32 warps=2x2 stages=3")
 // Host code only, no CUDA types: the artifacts of every family (CUDA or not) use it.

@@ -22,7 +22,11 @@
 //  - Cluster 2x1 / 1x2: the two CTAs share the B / A tile, each loading half of it with a TMA
 //    multicast; a stage is released to the producers only when the consumers of both CTAs are
 //    done with it (remote arrivals with a CTA-scope release; see mbar_arrive_cluster).
-// A generated .cu defines the CUDAL2_* macros of one configuration and includes this file.
+// One configuration is the type cudal2_wgmma::Gemm<Config<...>>; a generated .cu includes this
+// file and exports that type through the kernel C ABI (cudal2_kernel_shim.h):
+//   #include "wgmma_gemm.cuh"
+//   using cudal2_kernel = cudal2_wgmma::Gemm<cudal2_wgmma::Config<false, false, 128, 256, 1, 1, 4>>;
+//   CUDAL2_EXPORT_KERNEL_ABI(cudal2_kernel, "wgmma nn f32 tile=128x256x64 cluster=1x1 stages=4")
 #pragma once
 #include <cuda.h>
 #include <cuda_fp16.h>
@@ -42,27 +46,22 @@ namespace {
 namespace plan = cudal2_wgmma_plan;
 using namespace cudal2_wgmma_ptx;
 
-constexpr bool kTN = CUDAL2_LAYOUT_TN;   // B stored as N rows of K (K-major: wgmma's natural B)
-constexpr bool kF16 = CUDAL2_ACCUM_F16;  // fp16 accumulators
-constexpr int BM = CUDAL2_BM, BN = CUDAL2_BN, BK = plan::kTileK;
-constexpr int kStages = CUDAL2_STAGES;
-// Cluster of 2 CTAs along M (they share the B tile: each loads half of it and multicasts it to
-// both) or along N (they share the A tile), or no cluster.
-constexpr int kClusterM = CUDAL2_CLUSTER_M, kClusterN = CUDAL2_CLUSTER_N, kCluster = kClusterM * kClusterN;
-static_assert(kCluster == 1 || (kCluster == 2 && (kClusterM == 1 || kClusterN == 1)), "cluster 1x1, 2x1 or 1x2");
-constexpr int kConsumers = plan::consumers(BM);
-constexpr int kThreads = plan::threads(BM);
-constexpr int kABytes = BM * BK * 2, kBBytes = BN * BK * 2, kStageBytes = kABytes + kBBytes;
-constexpr int kSmem = plan::smem_bytes(BM, BN, kStages);
-static_assert(BM == 64 || BM == 128, "tile M is 64 or 128 (one consumer warpgroup per 64 rows)");
-static_assert(BN % 64 == 0 && BN >= 64 && BN <= 256, "tile N is 64, 128, 192 or 256");
-static_assert(kStages >= 2 && kSmem <= plan::kSmemBudget, "stages do not fit in shared memory");
+// One compile-time configuration (codegen/family_wgmma.cpp writes it from a spec), in the spec
+// text's order: layout, accumulator, tile M x N (tile K is always plan::kTileK), cluster, stages.
+template <bool kLayoutTN, bool kAccumF16, int kTileM, int kTileN, int kClusterRows, int kClusterCols, int kStageCount>
+struct Config {
+  static constexpr bool kTN = kLayoutTN;   // B stored as N rows of K (K-major: wgmma's natural B)
+  static constexpr bool kF16 = kAccumF16;  // fp16 accumulators
+  static constexpr int BM = kTileM, BN = kTileN;
+  // Cluster of 2 CTAs along M (they share the B tile: each loads half of it and multicasts it to
+  // both) or along N (they share the A tile), or no cluster.
+  static constexpr int kClusterM = kClusterRows, kClusterN = kClusterCols;
+  static constexpr int kStages = kStageCount;
+};
+
 // Registers per thread after setmaxnreg: the producer keeps few, the consumers take the rest
 // (64K registers per SM: 128 * 56 + 256 * 224 = 64512).
 constexpr int kProducerRegs = 56, kConsumerRegs = 224;
-
-using AccT = std::conditional_t<kF16, uint32_t, float>;
-constexpr int kAccRegs = kF16 ? BN / 4 : BN / 2;
 
 struct Params {
   __half* C;
@@ -76,29 +75,6 @@ struct Params {
   float4* partials;  // split-K: fp32 partial tiles, per (output tile, split)
   bool c_vec;        // N even and C 4-byte aligned: half2 stores
   bool c_tma;        // N % 8 == 0 and C 16-byte aligned: the TMA-store epilogue
-};
-
-// Stage s of the ring: its A tile, its B tile, its two barriers.
-struct Smem {
-  uint32_t base;  // 1024-aligned shared address of stage 0's A tile
-  __device__ __forceinline__ uint32_t a(int s) const { return base + s * kABytes; }
-  __device__ __forceinline__ uint32_t b(int s) const { return base + kStages * kABytes + s * kBBytes; }
-  // Epilogue buffer i (0, 1) of consumer warpgroup c.
-  __device__ __forceinline__ uint32_t epi(int c, int i) const {
-    return base + kStages * kStageBytes + (c * 2 + i) * plan::kEpiChunk;
-  }
-  static constexpr int kBars = kStages * kStageBytes + plan::epi_bytes(BM);
-  __device__ __forceinline__ uint32_t full(int s) const { return base + kBars + s * 8; }
-  __device__ __forceinline__ uint32_t empty(int s) const { return base + kBars + (kStages + s) * 8; }
-};
-
-// Ring position: stage index and the parity of its current use.
-struct Ring {
-  int s = 0;
-  uint32_t phase = 0;
-  __device__ __forceinline__ void next() {
-    if (++s == kStages) s = 0, phase ^= 1;
-  }
 };
 
 __device__ __forceinline__ void fence_reg(float& x) { asm volatile("" : "+f"(x)::"memory"); }
@@ -115,192 +91,242 @@ __device__ __forceinline__ void store2(__half* C, const Params& p, int64_t r, in
   }
 }
 
-// Split-K partials: this warpgroup's 64 rows x BN of one fp32 partial tile, as float4s in thread
-// order (float4 j of thread t at j * 128 + t: every store and load of a warp is 512 contiguous
-// bytes). A (tile, split) slot holds the kConsumers warpgroups' parts one after the other.
-constexpr int kPartV = BN / 8;                       // float4s per thread
-constexpr int64_t kPartWg = 64 * BN / 4;             // float4s per warpgroup
-constexpr int64_t kPartSlot = kConsumers * kPartWg;  // float4s per (tile, split)
-constexpr int kRedChunk = kAccRegs <= 64 ? 8 : 4;    // partial loads in flight per thread
-static_assert(kPartV % kRedChunk == 0, "the reduction walks whole chunks");
-static_assert(2 * kStages * 8 <= 256, "the barriers fit in the slack of kSmemSlack");
-
 __device__ __forceinline__ float4 add4(float4 a, float4 b) {
   return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w);
 }
 
-// Consumer warpgroup c: rows c*64 .. c*64+63 of every tile of this CTA.
-template <bool kSplit, class TileOf>
-__device__ __forceinline__ void consume(const Smem& sm, const Params& p, const CUtensorMap& map_c, int c, int tid,
-                                        int64_t first, int64_t stride, const TileOf& tile_of) {
-  const int warp = tid / 32, lane = tid % 32;
-  const int splits = kSplit ? p.splits : 1;
-  AccT acc[kAccRegs];
-  Ring ring;
-  // A stage is free once every consumer warpgroup of the cluster is done with it (the producers
-  // of the cluster all write into it).
-  auto release = [&](int s) {
-    if constexpr (kCluster == 1) {
-      if (tid == 0) mbar_arrive(sm.empty(s));
-    } else {
-      // Thread q arrives on cluster CTA q: one instruction for the warp, not one per CTA in turn
-      // (as CUTLASS's consumer_release spreads them over its threads).
-      if (tid < kCluster) mbar_arrive_cluster(sm.empty(s), tid);
+// The device side of configuration Cfg.
+template <class Cfg>
+struct Tile {
+  static constexpr bool kTN = Cfg::kTN, kF16 = Cfg::kF16;
+  static constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = plan::kTileK;
+  static constexpr int kStages = Cfg::kStages;
+  static constexpr int kClusterM = Cfg::kClusterM, kClusterN = Cfg::kClusterN, kCluster = kClusterM * kClusterN;
+  static_assert(kCluster == 1 || (kCluster == 2 && (kClusterM == 1 || kClusterN == 1)), "cluster 1x1, 2x1 or 1x2");
+  static constexpr int kConsumers = plan::consumers(BM);
+  static constexpr int kThreads = plan::threads(BM);
+  static constexpr int kABytes = BM * BK * 2, kBBytes = BN * BK * 2, kStageBytes = kABytes + kBBytes;
+  static constexpr int kSmem = plan::smem_bytes(BM, BN, kStages);
+  static_assert(BM == 64 || BM == 128, "tile M is 64 or 128 (one consumer warpgroup per 64 rows)");
+  static_assert(BN % 64 == 0 && BN >= 64 && BN <= 256, "tile N is 64, 128, 192 or 256");
+  static_assert(kStages >= 2 && kSmem <= plan::kSmemBudget, "stages do not fit in shared memory");
+
+  using AccT = std::conditional_t<kF16, uint32_t, float>;
+  static constexpr int kAccRegs = kF16 ? BN / 4 : BN / 2;
+
+  // Stage s of the ring: its A tile, its B tile, its two barriers.
+  struct Smem {
+    uint32_t base;  // 1024-aligned shared address of stage 0's A tile
+    __device__ __forceinline__ uint32_t a(int s) const { return base + s * kABytes; }
+    __device__ __forceinline__ uint32_t b(int s) const { return base + kStages * kABytes + s * kBBytes; }
+    // Epilogue buffer i (0, 1) of consumer warpgroup c.
+    __device__ __forceinline__ uint32_t epi(int c, int i) const {
+      return base + kStages * kStageBytes + (c * 2 + i) * plan::kEpiChunk;
+    }
+    static constexpr int kBars = kStages * kStageBytes + plan::epi_bytes(BM);
+    __device__ __forceinline__ uint32_t full(int s) const { return base + kBars + s * 8; }
+    __device__ __forceinline__ uint32_t empty(int s) const { return base + kBars + (kStages + s) * 8; }
+  };
+
+  // Ring position: stage index and the parity of its current use.
+  struct Ring {
+    int s = 0;
+    uint32_t phase = 0;
+    __device__ __forceinline__ void next() {
+      if (++s == kStages) s = 0, phase ^= 1;
     }
   };
-  const int64_t n_work = p.units.count() * splits;
-  // Epilogue buffer to fill next; it alternates across tiles too (see the TMA-store epilogue).
-  int epi_buf = 0;
-  for (int64_t w = first; w < n_work; w += stride) {
-    const auto wk = plan::work_of(w, splits, p.k_tiles);
-    const auto tc = tile_of(wk.unit);
-    int prev = -1;
-    for (int64_t kt = wk.k.begin; kt < wk.k.end; ++kt, ring.next()) {
-      mbar_wait(sm.full(ring.s), ring.phase);
-      const uint32_t a0 = sm.a(ring.s) + c * 64 * 128, b0 = sm.b(ring.s);
-#pragma unroll
-      for (int i = 0; i < kAccRegs; ++i) fence_reg(acc[i]);
-      wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < BK / 16; ++kk) {
-        // Inside the 128-byte swizzle atom a k step of 16 is 32 bytes along a K-major row, or 16
-        // k-rows (2 KB) down an N-major block.
-        const uint64_t da = desc(a0 + kk * 32, 16, 1024);
-        const uint64_t db = kTN ? desc(b0 + kk * 32, 16, 1024) : desc(b0 + kk * 2048, 64 * BK * 2, 1024);
-        Wgmma<BN, kF16>::template mma<0, kTN ? 0 : 1>(acc, da, db, kt != wk.k.begin || kk != 0);
-      }
-      wgmma_commit();
-#pragma unroll
-      for (int i = 0; i < kAccRegs; ++i) fence_reg(acc[i]);
-      // Keep one stage's wgmmas in flight; the one before it has finished reading its stage.
-      wgmma_wait<1>();
-      if (prev >= 0) release(prev);
-      prev = ring.s;
-    }
-    wgmma_wait<0>();
-#pragma unroll
-    for (int i = 0; i < kAccRegs; ++i) fence_reg(acc[i]);
-    release(prev);
 
-    if constexpr (kSplit) {
-      // A cluster's padding tile (past the edge of C): nothing to add up or store.
-      if (tc.m >= p.tiles.m || tc.n >= p.tiles.n) continue;
-      const int64_t tile = tc.m * p.tiles.n + tc.n;
-      // fp32 values 4j .. 4j+3 of this thread's accumulators (fp16 ones widened), and back.
-      auto get4 = [&](int j) -> float4 {
-        if constexpr (kF16) {
-          const float2 x = __half22float2(*reinterpret_cast<const __half2*>(&acc[2 * j]));
-          const float2 y = __half22float2(*reinterpret_cast<const __half2*>(&acc[2 * j + 1]));
-          return make_float4(x.x, x.y, y.x, y.y);
-        } else {
-          return make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
-        }
-      };
-      auto set4 = [&](int j, float4 v) {
-        if constexpr (kF16) {
-          const __half2 x = __floats2half2_rn(v.x, v.y), y = __floats2half2_rn(v.z, v.w);
-          acc[2 * j] = *reinterpret_cast<const uint32_t*>(&x);
-          acc[2 * j + 1] = *reinterpret_cast<const uint32_t*>(&y);
-        } else {
-          acc[4 * j] = v.x, acc[4 * j + 1] = v.y, acc[4 * j + 2] = v.z, acc[4 * j + 3] = v.w;
-        }
-      };
-      const float4* const slots = p.partials + tile * splits * kPartSlot + c * kPartWg + tid;
-      float4* const mine = p.partials + (tile * splits + wk.split) * kPartSlot + c * kPartWg + tid;
-#pragma unroll
-      for (int j = 0; j < kPartV; ++j) __stcg(mine + j * 128, get4(j));  // .cg: to L2, where the reducer reads
-      __threadfence();  // this thread's partial visible device-wide before the count says so
-      wg_sync(1 + c);
-      bool last = false;
-      if (tid == 0) {
-        int* const count = p.counters + tile * kConsumers + c;
-        last = atomicAdd(count, 1) == splits - 1;
-        if (last) atomicExch(count, 0);  // re-armed for the next launch (nobody else touches it now)
-      }
-      if (!wg_any(1 + c, last)) continue;  // the last split to arrive finishes the tile
-      __threadfence();
-      // Sum in split order, this split's own part from its registers (the bits it stored): the
-      // same result whichever split arrives last. kRedChunk float4s of a split in flight at once.
-      auto fetch = [&](int s, int j0, float4(&v)[kRedChunk]) {
-        if (s == wk.split) {
-#pragma unroll
-          for (int jj = 0; jj < kRedChunk; ++jj) v[jj] = get4(j0 + jj);
-        } else {
-#pragma unroll
-          for (int jj = 0; jj < kRedChunk; ++jj) v[jj] = __ldcg(slots + s * kPartSlot + (j0 + jj) * 128);
-        }
-      };
-#pragma unroll
-      for (int j0 = 0; j0 < kPartV; j0 += kRedChunk) {
-        float4 sum[kRedChunk];
-        fetch(0, j0, sum);
-#pragma unroll 2
-        for (int s = 1; s < splits; ++s) {
-          float4 v[kRedChunk];
-          fetch(s, j0, v);
-#pragma unroll
-          for (int jj = 0; jj < kRedChunk; ++jj) sum[jj] = add4(sum[jj], v[jj]);
-        }
-#pragma unroll
-        for (int jj = 0; jj < kRedChunk; ++jj) set4(j0 + jj, sum[jj]);
-      }
-    }
+  // Split-K partials: this warpgroup's 64 rows x BN of one fp32 partial tile, as float4s in thread
+  // order (float4 j of thread t at j * 128 + t: every store and load of a warp is 512 contiguous
+  // bytes). A (tile, split) slot holds the kConsumers warpgroups' parts one after the other.
+  static constexpr int kPartV = BN / 8;                       // float4s per thread
+  static constexpr int64_t kPartWg = 64 * BN / 4;             // float4s per warpgroup
+  static constexpr int64_t kPartSlot = kConsumers * kPartWg;  // float4s per (tile, split)
+  static constexpr int kRedChunk = kAccRegs <= 64 ? 8 : 4;    // partial loads in flight per thread
+  static_assert(kPartV % kRedChunk == 0, "the reduction walks whole chunks");
+  static_assert(2 * kStages * 8 <= 256, "the barriers fit in the slack of kSmemSlack");
 
-    // Accumulator layout (per n8 block j): this lane holds rows r and r+8, columns 2*(lane%4)+{0,1}.
-    auto pair = [&](int j, int h) -> __half2 {
-      if constexpr (kF16)
-        return *reinterpret_cast<const __half2*>(&acc[2 * j + h]);
-      else
-        return __floats2half2_rn(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+  // Consumer warpgroup c: rows c*64 .. c*64+63 of every tile of this CTA.
+  template <bool kSplit, class TileOf>
+  static __device__ __forceinline__ void consume(const Smem& sm, const Params& p, const CUtensorMap& map_c, int c,
+                                                 int tid, int64_t first, int64_t stride, const TileOf& tile_of) {
+    const int warp = tid / 32, lane = tid % 32;
+    const int splits = kSplit ? p.splits : 1;
+    AccT acc[kAccRegs];
+    Ring ring;
+    // A stage is free once every consumer warpgroup of the cluster is done with it (the producers
+    // of the cluster all write into it).
+    auto release = [&](int s) {
+      if constexpr (kCluster == 1) {
+        if (tid == 0) mbar_arrive(sm.empty(s));
+      } else {
+        // Thread q arrives on cluster CTA q: one instruction for the warp, not one per CTA in turn
+        // (as CUTLASS's consumer_release spreads them over its threads).
+        if (tid < kCluster) mbar_arrive_cluster(sm.empty(s), tid);
+      }
     };
-    if (p.c_tma) {
-      // 64-column chunks through two swizzled 8 KB buffers and TMA stores that run on while the
-      // next tile's mainloop starts; TMA clips what falls outside C.
-      const int row = warp * 16 + lane / 4;  // and row + 8
+    const int64_t n_work = p.units.count() * splits;
+    // Epilogue buffer to fill next; it alternates across tiles too (see the TMA-store epilogue).
+    int epi_buf = 0;
+    for (int64_t w = first; w < n_work; w += stride) {
+      const auto wk = plan::work_of(w, splits, p.k_tiles);
+      const auto tc = tile_of(wk.unit);
+      int prev = -1;
+      for (int64_t kt = wk.k.begin; kt < wk.k.end; ++kt, ring.next()) {
+        mbar_wait(sm.full(ring.s), ring.phase);
+        const uint32_t a0 = sm.a(ring.s) + c * 64 * 128, b0 = sm.b(ring.s);
 #pragma unroll
-      for (int ch = 0; ch < BN / 64; ++ch) {
-        // The race once seen with BN/64 odd (64, 192): picking ch % 2 restarted each tile on buffer
-        // 0, which the last store of the previous tile could still be reading (wait_read<1> spares it).
-        const uint32_t buf = sm.epi(c, epi_buf);
-        epi_buf ^= 1;
-        if (tid == 0) bulk_wait_read<1>();  // the store that used this buffer (the one before last) has read it
+        for (int i = 0; i < kAccRegs; ++i) fence_reg(acc[i]);
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < BK / 16; ++kk) {
+          // Inside the 128-byte swizzle atom a k step of 16 is 32 bytes along a K-major row, or 16
+          // k-rows (2 KB) down an N-major block.
+          const uint64_t da = desc(a0 + kk * 32, 16, 1024);
+          const uint64_t db = kTN ? desc(b0 + kk * 32, 16, 1024) : desc(b0 + kk * 2048, 64 * BK * 2, 1024);
+          Wgmma<BN, kF16>::template mma<0, kTN ? 0 : 1>(acc, da, db, kt != wk.k.begin || kk != 0);
+        }
+        wgmma_commit();
+#pragma unroll
+        for (int i = 0; i < kAccRegs; ++i) fence_reg(acc[i]);
+        // Keep one stage's wgmmas in flight; the one before it has finished reading its stage.
+        wgmma_wait<1>();
+        if (prev >= 0) release(prev);
+        prev = ring.s;
+      }
+      wgmma_wait<0>();
+#pragma unroll
+      for (int i = 0; i < kAccRegs; ++i) fence_reg(acc[i]);
+      release(prev);
+
+      if constexpr (kSplit) {
+        // A cluster's padding tile (past the edge of C): nothing to add up or store.
+        if (tc.m >= p.tiles.m || tc.n >= p.tiles.n) continue;
+        const int64_t tile = tc.m * p.tiles.n + tc.n;
+        // fp32 values 4j .. 4j+3 of this thread's accumulators (fp16 ones widened), and back.
+        auto get4 = [&](int j) -> float4 {
+          if constexpr (kF16) {
+            const float2 x = __half22float2(*reinterpret_cast<const __half2*>(&acc[2 * j]));
+            const float2 y = __half22float2(*reinterpret_cast<const __half2*>(&acc[2 * j + 1]));
+            return make_float4(x.x, x.y, y.x, y.y);
+          } else {
+            return make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
+          }
+        };
+        auto set4 = [&](int j, float4 v) {
+          if constexpr (kF16) {
+            const __half2 x = __floats2half2_rn(v.x, v.y), y = __floats2half2_rn(v.z, v.w);
+            acc[2 * j] = *reinterpret_cast<const uint32_t*>(&x);
+            acc[2 * j + 1] = *reinterpret_cast<const uint32_t*>(&y);
+          } else {
+            acc[4 * j] = v.x, acc[4 * j + 1] = v.y, acc[4 * j + 2] = v.z, acc[4 * j + 3] = v.w;
+          }
+        };
+        const float4* const slots = p.partials + tile * splits * kPartSlot + c * kPartWg + tid;
+        float4* const mine = p.partials + (tile * splits + wk.split) * kPartSlot + c * kPartWg + tid;
+#pragma unroll
+        for (int j = 0; j < kPartV; ++j) __stcg(mine + j * 128, get4(j));  // .cg: to L2, where the reducer reads
+        __threadfence();  // this thread's partial visible device-wide before the count says so
         wg_sync(1 + c);
+        bool last = false;
+        if (tid == 0) {
+          int* const count = p.counters + tile * kConsumers + c;
+          last = atomicAdd(count, 1) == splits - 1;
+          if (last) atomicExch(count, 0);  // re-armed for the next launch (nobody else touches it now)
+        }
+        if (!wg_any(1 + c, last)) continue;  // the last split to arrive finishes the tile
+        __threadfence();
+        // Sum in split order, this split's own part from its registers (the bits it stored): the
+        // same result whichever split arrives last. kRedChunk float4s of a split in flight at once.
+        auto fetch = [&](int s, int j0, float4(&v)[kRedChunk]) {
+          if (s == wk.split) {
 #pragma unroll
-        for (int jj = 0; jj < 8; ++jj) {
-          const int j = ch * 8 + jj;
+            for (int jj = 0; jj < kRedChunk; ++jj) v[jj] = get4(j0 + jj);
+          } else {
 #pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const int rr = row + 8 * h;  // 128-byte rows; 16-byte chunk jj swizzled by rr % 8
-            const uint32_t addr = buf + rr * 128 + ((jj ^ (rr % 8)) * 16) + (lane % 4) * 4;
-            const __half2 v = pair(j, h);
-            st_shared_u32(addr, *reinterpret_cast<const uint32_t*>(&v));
+            for (int jj = 0; jj < kRedChunk; ++jj) v[jj] = __ldcg(slots + s * kPartSlot + (j0 + jj) * 128);
+          }
+        };
+#pragma unroll
+        for (int j0 = 0; j0 < kPartV; j0 += kRedChunk) {
+          float4 sum[kRedChunk];
+          fetch(0, j0, sum);
+#pragma unroll 2
+          for (int s = 1; s < splits; ++s) {
+            float4 v[kRedChunk];
+            fetch(s, j0, v);
+#pragma unroll
+            for (int jj = 0; jj < kRedChunk; ++jj) sum[jj] = add4(sum[jj], v[jj]);
+          }
+#pragma unroll
+          for (int jj = 0; jj < kRedChunk; ++jj) set4(j0 + jj, sum[jj]);
+        }
+      }
+
+      // Accumulator layout (per n8 block j): this lane holds rows r and r+8, columns 2*(lane%4)+{0,1}.
+      auto pair = [&](int j, int h) -> __half2 {
+        if constexpr (kF16)
+          return *reinterpret_cast<const __half2*>(&acc[2 * j + h]);
+        else
+          return __floats2half2_rn(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+      };
+      if (p.c_tma) {
+        // 64-column chunks through two swizzled 8 KB buffers and TMA stores that run on while the
+        // next tile's mainloop starts; TMA clips what falls outside C.
+        const int row = warp * 16 + lane / 4;  // and row + 8
+#pragma unroll
+        for (int ch = 0; ch < BN / 64; ++ch) {
+          // The race once seen with BN/64 odd (64, 192): picking ch % 2 restarted each tile on buffer
+          // 0, which the last store of the previous tile could still be reading (wait_read<1> spares it).
+          const uint32_t buf = sm.epi(c, epi_buf);
+          epi_buf ^= 1;
+          if (tid == 0) bulk_wait_read<1>();  // the store that used this buffer (the one before last) has read it
+          wg_sync(1 + c);
+#pragma unroll
+          for (int jj = 0; jj < 8; ++jj) {
+            const int j = ch * 8 + jj;
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              const int rr = row + 8 * h;  // 128-byte rows; 16-byte chunk jj swizzled by rr % 8
+              const uint32_t addr = buf + rr * 128 + ((jj ^ (rr % 8)) * 16) + (lane % 4) * 4;
+              const __half2 v = pair(j, h);
+              st_shared_u32(addr, *reinterpret_cast<const uint32_t*>(&v));
+            }
+          }
+          fence_async_smem();
+          wg_sync(1 + c);
+          if (tid == 0) {
+            tma_store(&map_c, buf, static_cast<int>(tc.n * BN + ch * 64), static_cast<int>(tc.m * BM + c * 64));
+            bulk_commit();
           }
         }
-        fence_async_smem();
-        wg_sync(1 + c);
-        if (tid == 0) {
-          tma_store(&map_c, buf, static_cast<int>(tc.n * BN + ch * 64), static_cast<int>(tc.m * BM + c * 64));
-          bulk_commit();
+      } else {
+        const int64_t r = tc.m * BM + c * 64 + warp * 16 + lane / 4;
+        const int64_t col = tc.n * BN + (lane % 4) * 2;
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j) {
+          store2(p.C, p, r, col + j * 8, pair(j, 0));
+          store2(p.C, p, r + 8, col + j * 8, pair(j, 1));
         }
       }
-    } else {
-      const int64_t r = tc.m * BM + c * 64 + warp * 16 + lane / 4;
-      const int64_t col = tc.n * BN + (lane % 4) * 2;
-#pragma unroll
-      for (int j = 0; j < BN / 8; ++j) {
-        store2(p.C, p, r, col + j * 8, pair(j, 0));
-        store2(p.C, p, r + 8, col + j * 8, pair(j, 1));
-      }
     }
+    if (tid == 0) bulk_wait_all();  // shared memory stays valid until the last stores have read it
   }
-  if (tid == 0) bulk_wait_all();  // shared memory stays valid until the last stores have read it
-}
+};
 
 // kSplit: the split-K instance (p.splits > 1); the other is the data-parallel one (splits 1).
-template <bool kSplit>
-__global__ void __launch_bounds__(kThreads, 1)
+template <class Cfg, bool kSplit>
+__global__ void __launch_bounds__(Tile<Cfg>::kThreads, 1)
     wgmma_gemm_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                       const __grid_constant__ CUtensorMap map_c, const Params p) {
+  // The configuration through local constants: the body is the macro-configured kernel's.
+  using T = Tile<Cfg>;
+  using Smem = typename T::Smem;
+  using Ring = typename T::Ring;
+  constexpr bool kTN = T::kTN;
+  constexpr int BM = T::BM, BN = T::BN, BK = T::BK, kStages = T::kStages, kStageBytes = T::kStageBytes;
+  constexpr int kClusterM = T::kClusterM, kClusterN = T::kClusterN, kCluster = T::kCluster, kConsumers = T::kConsumers;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const Smem sm{(smem_u32(smem_raw) + 1023u) & ~1023u};
   const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
@@ -380,39 +406,11 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
   } else {
     if constexpr (kConsumers == 2) regs_inc<kConsumerRegs>();
-    consume<kSplit>(sm, p, map_c, wg - 1, tid, first, stride, tile_of);
+    T::template consume<kSplit>(sm, p, map_c, wg - 1, tid, first, stride, tile_of);
   }
 }
 
 // ---- Host side ---------------------------------------------------------------------------------
-
-inline int fit_ctas();
-
-inline const char* refusal(const cudal2_gemm_args& a) {
-  if (const char* why = cudal2_shim::sizes_refusal(a)) return why;
-  if (a.raster < 0 || a.raster > 2) return "raster must be 0, 1 or 2";
-  if (a.swizzle != 1 && a.swizzle != 2 && a.swizzle != 4 && a.swizzle != 8) return "swizzle must be 1, 2, 4 or 8";
-  // Decomposition (cudal2_kernel_abi.h): 0 heuristic (split-K when splits != 1), 1 data-parallel,
-  // 2 split-K; splits 0 asks plan::auto_splits.
-  if (a.decomposition < 0 || a.decomposition > 2)
-    return "wgmma takes decomposition 0 (heuristic), 1 (data-parallel) or 2 (split-K)";
-  if (a.splits < 0 || a.splits > plan::kMaxSplits) return "splits must be 0 (auto) or 1..64";
-  if (a.decomposition == 1 && a.splits > 1) return "data-parallel decomposition takes splits 0 or 1";
-  if (a.splits > plan::k_tiles(a.k)) return "splits must not exceed the K tiles (ceil(K/64))";
-  if (!plan::split_fits(plan::tiles(a.m, a.n, BM, BN), a.splits)) return "too many split-K partial tiles";
-  if (a.splits > 1) {
-    const auto units = plan::cluster_units(plan::tiles(a.m, a.n, BM, BN), kClusterM, kClusterN).count();
-    const int fit = fit_ctas();
-    if (fit > 0 && !plan::split_useful(units, kCluster, fit))
-      return "explicit splits > 1 only where the tiles leave SMs idle (splits=0 picks by itself)";
-  }
-  if (!plan::tma_rows_ok(a.n, a.k, kTN))
-    return kTN ? "TMA needs 16-byte rows: K must be a multiple of 8"
-               : "TMA needs 16-byte rows: K and N must be multiples of 8";
-  if ((reinterpret_cast<uintptr_t>(a.A) | reinterpret_cast<uintptr_t>(a.B)) % 16)
-    return "TMA needs A and B 16-byte aligned";
-  return nullptr;
-}
 
 using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
                                  const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
@@ -443,116 +441,151 @@ inline bool encode(CUtensorMap* map, const void* ptr, int64_t rows, int64_t cols
                    CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-// Once per artifact (not stream operations): both kernels may take kSmem of shared memory.
-inline cudaError_t prepare() {
-  static const cudaError_t e = [] {
-    cudaError_t r = cudaFuncSetAttribute(wgmma_gemm_kernel<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
-    if (r == cudaSuccess)
-      r = cudaFuncSetAttribute(wgmma_gemm_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
-    return r;
-  }();
-  return e;
-}
+// The host side of configuration Cfg: the kernel C ABI (cudal2_kernel_shim.h), refusal,
+// workspace_size and run.
+template <class Cfg>
+struct Gemm {
+  using T = Tile<Cfg>;
+  static constexpr bool kTN = T::kTN;
+  static constexpr int BM = T::BM, BN = T::BN, BK = T::BK, kThreads = T::kThreads, kSmem = T::kSmem;
+  static constexpr int kClusterM = T::kClusterM, kClusterN = T::kClusterN, kCluster = T::kCluster;
 
-// CTAs the persistent grid may have: one per SM, or for clusters the whole clusters that fit on
-// the GPU at once (GPCs need not hold an even number of SMs). Asked once; 0 when the GPU cannot
-// be asked.
-inline int fit_ctas() {
-  static const int fit = [] {
-    int dev = 0, sms = 0;
-    if (prepare() != cudaSuccess || cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
-      cudaGetLastError();
-      return 0;
+  static const char* refusal(const cudal2_gemm_args& a) {
+    if (const char* why = cudal2_shim::sizes_refusal(a)) return why;
+    if (a.raster < 0 || a.raster > 2) return "raster must be 0, 1 or 2";
+    if (a.swizzle != 1 && a.swizzle != 2 && a.swizzle != 4 && a.swizzle != 8) return "swizzle must be 1, 2, 4 or 8";
+    // Decomposition (cudal2_kernel_abi.h): 0 heuristic (split-K when splits != 1), 1 data-parallel,
+    // 2 split-K; splits 0 asks plan::auto_splits.
+    if (a.decomposition < 0 || a.decomposition > 2)
+      return "wgmma takes decomposition 0 (heuristic), 1 (data-parallel) or 2 (split-K)";
+    if (a.splits < 0 || a.splits > plan::kMaxSplits) return "splits must be 0 (auto) or 1..64";
+    if (a.decomposition == 1 && a.splits > 1) return "data-parallel decomposition takes splits 0 or 1";
+    if (a.splits > plan::k_tiles(a.k)) return "splits must not exceed the K tiles (ceil(K/64))";
+    if (!plan::split_fits(plan::tiles(a.m, a.n, BM, BN), a.splits)) return "too many split-K partial tiles";
+    if (a.splits > 1) {
+      const auto units = plan::cluster_units(plan::tiles(a.m, a.n, BM, BN), kClusterM, kClusterN).count();
+      const int fit = fit_ctas();
+      if (fit > 0 && !plan::split_useful(units, kCluster, fit))
+        return "explicit splits > 1 only where the tiles leave SMs idle (splits=0 picks by itself)";
     }
-    if (kCluster == 1) return sms;
+    if (!plan::tma_rows_ok(a.n, a.k, kTN))
+      return kTN ? "TMA needs 16-byte rows: K must be a multiple of 8"
+                 : "TMA needs 16-byte rows: K and N must be multiples of 8";
+    if ((reinterpret_cast<uintptr_t>(a.A) | reinterpret_cast<uintptr_t>(a.B)) % 16)
+      return "TMA needs A and B 16-byte aligned";
+    return nullptr;
+  }
+
+  // Once per artifact (not stream operations): both kernels may take kSmem of shared memory.
+  static cudaError_t prepare() {
+    static const cudaError_t e = [] {
+      cudaError_t r =
+          cudaFuncSetAttribute(wgmma_gemm_kernel<Cfg, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+      if (r == cudaSuccess)
+        r = cudaFuncSetAttribute(wgmma_gemm_kernel<Cfg, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+      return r;
+    }();
+    return e;
+  }
+
+  // CTAs the persistent grid may have: one per SM, or for clusters the whole clusters that fit on
+  // the GPU at once (GPCs need not hold an even number of SMs). Asked once; 0 when the GPU cannot
+  // be asked.
+  static int fit_ctas() {
+    static const int fit = [] {
+      int dev = 0, sms = 0;
+      if (prepare() != cudaSuccess || cudaGetDevice(&dev) != cudaSuccess ||
+          cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+      }
+      if (kCluster == 1) return sms;
+      cudaLaunchConfig_t cfg{};
+      cudaLaunchAttribute at{};
+      at.id = cudaLaunchAttributeClusterDimension;
+      at.val.clusterDim.x = kCluster, at.val.clusterDim.y = 1, at.val.clusterDim.z = 1;
+      cfg.gridDim = dim3(kCluster * (sms / kCluster)), cfg.blockDim = dim3(kThreads), cfg.dynamicSmemBytes = kSmem;
+      cfg.attrs = &at, cfg.numAttrs = 1;
+      int clusters = 0;
+      if (cudaOccupancyMaxActiveClusters(&clusters, wgmma_gemm_kernel<Cfg, false>, &cfg) != cudaSuccess ||
+          clusters < 1) {
+        cudaGetLastError();
+        clusters = sms / kCluster;
+      }
+      // Diagnostics (device runs only): CUDAL2_WGMMA_CLUSTERS=N reports the count, and overrides
+      // it when N > 0.
+      if (const char* o = std::getenv("CUDAL2_WGMMA_CLUSTERS")) {
+        std::fprintf(stderr, "wgmma: cudaOccupancyMaxActiveClusters says %d (override: %s)\n", clusters, o);
+        if (std::atoi(o) > 0) clusters = std::atoi(o);
+      }
+      return clusters * kCluster;
+    }();
+    return fit;
+  }
+
+  // The split count a call runs with (>= 1), for `fit` CTAs in the grid.
+  static int call_splits(const cudal2_gemm_args& a, int fit) {
+    if (a.decomposition == 1) return 1;
+    const auto units = plan::cluster_units(plan::tiles(a.m, a.n, BM, BN), kClusterM, kClusterN);
+    return plan::resolve_splits(a.splits, units.count(), plan::k_tiles(a.k), fit / kCluster);
+  }
+
+  // Split-K: counters and partial tiles (wgmma_plan.h, workspace_bytes); nothing otherwise.
+  static size_t workspace_size(const cudal2_gemm_args& a) {
+    if (refusal(a)) return 0;
+    const int fit = fit_ctas();
+    const int splits = call_splits(a, fit > 0 ? fit : plan::kSplitSms);
+    return plan::workspace_bytes(plan::tiles(a.m, a.n, BM, BN), BM, BN, splits);
+  }
+
+  static const char* run(const cudal2_gemm_args& a, void* stream) {
+    if (const char* why = refusal(a)) return why;
+    if (!encoder()) return "cuTensorMapEncodeTiled not found in the driver";
+    // A cluster's CTAs each load half of the operand they share.
+    CUtensorMap map_a, map_b, map_c{};
+    const bool c_tma = a.n % 8 == 0 && reinterpret_cast<uintptr_t>(a.C) % 16 == 0;
+    const bool ok =
+        encode(&map_a, a.A, a.m, a.k, kClusterN == 2 ? BM / 2 : BM) &&
+        (kTN ? encode(&map_b, a.B, a.n, a.k, kClusterM == 2 ? BN / 2 : BN) : encode(&map_b, a.B, a.k, a.n, BK)) &&
+        (!c_tma || encode(&map_c, a.C, a.m, a.n, 64));
+    if (!ok) return "cuTensorMapEncodeTiled refused the operands";
+    if (const cudaError_t e = prepare(); e != cudaSuccess) return cudaGetErrorString(e);
+    const int fit = fit_ctas();
+    if (fit < kCluster) return "could not ask the GPU for its SM count";
+    Params p;
+    p.C = static_cast<__half*>(a.C);
+    p.m = a.m, p.n = a.n, p.k = a.k;
+    p.tiles = plan::tiles(a.m, a.n, BM, BN);
+    p.units = plan::cluster_units(p.tiles, kClusterM, kClusterN);
+    p.k_tiles = plan::k_tiles(a.k);
+    p.raster = plan::resolve_raster(a.raster, p.units);
+    p.swizzle = a.swizzle;
+    p.c_vec = a.n % 2 == 0 && reinterpret_cast<uintptr_t>(a.C) % 4 == 0;
+    p.c_tma = c_tma;
+    p.splits = call_splits(a, fit);
+    p.counters = nullptr, p.partials = nullptr;
+    if (p.splits > 1) {
+      const size_t need = plan::workspace_bytes(p.tiles, BM, BN, p.splits);
+      if (!a.workspace || a.workspace_bytes < need || reinterpret_cast<uintptr_t>(a.workspace) % 16)
+        return "workspace too small or misaligned for split-K (see cudal2_workspace_size)";
+      p.counters = static_cast<int*>(a.workspace);
+      p.partials = reinterpret_cast<float4*>(static_cast<char*>(a.workspace) + plan::counters_bytes(p.tiles, BM));
+    }
+    const int64_t ctas = plan::persistent_ctas(p.units.count() * p.splits, fit / kCluster, 1) * kCluster;
     cudaLaunchConfig_t cfg{};
     cudaLaunchAttribute at{};
     at.id = cudaLaunchAttributeClusterDimension;
     at.val.clusterDim.x = kCluster, at.val.clusterDim.y = 1, at.val.clusterDim.z = 1;
-    cfg.gridDim = dim3(kCluster * (sms / kCluster)), cfg.blockDim = dim3(kThreads), cfg.dynamicSmemBytes = kSmem;
-    cfg.attrs = &at, cfg.numAttrs = 1;
-    int clusters = 0;
-    if (cudaOccupancyMaxActiveClusters(&clusters, wgmma_gemm_kernel<false>, &cfg) != cudaSuccess || clusters < 1) {
-      cudaGetLastError();
-      clusters = sms / kCluster;
-    }
-    // Diagnostics (device runs only): CUDAL2_WGMMA_CLUSTERS=N reports the count, and overrides
-    // it when N > 0.
-    if (const char* o = std::getenv("CUDAL2_WGMMA_CLUSTERS")) {
-      std::fprintf(stderr, "wgmma: cudaOccupancyMaxActiveClusters says %d (override: %s)\n", clusters, o);
-      if (std::atoi(o) > 0) clusters = std::atoi(o);
-    }
-    return clusters * kCluster;
-  }();
-  return fit;
-}
-
-// The split count a call runs with (>= 1), for `fit` CTAs in the grid.
-inline int call_splits(const cudal2_gemm_args& a, int fit) {
-  if (a.decomposition == 1) return 1;
-  const auto units = plan::cluster_units(plan::tiles(a.m, a.n, BM, BN), kClusterM, kClusterN);
-  return plan::resolve_splits(a.splits, units.count(), plan::k_tiles(a.k), fit / kCluster);
-}
-
-// The kernel C ABI (cudal2_kernel_shim.h): refusal above, workspace_size and run.
-// Split-K: counters and partial tiles (wgmma_plan.h, workspace_bytes); nothing otherwise.
-inline size_t workspace_size(const cudal2_gemm_args& a) {
-  if (refusal(a)) return 0;
-  const int fit = fit_ctas();
-  const int splits = call_splits(a, fit > 0 ? fit : plan::kSplitSms);
-  return plan::workspace_bytes(plan::tiles(a.m, a.n, BM, BN), BM, BN, splits);
-}
-
-inline const char* run(const cudal2_gemm_args& a, void* stream) {
-  if (const char* why = refusal(a)) return why;
-  if (!encoder()) return "cuTensorMapEncodeTiled not found in the driver";
-  // A cluster's CTAs each load half of the operand they share.
-  CUtensorMap map_a, map_b, map_c{};
-  const bool c_tma = a.n % 8 == 0 && reinterpret_cast<uintptr_t>(a.C) % 16 == 0;
-  const bool ok =
-      encode(&map_a, a.A, a.m, a.k, kClusterN == 2 ? BM / 2 : BM) &&
-      (kTN ? encode(&map_b, a.B, a.n, a.k, kClusterM == 2 ? BN / 2 : BN) : encode(&map_b, a.B, a.k, a.n, BK)) &&
-      (!c_tma || encode(&map_c, a.C, a.m, a.n, 64));
-  if (!ok) return "cuTensorMapEncodeTiled refused the operands";
-  if (const cudaError_t e = prepare(); e != cudaSuccess) return cudaGetErrorString(e);
-  const int fit = fit_ctas();
-  if (fit < kCluster) return "could not ask the GPU for its SM count";
-  Params p;
-  p.C = static_cast<__half*>(a.C);
-  p.m = a.m, p.n = a.n, p.k = a.k;
-  p.tiles = plan::tiles(a.m, a.n, BM, BN);
-  p.units = plan::cluster_units(p.tiles, kClusterM, kClusterN);
-  p.k_tiles = plan::k_tiles(a.k);
-  p.raster = plan::resolve_raster(a.raster, p.units);
-  p.swizzle = a.swizzle;
-  p.c_vec = a.n % 2 == 0 && reinterpret_cast<uintptr_t>(a.C) % 4 == 0;
-  p.c_tma = c_tma;
-  p.splits = call_splits(a, fit);
-  p.counters = nullptr, p.partials = nullptr;
-  if (p.splits > 1) {
-    const size_t need = plan::workspace_bytes(p.tiles, BM, BN, p.splits);
-    if (!a.workspace || a.workspace_bytes < need || reinterpret_cast<uintptr_t>(a.workspace) % 16)
-      return "workspace too small or misaligned for split-K (see cudal2_workspace_size)";
-    p.counters = static_cast<int*>(a.workspace);
-    p.partials = reinterpret_cast<float4*>(static_cast<char*>(a.workspace) + plan::counters_bytes(p.tiles, BM));
+    cfg.gridDim = dim3(unsigned(ctas)), cfg.blockDim = dim3(kThreads), cfg.dynamicSmemBytes = kSmem;
+    cfg.stream = static_cast<cudaStream_t>(stream);
+    cfg.attrs = &at, cfg.numAttrs = kCluster > 1 ? 1 : 0;
+    cudaError_t e = p.splits > 1 ? cudaLaunchKernelEx(&cfg, wgmma_gemm_kernel<Cfg, true>, map_a, map_b, map_c, p)
+                                 : cudaLaunchKernelEx(&cfg, wgmma_gemm_kernel<Cfg, false>, map_a, map_b, map_c, p);
+    if (e == cudaSuccess) e = cudaGetLastError();
+    if (e != cudaSuccess) return cudaGetErrorString(e);
+    return nullptr;
   }
-  const int64_t ctas = plan::persistent_ctas(p.units.count() * p.splits, fit / kCluster, 1) * kCluster;
-  cudaLaunchConfig_t cfg{};
-  cudaLaunchAttribute at{};
-  at.id = cudaLaunchAttributeClusterDimension;
-  at.val.clusterDim.x = kCluster, at.val.clusterDim.y = 1, at.val.clusterDim.z = 1;
-  cfg.gridDim = dim3(unsigned(ctas)), cfg.blockDim = dim3(kThreads), cfg.dynamicSmemBytes = kSmem;
-  cfg.stream = static_cast<cudaStream_t>(stream);
-  cfg.attrs = &at, cfg.numAttrs = kCluster > 1 ? 1 : 0;
-  cudaError_t e = p.splits > 1 ? cudaLaunchKernelEx(&cfg, wgmma_gemm_kernel<true>, map_a, map_b, map_c, p)
-                               : cudaLaunchKernelEx(&cfg, wgmma_gemm_kernel<false>, map_a, map_b, map_c, p);
-  if (e == cudaSuccess) e = cudaGetLastError();
-  if (e != cudaSuccess) return cudaGetErrorString(e);
-  return nullptr;
-}
+};
 
 }  // namespace
 }  // namespace cudal2_wgmma
-
-CUDAL2_EXPORT_KERNEL_ABI(cudal2_wgmma, CUDAL2_SPEC_TEXT)

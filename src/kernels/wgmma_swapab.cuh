@@ -39,8 +39,8 @@ namespace plan = cudal2_swapab_plan;
 // One compile-time configuration (codegen/family_wgmma_swapab.cpp writes it from a spec).
 template <bool kLayoutTN, bool kAccumF16, int kTileM, int kTileN, int kStageCount>
 struct Config {
-  static constexpr bool kTN = kLayoutTN;        // B stored as N rows of K
-  static constexpr bool kF16 = kAccumF16;       // fp16 accumulators
+  static constexpr bool kTN = kLayoutTN;          // B stored as N rows of K
+  static constexpr bool kF16 = kAccumF16;         // fp16 accumulators
   static constexpr int BM = kTileM, BN = kTileN;  // tile of C: BM rows (wgmma N), BN columns
   static constexpr int kStages = kStageCount;
 };
@@ -182,8 +182,8 @@ struct Tile {
   }
 
   // Rows [m_lo, m_lo + rows) of the tile: the sum over the cluster's reduction tiles, to C.
-  static __device__ __forceinline__ void reduce_store(const Smem& sm, const Params& p, const plan::Cta& at,
-                                                      int splits, int m_lo, int rows) {
+  static __device__ __forceinline__ void reduce_store(const Smem& sm, const Params& p, const plan::Cta& at, int splits,
+                                                      int m_lo, int rows) {
     constexpr int kQuads = BN / 4;  // float4s per row
     for (int i = threadIdx.x; i < rows * kQuads; i += kThreads) {
       const int m = m_lo + i / kQuads, q = i % kQuads;
@@ -254,8 +254,8 @@ __global__ void __launch_bounds__(Tile<Cfg>::kThreads)
     prefetch_map(&map_a);
     prefetch_map(&map_b);
     for (int s = 0; s < T::kStages; ++s) {
-      mbar_init(sm.full(s), 1);                  // the producer's expect_tx arrival (+ the bytes)
-      mbar_init(sm.empty(s), T::kConsumers);     // one arrival per consumer warpgroup
+      mbar_init(sm.full(s), 1);               // the producer's expect_tx arrival (+ the bytes)
+      mbar_init(sm.empty(s), T::kConsumers);  // one arrival per consumer warpgroup
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }

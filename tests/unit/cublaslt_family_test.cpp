@@ -159,18 +159,18 @@ TEST(CublasLtFamily, CodegenCarriesTheConfiguration) {
   const auto s = parse_spec(kText);
   const auto src = generate_source(s);
   EXPECT_EQ(src, generate_source(s));
-  EXPECT_NE(src.find("#define CUDAL2_SPEC_TEXT \"" + s.compile_text() + "\""), std::string::npos);
   EXPECT_NE(src.find("#include \"cublaslt_gemm.h\""), std::string::npos);
-  for (const char* line : {"#define CUDAL2_LINK_CUBLASLT 1", "#define CUDAL2_LAYOUT_TN 1", "#define CUDAL2_ACCUM_F16 0",
-                           "#define CUDAL2_LT_ALGO 66", "#define CUDAL2_LT_TILE 20", "#define CUDAL2_LT_STAGES 35",
-                           "#define CUDAL2_LT_REDUCTION 2", "#define CUDAL2_LT_SWIZZLE 1", "#define CUDAL2_LT_CUSTOM 3",
-                           "#define CUDAL2_LT_INNER 0", "#define CUDAL2_LT_CLUSTER 3"})  // CUBLASLT_CLUSTER_SHAPE_2x1x1
-    EXPECT_NE(src.find(line), std::string::npos) << line;
+  // The JIT's link marker, and the configuration as template arguments: layout, accumulator, algo,
+  // tile, stages, reduction, swizzle, custom, inner, cluster id (CUBLASLT_CLUSTER_SHAPE_2x1x1 = 3).
+  for (const char* line : {"#define CUDAL2_LINK_CUBLASLT 1",
+                           "using cudal2_kernel = cudal2_cublaslt::Gemm<cudal2_cublaslt::Config<true, false, 66, 20, "
+                           "35, 2, 1, 3, 0, 3>>;"})
+    EXPECT_NE(src.find(line), std::string::npos) << line << "\n" << src;
+  EXPECT_NE(src.find("CUDAL2_EXPORT_KERNEL_ABI(cudal2_kernel, \"" + s.compile_text() + "\")"), std::string::npos);
   auto eight = s;
   eight.splits = 8;
   EXPECT_EQ(generate_source(eight), src) << "split count is passed at run time";
-  EXPECT_NE(generate_source(parse_spec("cublaslt nn f32 cluster=auto")).find("#define CUDAL2_LT_CLUSTER 0"),
-            std::string::npos);
+  EXPECT_NE(generate_source(parse_spec("cublaslt nn f32 cluster=auto")).find(", 0>>;"), std::string::npos);
 }
 
 // The artifact builds (host code only, a couple of seconds), links libcublasLt and answers the

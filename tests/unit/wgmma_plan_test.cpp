@@ -231,10 +231,15 @@ TEST(WgmmaSpec, EnumerationIsValidAndDistinct) {
     EXPECT_EQ(compile.size(), 3u * 27);
   }
   const auto src = generate_source(parse_spec("wgmma tn f16 tile=64x128x64 stages=6"));
-  EXPECT_NE(src.find("#define CUDAL2_BN 128"), std::string::npos);
-  EXPECT_NE(src.find("#define CUDAL2_LAYOUT_TN 1"), std::string::npos);
-  EXPECT_NE(src.find("#define CUDAL2_ACCUM_F16 1"), std::string::npos);
   EXPECT_NE(src.find("#include \"wgmma_gemm.cuh\""), std::string::npos);
+  // Layout, accumulator, tile M x N, cluster, stages as template arguments; no configuration macros.
+  EXPECT_NE(src.find("using cudal2_kernel = cudal2_wgmma::Gemm<cudal2_wgmma::Config<true, true, 64, 128, 1, 1, 6>>;"),
+            std::string::npos)
+      << src;
+  EXPECT_NE(src.find("CUDAL2_EXPORT_KERNEL_ABI(cudal2_kernel, \"wgmma tn f16 tile=64x128x64 cluster=1x1 stages=6\")"),
+            std::string::npos)
+      << src;
+  EXPECT_EQ(src.find("#define"), std::string::npos) << src;
 }
 
 }  // namespace

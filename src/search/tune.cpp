@@ -323,19 +323,12 @@ TuneResult run_tune(const TuneOptions& o) {
                           "model, so tune one model per run",
                           ordinals.front(), query_gpu(ordinals.front()).name, d, query_gpu(d).name));
   }
-  // Specs of one problem's own space (cuBLASLt's neighbourhood of its heuristic) are measured on
-  // the shapes whose space holds them, not on every shape of the run.
-  std::map<std::string, std::vector<Shape>> own_shapes;  // spec text -> shapes
+  // One problem's own space: cuBLASLt's neighbourhood of its heuristic.
   if (needs_gpu_space(o.families) && !o.skip_search) {
     // cuBLASLt answers for the GPU in use: ask a worker (the process that owns the device).
     for (auto& [p, specs] : worker_lt_space(o.eval.worker_exe, o.eval.shapes, {Layout::NN, Layout::TN}, o.accum,
-                                            o.lt_max, o.eval.job_overhead_s + o.eval.timeout_s)) {
-      for (const auto& s : specs) {
-        auto& v = own_shapes[s.text()];
-        if (std::find(v.begin(), v.end(), p.shape) == v.end()) v.push_back(p.shape);
-      }
+                                            o.lt_max, o.eval.job_overhead_s + o.eval.timeout_s))
       space.per_problem[problem_key(p.shape, p.layout)] = std::move(specs);
-    }
   }
   const auto all = space.all();
   std::map<std::string, size_t> space_index;
@@ -410,12 +403,12 @@ TuneResult run_tune(const TuneOptions& o) {
               queued[pi].push_back(std::move(prop));
             }
       }
-      // A spec of some problems' own spaces is measured on the shapes of those that proposed it
-      // (not yet measured there), not on every shape whose space holds it: on a resumed grid run
-      // the latter re-measured the common configurations on every finished shape.
+      // A spec is measured on the shapes whose problems proposed it (not yet measured there), not
+      // on every shape of the run: on a resumed run the latter re-measured every finished shape
+      // (for cuBLASLt's per-problem spaces, and for the common spaces of our own families too: a
+      // resumed 14-shape wgmma_swapab run spent its whole budget on the 7 shapes already done).
       for (auto& prop : round)
-        if (const auto it = own_shapes.find(prop.spec.text()); prop.source.empty() && it != own_shapes.end())
-          prop.shapes = wanted[prop.spec.text()];
+        if (prop.source.empty()) prop.shapes = wanted[prop.spec.text()];
       if (result.rounds == 0) {
         result.first_round = round.size();
         if (o.progress)

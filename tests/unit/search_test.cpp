@@ -408,6 +408,44 @@ TEST_F(TuneLoop, ResumedOwnSpaceSpecsAreMeasuredOnlyWhereMissing) {
   EXPECT_EQ(specs, (std::vector<std::string>{s1, s3}));
 }
 
+// The same for the common space of our own families: on a resumed run with a new shape, a spec
+// already measured on the old shape is measured on the new one only (a resumed 14-shape
+// wgmma_swapab run on the H100 spent its whole budget measuring the 7 finished shapes again).
+TEST_F(TuneLoop, ResumedCommonSpaceSpecsAreMeasuredOnlyWhereMissing) {
+  const auto log = dir_ / "jobs.log";
+  const std::string worker = (dir_ / "logworker.py").string();
+  std::ofstream(worker) << "#!/usr/bin/env python3\nimport json, sys\n"
+                        << R"(for line in sys.stdin:
+    req = json.loads(line)
+    with open(")" << log.string()
+                        << R"(", "a") as f:
+        f.write(json.dumps({"shapes": req["shapes"], "specs": [c["spec"] for c in req["candidates"]]}) + "\n")
+)" << kAnswerEvalJob;
+  std::filesystem::permissions(worker, std::filesystem::perms::owner_all);
+  const auto space = search_space({"tiny"}, "full", Accum::F32);
+  auto o = options();
+  o.eval.worker_exe = worker;
+  ASSERT_EQ(run_tune(o).outcomes.size(), 2u);  // space[0] and space[1] on 64x64x64
+  std::filesystem::remove(log);
+  o.eval.shapes = {{64, 64, 64}, {128, 64, 64}};
+  o.budget = 4;
+  run_tune(o);
+  std::ifstream in(log);
+  int jobs = 0, on_new = 0;
+  for (std::string line; std::getline(in, line); ++jobs) {
+    const auto j = nlohmann::json::parse(line);
+    const auto shapes = j["shapes"].dump();
+    on_new += shapes.find("128") != std::string::npos;
+    if (shapes.find("[64,64,64]") == std::string::npos) continue;
+    for (const auto& spec : j["specs"]) {
+      EXPECT_NE(spec.get<std::string>(), space[0].text()) << "measured again on 64x64x64: " << line;
+      EXPECT_NE(spec.get<std::string>(), space[1].text()) << "measured again on 64x64x64: " << line;
+    }
+  }
+  EXPECT_GT(jobs, 0);
+  EXPECT_GT(on_new, 0);
+}
+
 // `tune --gpus`: two lanes, each with a scripted worker that writes the CUDA_VISIBLE_DEVICES it
 // was started with and the specs it measured to a log, so the test sees which lane measured what.
 class TuneLanes : public TuneLoop {

@@ -8,6 +8,7 @@ import argparse
 import collections
 import csv
 import gzip
+import json
 import math
 
 
@@ -25,6 +26,12 @@ def main():
     for r in rows:
         if r["timer"] == a.timer and r["mode"] == a.mode and r["status"] == "ok" and r["median_us"]:
             jobs[(int(r["m"]), int(r["n"]), int(r["k"]), r["seed"])].append(r)
+    def spec_of(r):  # the spec text (candidate rows name the artifact by hash)
+        try:
+            return json.loads(r["details"]).get("spec", r["method"])
+        except (ValueError, AttributeError):
+            return r["method"]
+
     best = {}  # (m, n, k) -> (ratio, row, autotune us)
     for (m, n, k, _), rs in jobs.items():
         at = [float(r["median_us"]) for r in rs if r["method"].startswith("cublaslt-autotune")]
@@ -42,10 +49,10 @@ def main():
     for (m, n, k), (ratio, r, at) in sorted(best.items()):
         by_class[r["class"]].append(ratio)
         print(f"{m}x{n}x{k:>6} {r['class']:>7} {ratio:6.3f} {float(r['median_us']):9.2f} {at:9.2f} "
-              f"{float(r['tflops']):8.1f} {float(r['roofline_pct']):6.1f}  {r['method']}")
+              f"{float(r['tflops']):8.1f} {float(r['roofline_pct']):6.1f}  {spec_of(r)}")
         out.append({"m": m, "n": n, "k": k, "class": r["class"], "ratio_vs_autotune": f"{ratio:.4f}",
                     "us": r["median_us"], "autotune_us": f"{at:.3f}", "tflops": r["tflops"],
-                    "roofline_pct": r["roofline_pct"], "spec": r["method"]})
+                    "roofline_pct": r["roofline_pct"], "spec": spec_of(r)})
     allr = [x for v in by_class.values() for x in v]
     for c, v in sorted(by_class.items()) + [("all", allr)]:
         if v:

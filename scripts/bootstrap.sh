@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything cudal2 needs on a fresh Debian/Ubuntu machine:
-#   - Debian packages: compiler, CMake, CLI11, nlohmann-json, fmt, GoogleTest, SQLite, Python venv
+#   - Debian packages: compiler, CMake, CLI11, nlohmann-json, fmt, GoogleTest, SQLite, Python venv,
+#     clang-format and clang-tidy
 #   - a project-local Python venv (.venv) with nvidia-cutlass==4.2.0.0 (its wheel carries CUTLASS's
 #     C++ headers; cmake/Cutlass.cmake finds them there unless CUTLASS_DIR points elsewhere)
 # The CUDA toolkit (nvcc 13, cuBLAS) is expected at /usr/local/cuda or on PATH: it is not a Debian
@@ -13,6 +14,7 @@ packages=(build-essential cmake ninja-build pkg-config libcli11-dev nlohmann-jso
           libgtest-dev libgmock-dev libsqlite3-dev python3-venv python3-pip
           libcpp-httplib-dev  # HTTP client and server: the LLM proposer and `cudal2 serve`
           clang-format  # .ci/run fails on formatting drift (scripts/check_format.sh)
+          clang-tidy  # and on any clang-tidy finding in src/ (scripts/check_tidy.sh, .clang-tidy)
           chromium fonts-dejavu-core)  # chromium: headless screenshot test of `cudal2 report`
 missing=()
 for p in "${packages[@]}"; do

@@ -127,6 +127,9 @@ cudal2::BenchOptions to_options(const BenchArgs& a, const ShapeArgs& sa, const s
 
 }  // namespace
 
+// Outside exit_code_of only set-up runs (CLI11 option registration), where an exception is a
+// programming error or out of memory: std::terminate is the right end.
+// NOLINTNEXTLINE(bugprone-exception-escape)
 int main(int argc, char** argv) {
   // `cudal2 lt-space`: the cublaslt family's specs for one shape (src/cli/lt_space.cpp).
   if (argc > 1 && std::string_view(argv[1]) == "lt-space") return cudal2::lt_space_main(argc - 1, argv + 1);

@@ -30,7 +30,7 @@ fs::path find_script() {
   if (ec) return {};
   for (int up = 0; up < 4 && !dir.empty(); ++up, dir = dir.parent_path()) {
     std::error_code ec2;  // a missing file is not an error here
-    const fs::path p = dir / "python" / "cudal2" / "report.py";
+    fs::path p = dir / "python" / "cudal2" / "report.py";
     if (fs::is_regular_file(p, ec2)) return p;
     if (dir == dir.parent_path()) break;
   }

@@ -43,7 +43,7 @@ std::string string_of(const json& v, const std::string& path) {
 std::string str(const json& obj, const char* key, const std::string& path) {
   return string_of(field(obj, key, path), sub(path, key));
 }
-std::string str_or(const json& obj, const char* key, const std::string& path, std::string def) {
+std::string str_or(const json& obj, const char* key, const std::string& path, const std::string& def) {
   const json* v = optional_field(obj, key, path);
   return v ? string_of(*v, sub(path, key)) : def;
 }

@@ -46,7 +46,7 @@ constexpr int64_t k_tiles(int64_t k) { return ceil_div(k, kTileK); }
 constexpr int64_t persistent_ctas(int64_t items, int sms, int cluster) {
   int64_t c = items < sms ? items : sms;
   c = ceil_div(c, cluster) * cluster;
-  const int64_t most = sms / cluster * cluster;  // whole clusters that fit on the GPU
+  const int64_t most = int64_t{sms / cluster} * cluster;  // whole clusters that fit on the GPU
   return c > most && most > 0 ? most : c;
 }
 constexpr int64_t persistent_ctas(const Tiles& t, int sms, int cluster) {

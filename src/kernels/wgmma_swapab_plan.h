@@ -76,7 +76,7 @@ constexpr int64_t k_tiles(int64_t k) { return ceil_div(k, kTileK); }
 // that each fill an SM's shared memory are slow to place.
 constexpr int auto_splits(int64_t tiles, int64_t k_tiles, int sms) {
   int s = 1;
-  while (s < kMaxSplits && tiles * s * 2 <= sms && k_tiles >= 4 * 2 * s) s *= 2;
+  while (s < kMaxSplits && tiles * s * 2 <= sms && k_tiles >= int64_t{8} * s) s *= 2;
   return s;
 }
 constexpr int resolve_splits(int requested, int64_t tiles, int64_t k_tiles, int sms) {

@@ -131,8 +131,8 @@ bool plan_kernel(cublasLtHandle_t lt, KernelCall& c, int64_t m, int64_t n, int64
   auto a = make_args(m, n, k, c);
   // Alignment is part of can_implement for some families: plan with aligned dummy pointers (the
   // call path requires 16-byte aligned operands).
-  a.A = a.B = reinterpret_cast<const void*>(uintptr_t(256));
-  a.C = reinterpret_cast<void*>(uintptr_t(256));
+  a.A = a.B = reinterpret_cast<const void*>(uintptr_t(256));  // NOLINT(performance-no-int-to-ptr): never dereferenced
+  a.C = reinterpret_cast<void*>(uintptr_t(256));              // NOLINT(performance-no-int-to-ptr)
   std::unique_lock<std::mutex> lock;
   if (!ki.stateless) lock = std::unique_lock<std::mutex>(kernel_locks()[c.kernel]);
   if (ki.can_implement(&a, why, whylen) != 0) return false;

@@ -768,7 +768,7 @@ Worker::Worker(std::vector<std::string> argv, Options options) : impl_(std::make
     throw std::invalid_argument("cudal2::sandbox::Worker: empty argv");
   }
   impl_->argv = std::move(argv);
-  impl_->opt = options;
+  impl_->opt = std::move(options);
   impl_->confiner = std::make_unique<detail::Confiner>(impl_->opt.confinement);
 }
 

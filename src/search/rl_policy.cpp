@@ -232,7 +232,10 @@ double efficiency_target(const Problem& p, double time_us) {
 
 RlOptions rl_options(const std::map<std::string, std::string>& options) {
   RlOptions o;
-  for (const auto& [k, v] : options) {
+  for (const auto& kv : options) {
+    // Not a structured binding: clang (tidy) before 16 cannot capture one in a lambda.
+    const std::string& k = kv.first;
+    const std::string& v = kv.second;
     auto num = [&] {
       try {
         size_t used = 0;

@@ -237,7 +237,7 @@ int Server::start() {
     auto out = fut.get();
     reply(res, out.is_object() && out.value("ok", false) ? 200 : 500, out);
   });
-  s.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+  s.set_exception_handler([](const httplib::Request&, httplib::Response& res, const std::exception_ptr& ep) {
     std::string what = "internal error";
     try {
       if (ep) std::rethrow_exception(ep);

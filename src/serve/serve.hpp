@@ -56,8 +56,8 @@ struct ServeOptions {
                       // unless allow_no_token)
   bool allow_no_token = false;
   int workers = 1;  // one per GPU
-  size_t max_body_bytes = 256 * 1024;
-  size_t max_source_bytes = 128 * 1024;
+  size_t max_body_bytes = size_t{256} * 1024;
+  size_t max_source_bytes = size_t{128} * 1024;
   int max_shapes = 16;
   std::int64_t max_dim = 16384;  // per dimension
   int max_reps = 100;

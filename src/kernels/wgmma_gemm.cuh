@@ -38,6 +38,7 @@
 #include <type_traits>
 
 #include "cudal2_kernel_shim.h"
+#include "tma_host.h"
 #include "wgmma_plan.h"
 #include "wgmma_ptx.cuh"
 
@@ -45,6 +46,8 @@ namespace cudal2_wgmma {
 namespace {
 namespace plan = cudal2_wgmma_plan;
 using namespace cudal2_wgmma_ptx;
+using cudal2_tma::encode;
+using cudal2_tma::encoder;
 
 // One compile-time configuration (codegen/family_wgmma.cpp writes it from a spec), in the spec
 // text's order: layout, accumulator, tile M x N (tile K is always plan::kTileK), cluster, stages.
@@ -411,35 +414,6 @@ __global__ void __launch_bounds__(Tile<Cfg>::kThreads, 1)
 }
 
 // ---- Host side ---------------------------------------------------------------------------------
-
-using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
-                                 const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
-                                 CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-
-// cuTensorMapEncodeTiled from the driver the runtime already loaded: no -lcuda at link time.
-inline EncodeTiled encoder() {
-  static const EncodeTiled fn = [] {
-    void* f = nullptr;
-    cudaDriverEntryPointQueryResult q{};
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) != cudaSuccess ||
-        q != cudaDriverEntryPointSuccess)
-      f = nullptr;
-    return reinterpret_cast<EncodeTiled>(f);
-  }();
-  return fn;
-}
-
-// A row-major (rows x cols) fp16 matrix, boxes of (box_rows x 64) with the 128-byte swizzle; out of
-// bounds reads as zeros.
-inline bool encode(CUtensorMap* map, const void* ptr, int64_t rows, int64_t cols, int box_rows) {
-  const cuuint64_t dims[2] = {cuuint64_t(cols), cuuint64_t(rows)};
-  const cuuint64_t strides[1] = {cuuint64_t(cols) * 2};
-  const cuuint32_t box[2] = {64, cuuint32_t(box_rows)};
-  const cuuint32_t elem[2] = {1, 1};
-  return encoder()(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, const_cast<void*>(ptr), dims, strides, box, elem,
-                   CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
-}
 
 // The host side of configuration Cfg: the kernel C ABI (cudal2_kernel_shim.h), refusal,
 // workspace_size and run.

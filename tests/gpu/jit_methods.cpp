@@ -23,11 +23,12 @@ std::vector<MethodFactory> compile_specs(const std::vector<std::string>& texts, 
   for (size_t i = 0; i < specs.size(); ++i) {
     EXPECT_TRUE(built[i].ok()) << texts[i] << "\n" << built[i].log;
     if (!built[i].ok()) continue;
-    const std::string name = prefix + std::to_string(i);
+    const std::string name = (prefix.empty() ? specs[i].family : prefix) + std::to_string(i);
     std::printf("%-8s = %s  (compiled in %.1f s%s)\n", name.c_str(), specs[i].text().c_str(), built[i].seconds,
                 built[i].cached ? ", cached" : "");
     auto art = std::make_shared<Artifact>(built[i].artifact);
     const auto spec = specs[i];
+    // make_artifact_runner gives each artifact a private, zero-filled, guarded workspace.
     out.push_back({name, false, [art, spec, name] { return make_artifact_runner(art, spec, name); }});
   }
   std::fflush(stdout);

@@ -5,51 +5,18 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
-#include <memory>
 
 #include "baselines/baselines.hpp"
-#include "codegen/codegen.hpp"
-#include "eval/artifact.hpp"
 #include "eval/bench.hpp"
-#include "jit/compiler.hpp"
+#include "jit_methods.hpp"
 
 namespace cudal2 {
 namespace {
 
-// Compiles the specs (in parallel) and returns one method per spec, named <family><i>; prints
-// the legend.
+using testing::expect_all_ok;
+// One method per spec, named <family><i>; prints the legend.
 std::vector<MethodFactory> compile_methods(const std::vector<std::string>& texts) {
-  std::vector<KernelSpec> specs;
-  std::vector<std::string> sources;
-  for (const auto& t : texts) {
-    specs.push_back(parse_spec(t));
-    sources.push_back(generate_source(specs.back()));
-  }
-  const auto built = Compiler().compile_all(sources);
-  std::vector<MethodFactory> out;
-  for (size_t i = 0; i < specs.size(); ++i) {
-    EXPECT_TRUE(built[i].ok()) << texts[i] << "\n" << built[i].log;
-    if (!built[i].ok()) continue;
-    const std::string name = specs[i].family + std::to_string(i);
-    std::printf("%-8s = %s  (compiled in %.1f s%s)\n", name.c_str(), specs[i].text().c_str(), built[i].seconds,
-                built[i].cached ? ", cached" : "");
-    auto art = std::make_shared<Artifact>(built[i].artifact);
-    const auto spec = specs[i];
-    // make_artifact_runner gives each artifact a private, zero-filled, guarded workspace.
-    out.push_back({name, false, [art, spec, name] { return make_artifact_runner(art, spec, name); }});
-  }
-  std::fflush(stdout);
-  return out;
-}
-
-void expect_all_ok(const BenchReport& r) {
-  for (const auto& sr : r.shapes)
-    for (const auto& mr : sr.methods) {
-      if (mr.baseline) continue;
-      EXPECT_EQ(mr.status, Status::Ok) << sr.shape.str() << " " << mr.method << ": " << mr.reason << " "
-                                       << mr.exact.failure << " " << mr.exact.detail << " " << mr.normal.failure << " "
-                                       << mr.normal.detail;
-    }
+  return testing::compile_specs(texts, "");
 }
 
 // Every M, N, K in {1, 7, 65, 1000, 4097}-like mixes: partial tiles on every edge, K below one

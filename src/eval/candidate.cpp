@@ -14,6 +14,7 @@
 #include "baselines/cublaslt_config.hpp"
 #include "baselines/cublaslt_space.hpp"
 #include "codegen/codegen.hpp"
+#include "codegen/family.hpp"
 #include "codegen/family_cublaslt.hpp"
 #include "eval/artifact.hpp"
 #include "eval/device.hpp"
@@ -38,9 +39,11 @@ std::string self_exe() { return std::filesystem::read_symlink("/proc/self/exe").
 // (baselines/cublaslt_config.hpp, docs/threat-model.md). That saves a JIT compile, a confined
 // runner, IPC and a calibration per candidate, which is what makes tuning cuBLASLt's space over
 // the whole grid affordable. Free-form sources (no spec text) and every other family are
-// compiled and run in confined runners.
+// compiled and run in confined runners. Which families run in the judge is the family table's
+// `runs_in_judge` (codegen/family.hpp).
 bool runs_in_judge(const KernelSpec& spec, const std::string& spec_text) {
-  return !spec_text.empty() && spec.family == kCublasLtFamily;
+  const Family* f = find_family(spec.family);
+  return !spec_text.empty() && f && f->runs_in_judge;
 }
 
 protocol::JobAnswer run_eval_job(const protocol::EvalJob& job) {

@@ -80,9 +80,6 @@ struct Params {
   bool c_tma;        // N % 8 == 0 and C 16-byte aligned: the TMA-store epilogue
 };
 
-__device__ __forceinline__ void fence_reg(float& x) { asm volatile("" : "+f"(x)::"memory"); }
-__device__ __forceinline__ void fence_reg(uint32_t& x) { asm volatile("" : "+r"(x)::"memory"); }
-
 __device__ __forceinline__ void store2(__half* C, const Params& p, int64_t r, int64_t c, __half2 v) {
   if (r >= p.m) return;
   __half* dst = C + r * p.n + c;
@@ -131,14 +128,7 @@ struct Tile {
     __device__ __forceinline__ uint32_t empty(int s) const { return base + kBars + (kStages + s) * 8; }
   };
 
-  // Ring position: stage index and the parity of its current use.
-  struct Ring {
-    int s = 0;
-    uint32_t phase = 0;
-    __device__ __forceinline__ void next() {
-      if (++s == kStages) s = 0, phase ^= 1;
-    }
-  };
+  using Ring = StageRing<kStages>;
 
   // Split-K partials: this warpgroup's 64 rows x BN of one fp32 partial tile, as float4s in thread
   // order (float4 j of thread t at j * 128 + t: every store and load of a warp is 512 contiguous

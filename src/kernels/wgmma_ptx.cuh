@@ -142,6 +142,21 @@ __device__ __forceinline__ uint64_t desc(uint32_t addr, uint32_t lead_bytes, uin
          uint64_t(1) << 62;
 }
 
+// Position in a ring of kStages pipeline stages: the stage index and the parity of its current use
+// (what mbarrier waits compare against).
+template <int kStages>
+struct StageRing {
+  int s = 0;
+  uint32_t phase = 0;
+  __device__ __forceinline__ void next() {
+    if (++s == kStages) s = 0, phase ^= 1;
+  }
+};
+
+// Keeps the compiler from moving accumulator registers across wgmma fences and waits.
+__device__ __forceinline__ void fence_reg(float& x) { asm volatile("" : "+f"(x)::"memory"); }
+__device__ __forceinline__ void fence_reg(uint32_t& x) { asm volatile("" : "+r"(x)::"memory"); }
+
 template <int N, bool F16>
 struct Wgmma;
 template <>

@@ -89,16 +89,7 @@ struct Tile {
     __device__ __forceinline__ uint32_t empty(int s) const { return base + kBars + (kStages + s) * 8; }
   };
 
-  struct Ring {
-    int s = 0;
-    uint32_t phase = 0;
-    __device__ __forceinline__ void next() {
-      if (++s == kStages) s = 0, phase ^= 1;
-    }
-  };
-
-  static __device__ __forceinline__ void fence_reg(float& x) { asm volatile("" : "+f"(x)::"memory"); }
-  static __device__ __forceinline__ void fence_reg(uint32_t& x) { asm volatile("" : "+r"(x)::"memory"); }
+  using Ring = StageRing<kStages>;
 
   static __device__ __forceinline__ void produce(const Smem& sm, const CUtensorMap& map_a, const CUtensorMap& map_b,
                                                  int m0, int n0, plan::KRange kr) {

@@ -15,7 +15,7 @@ namespace plan = cudal2_wgmma_plan;
 constexpr int kWgmmaSplits[] = {0, 2, 4, 8};
 
 const std::vector<std::string>& wgmma_fields() {
-  static const std::vector<std::string> f{"tile", "cluster", "stages", "raster", "swizzle", "splits"};
+  static const std::vector<std::string> f{"tile", "cluster", "stages", "mainloop", "raster", "swizzle", "splits"};
   return f;
 }
 
@@ -28,9 +28,12 @@ KernelSpec default_wgmma_spec() {
   return s;
 }
 
+// mainloop=cooperative (the default) is left out, like splits=1 below: the texts and store keys of
+// the specs from before ping-pong stay as they were.
 std::string wgmma_compile_text(const KernelSpec& s) {
-  return fmt::format("{} {} {} tile={}x{}x{} cluster={}x{} stages={}", s.family, to_string(s.layout),
-                     to_string(s.accum), s.tile_m, s.tile_n, s.tile_k, s.cluster_m, s.cluster_n, s.stages);
+  return fmt::format("{} {} {} tile={}x{}x{} cluster={}x{} stages={}{}", s.family, to_string(s.layout),
+                     to_string(s.accum), s.tile_m, s.tile_n, s.tile_k, s.cluster_m, s.cluster_n, s.stages,
+                     s.mainloop == Mainloop::Pingpong ? " mainloop=pingpong" : "");
 }
 
 // splits=1 (data-parallel, the default) is left out, so the texts (and store keys) of the specs
@@ -51,11 +54,17 @@ std::string invalid_reason_wgmma(const KernelSpec& s) {
   if (!((s.cluster_m == 1 && s.cluster_n == 1) || (s.cluster_m == 2 && s.cluster_n == 1) ||
         (s.cluster_m == 1 && s.cluster_n == 2)))
     return fmt::format("cluster {}x{} not one of 1x1, 2x1, 1x2", s.cluster_m, s.cluster_n);
+  if (s.mainloop == Mainloop::WarpSpecialized)
+    return "wgmma's mainloop is cooperative (consumers share a tile) or pingpong (they take tiles in turn)";
+  const bool ping = s.mainloop == Mainloop::Pingpong;
+  if (ping && !plan::pingpong_fits(s.tile_m, s.tile_n))
+    return fmt::format("pingpong tile {}x{} over 128x128 or 64x256 (one warpgroup's accumulators)", s.tile_m, s.tile_n);
+  if (ping && s.splits != 1) return "pingpong takes no split-K (splits=1)";
   if (s.stages < 2 || s.stages > 8) return "stages must be 2..8";
-  if (plan::smem_bytes(s.tile_m, s.tile_n, s.stages) > plan::kSmemBudget)
+  if (plan::smem_bytes(s.tile_m, s.tile_n, s.stages, ping) > plan::kSmemBudget)
     return fmt::format("{} stages of {}x{} need {} KB of shared memory, over the 227 KB budget (at most {})", s.stages,
-                       s.tile_m, s.tile_n, plan::smem_bytes(s.tile_m, s.tile_n, s.stages) / 1024,
-                       plan::max_stages(s.tile_m, s.tile_n));
+                       s.tile_m, s.tile_n, plan::smem_bytes(s.tile_m, s.tile_n, s.stages, ping) / 1024,
+                       plan::max_stages(s.tile_m, s.tile_n, ping));
   if (s.swizzle != 1 && s.swizzle != 2 && s.swizzle != 4 && s.swizzle != 8) return "swizzle must be 1, 2, 4 or 8";
   if (s.decomposition != Decomposition::Heuristic)
     return "wgmma takes no decomposition knob (splits picks: 1 data-parallel, >1 split-K, auto)";
@@ -66,32 +75,36 @@ std::string invalid_reason_wgmma(const KernelSpec& s) {
 
 std::vector<KernelSpec> enumerate_wgmma(Layout layout, Accum accum, bool with_runtime_knobs) {
   std::vector<KernelSpec> out;
-  for (int bm : {128, 64})
-    for (int bn : {256, 192, 128, 64})
-      for (auto [cm, cn] : {std::pair{1, 1}, std::pair{2, 1}, std::pair{1, 2}})
-        for (int stages = 3; stages <= 6; ++stages) {
-          KernelSpec s = default_wgmma_spec();
-          s.layout = layout, s.accum = accum;
-          s.tile_m = bm, s.tile_n = bn, s.stages = stages;
-          s.cluster_m = cm, s.cluster_n = cn;
-          if (!invalid_reason_wgmma(s).empty()) continue;
-          if (!with_runtime_knobs) {
-            out.push_back(s);
-            continue;
-          }
-          for (auto r : {Raster::Heuristic, Raster::AlongM, Raster::AlongN})
-            for (int sw : {1, 2, 4, 8}) {
-              s.raster = r, s.swizzle = sw;
+  for (auto mainloop : {Mainloop::Cooperative, Mainloop::Pingpong})
+    for (int bm : {128, 64})
+      for (int bn : {256, 192, 128, 64})
+        for (auto [cm, cn] : {std::pair{1, 1}, std::pair{2, 1}, std::pair{1, 2}})
+          for (int stages = 3; stages <= 6; ++stages) {
+            KernelSpec s = default_wgmma_spec();
+            s.layout = layout, s.accum = accum;
+            s.tile_m = bm, s.tile_n = bn, s.stages = stages;
+            s.cluster_m = cm, s.cluster_n = cn;
+            s.mainloop = mainloop;
+            if (!invalid_reason_wgmma(s).empty()) continue;
+            if (!with_runtime_knobs) {
+              out.push_back(s);
+              continue;
+            }
+            for (auto r : {Raster::Heuristic, Raster::AlongM, Raster::AlongN})
+              for (int sw : {1, 2, 4, 8}) {
+                s.raster = r, s.swizzle = sw;
+                out.push_back(s);
+              }
+            // Split-K, with the default tile order (few tiles: the order hardly matters); explicit
+            // counts run only where shape_refusal lets them (fewer tiles than SMs). Not ping-pong:
+            // it is for many tiles per SM.
+            if (mainloop == Mainloop::Pingpong) continue;
+            s.raster = Raster::Heuristic, s.swizzle = 1;
+            for (int sp : kWgmmaSplits) {
+              s.splits = sp;
               out.push_back(s);
             }
-          // Split-K, with the default tile order (few tiles: the order hardly matters); explicit
-          // counts run only where shape_refusal lets them (fewer tiles than SMs).
-          s.raster = Raster::Heuristic, s.swizzle = 1;
-          for (int sp : kWgmmaSplits) {
-            s.splits = sp;
-            out.push_back(s);
           }
-        }
   return out;
 }
 
@@ -115,10 +128,10 @@ std::string wgmma_shape_refusal(const KernelSpec& s, const Shape& shape) {
 
 // The configuration as template arguments of cudal2_wgmma::Config (src/kernels/wgmma_gemm.cuh).
 std::string generate_wgmma_source(const KernelSpec& s) {
-  return type_source(
-      wgmma_compile_text(s), "wgmma_gemm.cuh",
-      fmt::format("cudal2_wgmma::Gemm<cudal2_wgmma::Config<{}, {}, {}, {}, {}, {}, {}>>", s.layout == Layout::TN,
-                  s.accum == Accum::F16, s.tile_m, s.tile_n, s.cluster_m, s.cluster_n, s.stages));
+  return type_source(wgmma_compile_text(s), "wgmma_gemm.cuh",
+                     fmt::format("cudal2_wgmma::Gemm<cudal2_wgmma::Config<{}, {}, {}, {}, {}, {}, {}{}>>",
+                                 s.layout == Layout::TN, s.accum == Accum::F16, s.tile_m, s.tile_n, s.cluster_m,
+                                 s.cluster_n, s.stages, s.mainloop == Mainloop::Pingpong ? ", true" : ""));
 }
 
 namespace {

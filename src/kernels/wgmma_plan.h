@@ -21,18 +21,25 @@ constexpr int kSmemBudget = 227 * 1024;  // H100 max dynamic shared memory per b
 // and two mbarriers per stage.
 constexpr int kSmemSlack = 1024 + 256;
 
-// One producer warpgroup and one consumer warpgroup per 64 rows of the tile.
-constexpr int consumers(int bm) { return bm / 64; }
+// One producer warpgroup, and either one consumer warpgroup per 64 rows of the tile (cooperative:
+// the consumers share each tile) or two consumer warpgroups that take whole tiles in turn
+// (ping-pong: one stores its tile while the other computes the next).
+constexpr int consumers(int bm, bool pingpong = false) { return pingpong ? 2 : bm / 64; }
 constexpr int stage_bytes(int bm, int bn) { return (bm + bn) * kTileK * 2; }
 // The TMA-store epilogue: per consumer warpgroup two 64x64 fp16 buffers (8 KB each), filled in
 // turn while the previous one drains to global memory.
 constexpr int kEpiChunk = 64 * 64 * 2;
-constexpr int epi_bytes(int bm) { return consumers(bm) * 2 * kEpiChunk; }
-constexpr int smem_bytes(int bm, int bn, int stages) {
-  return stages * stage_bytes(bm, bn) + epi_bytes(bm) + kSmemSlack;
+constexpr int epi_bytes(int bm, bool pingpong = false) { return consumers(bm, pingpong) * 2 * kEpiChunk; }
+constexpr int smem_bytes(int bm, int bn, int stages, bool pingpong = false) {
+  return stages * stage_bytes(bm, bn) + epi_bytes(bm, pingpong) + kSmemSlack;
 }
-constexpr int max_stages(int bm, int bn) { return (kSmemBudget - kSmemSlack - epi_bytes(bm)) / stage_bytes(bm, bn); }
-constexpr int threads(int bm) { return (consumers(bm) + 1) * 128; }
+constexpr int max_stages(int bm, int bn, bool pingpong = false) {
+  return (kSmemBudget - kSmemSlack - epi_bytes(bm, pingpong)) / stage_bytes(bm, bn);
+}
+constexpr int threads(int bm, bool pingpong = false) { return (consumers(bm, pingpong) + 1) * 128; }
+// Ping-pong: a consumer warpgroup holds a whole tile's accumulators, at most 128 fp32 registers per
+// thread (64x256 or 128x128) within the 224 setmaxnreg gives it.
+constexpr bool pingpong_fits(int bm, int bn) { return bm * bn <= 128 * 128; }
 
 struct Tiles {
   int64_t m = 0, n = 0;  // tiles along M and N

@@ -151,6 +151,12 @@ struct StageRing {
   __device__ __forceinline__ void next() {
     if (++s == kStages) s = 0, phase ^= 1;
   }
+  // n steps at once (ping-pong: the stages of the other consumer's tile).
+  __device__ __forceinline__ void advance(int64_t n) {
+    const int64_t t = s + n;
+    s = static_cast<int>(t % kStages);
+    phase ^= static_cast<uint32_t>((t / kStages) & 1);
+  }
 };
 
 // Keeps the compiler from moving accumulator registers across wgmma fences and waits.

@@ -1,5 +1,6 @@
 // Family wgmma (src/kernels/wgmma_gemm.cuh), compiled by the JIT on this machine: every variant
 // (both layouts, fp32 and fp16 accumulation, tiles 64/128 x 64..256, clusters 1x1 / 2x1 / 1x2,
+// the cooperative and the ping-pong mainloop,
 // the TMA-store epilogue and the register-store one for rows TMA cannot store) passes the full
 // verification on odd shapes: M and N in {1, 7, 65, 1000, 4097} where TMA can address the rows
 // (K % 8 == 0, and N % 8 == 0 for nn), partial tiles on every edge, K below one k-tile, a cluster
@@ -64,6 +65,28 @@ TEST(WgmmaGpu, OddShapesVerifyFp16Accumulate) {
   expect_all_ok(run_odd({"wgmma nn f16 tile=128x128x64 cluster=1x1 stages=6"}, kNnShapes, Accum::F16));
 }
 
+// Ping-pong (two consumer warpgroups taking whole tiles in turn): every tile size it takes, both
+// layouts, both accumulators, clusters; the shapes with several tiles per CTA exercise the turn
+// barriers and the stage ring stepped over by the idle warpgroup (the stress shapes of the
+// TMA-store epilogue too).
+TEST(WgmmaGpu, OddShapesVerifyPingpong) {
+  const std::vector<Shape> stress{{8192, 4104, 64}, {4097, 4104, 16}, {2048, 2048, 1000}};
+  auto tn = kTnShapes, nn = kNnShapes;
+  tn.insert(tn.end(), stress.begin(), stress.end());
+  nn.insert(nn.end(), stress.begin(), stress.end());
+  expect_all_ok(
+      run_odd({"wgmma tn f32 tile=128x128x64 cluster=1x1 stages=6 mainloop=pingpong | raster=along_n swizzle=8",
+               "wgmma tn f32 tile=64x256x64 cluster=2x1 stages=4 mainloop=pingpong",
+               "wgmma tn f32 tile=64x128x64 cluster=1x1 stages=8 mainloop=pingpong | swizzle=2",
+               "wgmma tn f32 tile=128x128x64 cluster=1x2 stages=5 mainloop=pingpong | raster=along_m"},
+              tn, Accum::F32));
+  expect_all_ok(run_odd({"wgmma nn f32 tile=128x128x64 cluster=1x1 stages=6 mainloop=pingpong",
+                         "wgmma nn f32 tile=128x64x64 cluster=2x1 stages=8 mainloop=pingpong | swizzle=8",
+                         "wgmma nn f32 tile=64x64x64 cluster=1x1 stages=3 mainloop=pingpong"},
+                        nn, Accum::F32));
+  expect_all_ok(run_odd({"wgmma tn f16 tile=128x128x64 cluster=1x1 stages=6 mainloop=pingpong"}, tn, Accum::F16));
+}
+
 // Large aligned shapes beside cuBLASLt auto-tuning (graph timer); only correctness is asserted.
 TEST(WgmmaGpu, LargeShapesBesideCublasLt) {
   BenchOptions o;
@@ -73,6 +96,7 @@ TEST(WgmmaGpu, LargeShapesBesideCublasLt) {
       "wgmma nn f32 tile=128x256x64 cluster=2x1 stages=4 | raster=along_n swizzle=8",
       "wgmma nn f32 tile=128x128x64 cluster=1x1 stages=6 | raster=along_n swizzle=8",
       "wgmma nn f32 tile=64x64x64 cluster=1x1 stages=8",
+      "wgmma tn f32 tile=128x128x64 cluster=1x1 stages=6 mainloop=pingpong | raster=along_n swizzle=8",
   });
   for (const std::string n : {"cublaslt-autotune-nn", "cublaslt-autotune-tn"})
     o.methods.push_back({n, true, [n] { return make_baseline(n, Accum::F32); }});

@@ -141,9 +141,10 @@ TEST(KernelSpec, OwnFamiliesRoundTripWithUniqueHashes) {
 TEST(KernelSpec, OwnFamiliesSpaceSizeIsDocumented) {
   // docs/kernel-space.md quotes these numbers; update both together.
   EXPECT_EQ(known_families(), (std::vector<std::string>{"sm90_cutlass", "mma", "tiny", "wgmma", "wgmma_swapab"}));
-  EXPECT_EQ(enumerate_specs("wgmma", Layout::NN, Accum::F32, false).size(), 81u);
-  // x (raster 3 x swizzle 4 + splits auto, 2, 4, 8)
-  EXPECT_EQ(enumerate_specs("wgmma", Layout::TN, Accum::F16, true).size(), 1296u);
+  // 81 cooperative + 66 ping-pong configurations
+  EXPECT_EQ(enumerate_specs("wgmma", Layout::NN, Accum::F32, false).size(), 147u);
+  // x (raster 3 x swizzle 4 + splits auto, 2, 4, 8); ping-pong: x (raster 3 x swizzle 4)
+  EXPECT_EQ(enumerate_specs("wgmma", Layout::TN, Accum::F16, true).size(), 1296u + 66u * 12);
   // tiles {8,16,32,64} x {64,128} x stages {4,8,12}, less 64x128 and 32x128 at 12 (shared memory)
   EXPECT_EQ(enumerate_specs("wgmma_swapab", Layout::NN, Accum::F32, false).size(), 22u);
   EXPECT_EQ(enumerate_specs("wgmma_swapab", Layout::TN, Accum::F16, true).size(), 110u);  // x splits auto,1,2,4,8
@@ -317,6 +318,7 @@ TEST(Codegen, GoldenSources) {
       {"tiny_tn_f16_32x32x64", "tiny tn f16 tile=32x32x64 warps=1x2 kwarps=2"},
       {"wgmma_nn_f32_default", "wgmma nn f32"},
       {"wgmma_tn_f16_cluster2x1", "wgmma tn f16 tile=64x128x64 cluster=2x1 stages=5 | splits=auto"},
+      {"wgmma_tn_f32_pingpong", "wgmma tn f32 tile=128x128x64 stages=6 mainloop=pingpong | raster=along_n swizzle=8"},
       {"wgmma_swapab_tn_f32_default", "wgmma_swapab tn f32"},
       {"wgmma_swapab_nn_f16_8x64", "wgmma_swapab nn f16 tile=8x64x64 stages=12 | splits=8"},
       {"cublaslt_tn_f32", "cublaslt tn f32 algo=66 tile=20 stages=35 reduction=2 swizzle=1 cluster=2x1 | splits=4"},

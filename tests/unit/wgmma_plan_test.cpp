@@ -76,6 +76,18 @@ TEST(WgmmaPlan, SharedMemoryAndAlignmentRules) {
   EXPECT_GT(plan::smem_bytes(128, 192, 5), plan::kSmemBudget);
   EXPECT_EQ(plan::threads(128), 384);
   EXPECT_EQ(plan::threads(64), 256);
+  // Ping-pong: two consumer warpgroups whatever the tile (so two epilogue buffer pairs), each
+  // holding a whole tile's accumulators: at most 128x128 or 64x256.
+  EXPECT_EQ(plan::consumers(64, true), 2);
+  EXPECT_EQ(plan::threads(64, true), 384);
+  EXPECT_EQ(plan::epi_bytes(64, true), plan::epi_bytes(128));
+  EXPECT_EQ(plan::max_stages(128, 128, true), 6);
+  EXPECT_EQ(plan::max_stages(64, 256, true), 4);
+  EXPECT_EQ(plan::max_stages(64, 128, true), 8);
+  EXPECT_TRUE(plan::pingpong_fits(128, 128));
+  EXPECT_TRUE(plan::pingpong_fits(64, 256));
+  EXPECT_FALSE(plan::pingpong_fits(128, 192));
+  EXPECT_FALSE(plan::pingpong_fits(128, 256));
   EXPECT_TRUE(plan::tma_rows_ok(7, 64, true));
   EXPECT_FALSE(plan::tma_rows_ok(7, 64, false));
   EXPECT_FALSE(plan::tma_rows_ok(64, 7, true));
@@ -207,6 +219,21 @@ TEST(WgmmaSpec, TextRoundTripsAndValidity) {
   EXPECT_EQ(
       shape_refusal(parse_spec("wgmma tn f32 tile=128x128x64 cluster=2x1 stages=6 | splits=2"), {128 * 130, 128, 4096}),
       "");  // 65 pairs
+  // Ping-pong: printed only when chosen (the cooperative texts are unchanged), no split-K, tiles
+  // whose accumulators one warpgroup holds.
+  const auto pp = parse_spec("wgmma nn f32 tile=128x128x64 stages=6 mainloop=pingpong | raster=along_m swizzle=8");
+  EXPECT_EQ(pp.text(),
+            "wgmma nn f32 tile=128x128x64 cluster=1x1 stages=6 mainloop=pingpong | raster=along_m swizzle=8");
+  EXPECT_EQ(parse_spec(pp.text()), pp);
+  EXPECT_NE(pp.compile_text(), parse_spec("wgmma nn f32 tile=128x128x64 stages=6").compile_text());
+  EXPECT_EQ(parse_spec("wgmma nn f32 mainloop=cooperative").text(), parse_spec("wgmma nn f32").text());
+  EXPECT_THROW(parse_spec("wgmma nn f32 tile=128x256x64 mainloop=pingpong"), InputError);  // 256 accumulators
+  EXPECT_THROW(parse_spec("wgmma nn f32 tile=128x128x64 mainloop=pingpong | splits=2"), InputError);
+  EXPECT_THROW(parse_spec("wgmma nn f32 tile=128x128x64 mainloop=pingpong | splits=auto"), InputError);
+  EXPECT_THROW(parse_spec("wgmma nn f32 tile=64x256x64 stages=5 mainloop=pingpong"), InputError);  // 233 KB
+  EXPECT_THROW(parse_spec("wgmma nn f32 mainloop=warpspecialized"), InputError);
+  const auto pp_src = generate_source(pp);
+  EXPECT_NE(pp_src.find("cudal2_wgmma::Config<false, false, 128, 128, 1, 1, 6, true>"), std::string::npos) << pp_src;
   bool known = false;
   for (const auto& f : known_families()) known |= f == "wgmma";
   EXPECT_TRUE(known);
@@ -216,7 +243,13 @@ TEST(WgmmaSpec, EnumerationIsValidAndDistinct) {
   for (auto layout : {Layout::NN, Layout::TN}) {
     const auto compile = enumerate_specs("wgmma", layout, Accum::F32, false);
     const auto all = enumerate_specs("wgmma", layout, Accum::F32, true);
-    EXPECT_EQ(all.size(), compile.size() * 16);  // raster 3 x swizzle 4, then splits auto, 2, 4, 8
+    size_t ping = 0;
+    for (const auto& s : compile) ping += s.mainloop == Mainloop::Pingpong;
+    // Cooperative: raster 3 x swizzle 4, then splits auto, 2, 4, 8; ping-pong: no splits.
+    EXPECT_EQ(all.size(), (compile.size() - ping) * 16 + ping * 12);
+    // Ping-pong tiles 128x{64,128}, 64x{64..256}, x 3 clusters x stages 3..6 where they fit
+    // (64x256: 3..4): 22 x 3.
+    EXPECT_EQ(ping, 66u);
     std::set<std::string> texts;
     for (const auto& s : all) {
       EXPECT_EQ(invalid_reason(s), "") << s.text();
@@ -228,7 +261,7 @@ TEST(WgmmaSpec, EnumerationIsValidAndDistinct) {
     for (const auto& s : all) splits.insert(s.splits);
     EXPECT_EQ(splits, (std::set<int>{0, 1, 2, 4, 8}));
     // 8 tiles x 3 clusters x stages 3..6 where they fit (128x256, 128x192: 3..4; 64x256: 3..5): 27.
-    EXPECT_EQ(compile.size(), 3u * 27);
+    EXPECT_EQ(compile.size() - ping, 3u * 27);
   }
   const auto src = generate_source(parse_spec("wgmma tn f16 tile=64x128x64 stages=6"));
   EXPECT_NE(src.find("#include \"wgmma_gemm.cuh\""), std::string::npos);

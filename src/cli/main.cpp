@@ -12,6 +12,7 @@
 #include "cli/exit_with.hpp"
 #include "cli/lt_space.hpp"
 #include "cli/report.hpp"
+#include "cli/show.hpp"
 #include "cli/suggest.hpp"
 #include "core/problem.hpp"
 #include "core/roofline.hpp"
@@ -22,6 +23,7 @@
 #include "export/export.hpp"
 #include "llm/policy.hpp"
 #include "search/policy.hpp"
+#include "search/record.hpp"
 #include "search/tune.hpp"
 #include "serve/serve.hpp"
 #include "store/error.hpp"
@@ -162,6 +164,7 @@ int main(int argc, char** argv) {
 
   // eval / tune: candidates compiled by the JIT, run only in a sandboxed worker process.
   cudal2::EvalRequest ev;
+  std::string db_path = "cudal2.db";  // where eval and tune record (search/record.hpp)
   std::vector<std::string> spec_texts, source_files;
   std::string eval_mode = "offline";
   ShapeArgs eval_shapes;
@@ -180,7 +183,7 @@ int main(int argc, char** argv) {
     c->add_option("--reps", ev.reps, "Samples per timer")->capture_default_str();
     c->add_option("--qps", ev.qps, "Server mode: mean request rate; idle gaps ~ Exp(qps)")->capture_default_str();
     c->add_option("--timers", timers, "Timers to run: graph, eager, host (comma-separated)")->capture_default_str();
-    c->add_option("--db", ev.db_path, "SQLite results store")->capture_default_str();
+    c->add_option("--db", db_path, "SQLite results store")->capture_default_str();
     c->add_option("--timeout", ev.timeout_s, "Seconds per candidate before its worker is killed")
         ->capture_default_str();
     c->add_option("--batch", ev.batch, "Candidates per worker job (a failed job is retried one by one)")
@@ -304,10 +307,11 @@ int main(int argc, char** argv) {
       if (is_tune) {
         cudal2::search::TuneOptions to;
         to.eval = ev;
+        to.db_path = db_path;
         to.search = search;
         to.policy = policy_opts;
         // --search llm reads the store (references, failures); rl refuses options it does not know.
-        if (search == "llm") to.policy.extra["db"] = ev.db_path;
+        if (search == "llm") to.policy.extra["db"] = db_path;
         to.families = split_list(families);
         to.space = space;
         to.accum = cudal2::parse_accum(tune_accum);
@@ -343,11 +347,11 @@ int main(int argc, char** argv) {
           throw cudal2::InputError("eval needs --spec TEXT or --source FILE");
       }
       cudal2::require_gpu();
-      const auto outcomes = cudal2::evaluate_candidates(ev);
+      const auto outcomes = cudal2::search::evaluate_and_record(ev, db_path);
       cudal2::print_outcomes(outcomes);
       return 0;
     }
-    if (show->parsed()) return cudal2::print_best(show_db);
+    if (show->parsed()) return cudal2::cli::print_best(show_db);
     if (bench->parsed()) {
       const auto opt = to_options(b, bench_shapes, cmdline);
       const auto report = cudal2::run_bench(opt);

@@ -22,7 +22,6 @@
 #include "eval/remote.hpp"
 #include "jit/compiler.hpp"
 #include "sandbox/sandbox.hpp"
-#include "store/store.hpp"
 
 namespace cudal2 {
 
@@ -197,7 +196,7 @@ std::vector<std::pair<Problem, std::vector<KernelSpec>>> worker_lt_space(const s
 
 namespace {
 
-// One candidate on its way through compile -> job -> store.
+// One candidate on its way through compile -> job -> sink.
 struct Pending {
   std::optional<KernelSpec> spec;  // none: the free-form source
   std::string source, text, hash, family;
@@ -255,8 +254,7 @@ std::vector<CompileResult> build_candidates(const Compiler& jit, const std::vect
 
 class Evaluator {
  public:
-  Evaluator(const EvalRequest& req, store::Store& db, std::string run)
-      : req_(req), db_(db), run_(std::move(run)), worker_(make_worker(req)) {
+  Evaluator(const EvalRequest& req, EvalSink& sink) : req_(req), sink_(sink), worker_(make_worker(req)) {
     local_gpu_ = gpu_available() ? query_gpu(0).name : "unknown";
   }
 
@@ -297,12 +295,12 @@ class Evaluator {
       else
         co.status = r.kind == sandbox::Outcome::ProtocolError ? FailureKind::ProtocolError : FailureKind::Exited;
       co.detail = describe_failure(r, malformed);
-      store_failure(*cands[0], co.status, co.detail, co, shapes);
+      record_failure(*cands[0], co.status, co.detail, co, shapes);
       return;
     }
     for (size_t i = 0; i < cands.size(); ++i) {
       outs[i]->measure_seconds = secs / static_cast<double>(cands.size());
-      store_results(*cands[i], method_name(*cands[i], i), *answer, *outs[i], shapes);
+      record_results(*cands[i], method_name(*cands[i], i), *answer, *outs[i], shapes);
     }
   }
 
@@ -350,30 +348,29 @@ class Evaluator {
     return r.message + (tail.empty() ? "" : "\n" + tail);
   }
 
-  store::MeasurementRow row_for(const Pending& p, const std::string& gpu, const Shape& s) const {
-    store::MeasurementRow mr;
+  static MeasurementRecord row_for(const Pending& p, const std::string& gpu, const Shape& s) {
+    MeasurementRecord mr;
     mr.spec_hash = p.hash, mr.gpu = gpu, mr.dtype = std::string(to_string(p.accum));
     mr.layout = std::string(to_string(p.layout));
     mr.m = s.m, mr.n = s.n, mr.k = s.k;
-    mr.run_id = run_;
     return mr;
   }
 
   // One failure row per shape, so a resumed run skips the candidate.
-  void store_failure(const Pending& p, Outcome kind, const std::string& detail, CandidateOutcome& co,
-                     const std::vector<Shape>& shapes) {
+  void record_failure(const Pending& p, Outcome kind, const std::string& detail, CandidateOutcome& co,
+                      const std::vector<Shape>& shapes) {
     for (const auto& s : shapes) {
       auto mr = row_for(p, local_gpu_, s);
       mr.mode = std::string(to_string(req_.modes.front())), mr.timer = "graph";
       mr.status = std::string(to_string(kind)), mr.failure = detail.substr(0, 4000);
       mr.reward = score_of(req_, p, kind);
       if (mr.reward) co.score[s.str()] = *mr.reward;
-      db_.put_measurement(mr);
+      sink_.measurement(mr);
     }
   }
 
-  void store_results(const Pending& p, const std::string& name, const protocol::JobAnswer& answer, CandidateOutcome& co,
-                     const std::vector<Shape>& shapes) {
+  void record_results(const Pending& p, const std::string& name, const protocol::JobAnswer& answer,
+                      CandidateOutcome& co, const std::vector<Shape>& shapes) {
     int ok_shapes = 0, unsupported = 0, seen = 0;
     std::optional<Outcome> worst;
     std::string worst_detail;
@@ -431,13 +428,13 @@ class Evaluator {
           mr.reward =
               score_of(req_, p, row, mr.median_us.value_or(0), b == best_baseline.end() ? 0.0 : b->second, mr.rel_err);
           if (mr.reward && mode == Mode::Offline && t == TimerKind::Graph) co.score[s.str()] = *mr.reward;
-          db_.put_measurement(mr);
+          sink_.measurement(mr);
         }
     }
     if (seen == 0) {  // the worker's answer does not mention this candidate at all
       co.status = FailureKind::ProtocolError;
       co.detail = "the worker's answer has no result for " + name;
-      store_failure(p, co.status, co.detail, co, shapes);
+      record_failure(p, co.status, co.detail, co, shapes);
       return;
     }
     co.status = worst         ? *worst
@@ -448,16 +445,14 @@ class Evaluator {
   }
 
   const EvalRequest& req_;
-  store::Store& db_;
-  std::string run_, local_gpu_;
+  EvalSink& sink_;
+  std::string local_gpu_;
   sandbox::Worker worker_;
 };
 
 }  // namespace
 
-std::vector<CandidateOutcome> evaluate_candidates(const EvalRequest& req) {
-  auto db = store::Store::open(req.db_path);
-  const std::string run = db.begin_run(req.command_line);
+std::vector<CandidateOutcome> evaluate_candidates(const EvalRequest& req, EvalSink& sink) {
   std::vector<Pending> cands;
   if (!req.spec_shapes.empty() && req.spec_shapes.size() != req.specs.size())
     throw InputError("spec_shapes must have one entry per spec");
@@ -487,7 +482,7 @@ std::vector<CandidateOutcome> evaluate_candidates(const EvalRequest& req) {
   for (size_t i = 0; i < cands.size(); ++i) {
     out[i].spec_text = cands[i].text, out[i].spec_hash = cands[i].hash;
     out[i].device = req.visible_devices;
-    db.put_spec({cands[i].hash, cands[i].family, cands[i].spec ? cands[i].text : cands[i].source, ""});
+    sink.spec({cands[i].hash, cands[i].family, cands[i].spec ? cands[i].text : cands[i].source});
   }
   if (cands.empty()) return out;
 
@@ -506,33 +501,33 @@ std::vector<CandidateOutcome> evaluate_candidates(const EvalRequest& req) {
       return build_candidates(jit, cands, todo);
     });
   };
-  Evaluator ev(req, db, run);
+  Evaluator ev(req, sink);
   const std::string local_gpu = gpu_available() ? query_gpu(0).name : "unknown";
   const auto t0 = Clock::now();
   size_t done = 0;
-  // Stores candidate i's build; false (with its failure stored on each of its shapes) when it
+  // Records candidate i's build; false (with its failure recorded on each of its shapes) when it
   // did not compile.
   auto record_build = [&](size_t i, const CompileResult& built) {
     Pending& p = cands[i];
     CandidateOutcome& co = out[i];
     p.built = built;
     co.compile_seconds = p.built.seconds;
-    store::BuildRow br;
+    BuildRecord br;
     br.spec_hash = p.hash, br.source_hash = p.built.key, br.status = p.built.status;
     br.compile_seconds = p.built.seconds, br.log = p.built.log, br.artifact_path = p.built.artifact;
-    db.put_build(br);
+    sink.build(br);
     if (p.built.ok()) return true;
     co.status = p.built.status == "timeout" ? FailureKind::CompileTimeout : FailureKind::CompileError;
     co.detail = p.built.log.substr(0, 2000);
-    store::MeasurementRow mr;
+    MeasurementRecord mr;
     for (const auto& s : p.shapes) {
       mr.spec_hash = p.hash, mr.gpu = local_gpu;
       mr.dtype = std::string(to_string(p.accum)), mr.layout = std::string(to_string(p.layout));
       mr.m = s.m, mr.n = s.n, mr.k = s.k, mr.mode = std::string(to_string(req.modes.front()));
-      mr.timer = "graph", mr.status = std::string(to_string(co.status)), mr.failure = co.detail, mr.run_id = run;
+      mr.timer = "graph", mr.status = std::string(to_string(co.status)), mr.failure = co.detail;
       mr.reward = score_of(req, p, co.status);
       if (mr.reward) co.score[s.str()] = *mr.reward;
-      db.put_measurement(mr);
+      sink.measurement(mr);
     }
     return false;
   };
@@ -594,7 +589,6 @@ std::vector<CandidateOutcome> evaluate_candidates(const EvalRequest& req) {
       }
     }
     // Not measured on any shape before the deadline: not run (a resumed run picks it up).
-    db.finish_run(run);
     return out;
   }
   auto next = compile_chunk(0);
@@ -630,7 +624,6 @@ std::vector<CandidateOutcome> evaluate_candidates(const EvalRequest& req) {
                    cands.size(), ok, el, el * static_cast<double>(cands.size() - done) / static_cast<double>(done));
     }
   }
-  db.finish_run(run);
   return out;
 }
 
@@ -646,35 +639,6 @@ void print_outcomes(const std::vector<CandidateOutcome>& outcomes) {
     std::printf("%-16s %-16s %s\n", o.spec_hash.c_str(), std::string(to_string(o.status)).c_str(), o.spec_text.c_str());
     if (o.status != Status::Ok && !o.detail.empty()) std::printf("    %s\n", o.detail.substr(0, 300).c_str());
   }
-}
-
-int print_best(const std::string& db_path, const std::string& gpu_in) {
-  auto db = store::Store::open(db_path);
-  const std::string gpu = !gpu_in.empty() ? gpu_in : gpu_available() ? query_gpu(0).name : "NVIDIA H100 80GB HBM3";
-  const auto best = db.list_best(gpu);
-  std::printf("best kernels on %s (offline, graph timer): %zu shape(s)\n", gpu.c_str(), best.size());
-  std::printf("%-20s %-6s %10s %12s %14s  %s\n", "shape", "layout", "us", "vs cuBLAS", "vs cuBLASLt-AT", "spec");
-  for (const auto& b : best) {
-    const auto m = db.get_measurement(b.measurement_id);
-    const auto spec = db.get_spec(b.spec_hash);
-    double cublas = 0, lt = 0;
-    if (m) {
-      const auto bj = nlohmann::json::parse(m->baseline_json, nullptr, false);
-      auto t = [&](const char* name) {
-        if (!bj.is_object() || !bj.contains(name) || !bj[name].contains("offline") ||
-            !bj[name]["offline"].contains("graph"))
-          return 0.0;
-        return bj[name]["offline"]["graph"]["median"].get<double>();
-      };
-      auto best_of = [](double a, double b) { return a > 0 && b > 0 ? std::min(a, b) : std::max(a, b); };
-      cublas = best_of(t("cublas-nn"), t("cublas-tn"));
-      lt = best_of(t("cublaslt-autotune-nn"), t("cublaslt-autotune-tn"));
-    }
-    auto ratio = [&](double base) { return base > 0 ? fmt::format("{:.3f}x", base / b.median_us) : std::string("-"); };
-    std::printf("%-20s %-6s %10.2f %12s %14s  %s\n", fmt::format("{}x{}x{}", b.m, b.n, b.k).c_str(), b.layout.c_str(),
-                b.median_us, ratio(cublas).c_str(), ratio(lt).c_str(), spec ? spec->text.c_str() : b.spec_hash.c_str());
-  }
-  return 0;
 }
 
 }  // namespace cudal2

@@ -1,7 +1,8 @@
 #pragma once
 // Evaluating kernel candidates: the job a worker process runs (load artifacts, verify and time
 // them against the baselines in one bench, on the same inputs), and the parent side that
-// compiles, sends jobs to a sandboxed worker, attributes failures, and stores every outcome.
+// compiles, sends jobs to a sandboxed worker, attributes failures, and hands every record to the
+// caller's sink (eval/sink.hpp) as it arrives. eval/ never opens the store.
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -12,6 +13,7 @@
 #include "codegen/spec.hpp"
 #include "eval/bench.hpp"
 #include "eval/protocol.hpp"
+#include "eval/sink.hpp"
 #include "eval/status.hpp"
 
 namespace cudal2 {
@@ -38,14 +40,14 @@ std::vector<std::pair<Problem, std::vector<KernelSpec>>> worker_lt_space(const s
                                                                          Accum accum, int max_per_problem,
                                                                          int timeout_s = 300);
 
-// What happened to a candidate is an Outcome (eval/status.hpp), stored as the measurement's
+// What happened to a candidate is an Outcome (eval/status.hpp), recorded as the measurement's
 // status: ok, unsupported (refused every shape), not-run, or a failure kind: compile-error,
 // compile-timeout, wrong-result, out-of-bounds (a guard band changed), illegal-address /
 // device-assert / illegal-instruction / cuda-fatal (the context was poisoned), crash (the worker
 // died by a signal), hang (killed after the timeout), exited, protocol-error, error (anything
 // else, with a reason), and the judge's findings (docs/threat-model.md).
 
-// What a stored measurement is scored on (the tuner passes search::reward; eval itself scores
+// What a measurement record is scored on (the tuner passes search::reward; eval itself scores
 // nothing: it measures).
 struct ScoreInput {
   Outcome status;          // ok, or the failure stored (also not-capturable)
@@ -70,7 +72,6 @@ struct EvalRequest {
   double qps = 200;  // server mode: mean idle gap 1/qps seconds
   double verify_budget = double(1 << 28);
   std::vector<std::string> baselines{"cublas-nn", "cublas-tn", "cublaslt-autotune-nn", "cublaslt-autotune-tn"};
-  std::string db_path = "cudal2.db";
   std::string worker_exe;       // default: this executable
   int timeout_s = 120;          // per candidate in a job, on top of job_overhead_s
   int job_overhead_s = 180;     // baselines (auto-tuning), inputs, references
@@ -83,7 +84,7 @@ struct EvalRequest {
   // Confine each candidate's runner process (docs/threat-model.md). Off only to diagnose a
   // machine where the confinement itself fails; results are then marked unconfined.
   bool confine = true;
-  // Scores every measurement row before it is stored (the row's reward column); empty: none.
+  // Scores every measurement record before it goes to the sink (its reward); empty: none.
   std::function<std::optional<double>(const ScoreInput&)> score;
   // Non-empty: the worker (the judge, and through it the runners) is started with
   // CUDA_VISIBLE_DEVICES set to this, so it measures on that GPU alone (`tune --gpus`: one
@@ -108,16 +109,14 @@ struct CandidateOutcome {
 };
 
 // Compiles the candidates (a parallel pool, overlapped with measuring), evaluates them in batches
-// in a sandboxed worker, stores specs, builds and measurements (one transaction each, as they
-// arrive), and returns what happened to each candidate, in input order.
-std::vector<CandidateOutcome> evaluate_candidates(const EvalRequest& req);
+// in a sandboxed worker, gives the sink specs, builds and measurements as they arrive (the
+// tuner's sink writes each at once: search/record.hpp), and returns what happened to each
+// candidate, in input order.
+std::vector<CandidateOutcome> evaluate_candidates(const EvalRequest& req, EvalSink& sink);
 
 // CUDA devices this process sees (cudaGetDeviceCount; 0 without a GPU or driver).
 int visible_gpu_count();
 
 void print_outcomes(const std::vector<CandidateOutcome>& outcomes);
-// `cudal2 show`: best spec per shape for a GPU (default: this machine's), with its speedup over
-// the best cuBLAS and the best cuBLASLt auto-tuning time measured in the same job.
-int print_best(const std::string& db_path, const std::string& gpu = "");
 
 }  // namespace cudal2

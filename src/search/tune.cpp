@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "eval/device.hpp"
+#include "search/record.hpp"
 #include "search/reward.hpp"
 #include "search/space.hpp"
 #include "store/store.hpp"
@@ -158,11 +159,13 @@ std::vector<Proposal> merge(const std::vector<std::vector<Proposal>>& lists, int
 // the outcomes come back in the round's order. A lane that throws stops the round with its error
 // once every lane has finished.
 std::vector<CandidateOutcome> evaluate_lanes(std::vector<LaneState>& lanes, const std::vector<Proposal>& round,
-                                             double deadline_minutes);
+                                             double deadline_minutes, const std::string& db_path);
 
 // Evaluates one round: the specs in one call, free-form sources in one call per layout and
-// accumulator. Outcomes in the proposals' order.
-std::vector<CandidateOutcome> evaluate_round(const EvalRequest& base, const std::vector<Proposal>& round) {
+// accumulator, each recorded in the store at db_path under a run of its own. Outcomes in the
+// proposals' order.
+std::vector<CandidateOutcome> evaluate_round(const EvalRequest& base, const std::vector<Proposal>& round,
+                                             const std::string& db_path) {
   std::vector<CandidateOutcome> out(round.size());
   EvalRequest req = base;
   req.specs.clear(), req.free_sources.clear();
@@ -180,7 +183,7 @@ std::vector<CandidateOutcome> evaluate_round(const EvalRequest& base, const std:
   }
   const auto t0 = Clock::now();
   if (!req.specs.empty()) {
-    const auto got = evaluate_candidates(req);
+    const auto got = evaluate_and_record(req, db_path);
     for (size_t j = 0; j < got.size(); ++j) out[spec_at[j]] = got[j];
   }
   for (const auto& [la, idx] : sources) {
@@ -196,14 +199,14 @@ std::vector<CandidateOutcome> evaluate_round(const EvalRequest& base, const std:
         continue;
       }
     }
-    const auto got = evaluate_candidates(fr);
+    const auto got = evaluate_and_record(fr, db_path);
     for (size_t j = 0; j < got.size(); ++j) out[idx[j]] = got[j];
   }
   return out;
 }
 
 std::vector<CandidateOutcome> evaluate_lanes(std::vector<LaneState>& lanes, const std::vector<Proposal>& round,
-                                             double deadline_minutes) {
+                                             double deadline_minutes, const std::string& db_path) {
   const size_t g = lanes.size();
   std::vector<std::vector<Proposal>> dealt(g);
   std::vector<std::vector<size_t>> at(g);
@@ -219,7 +222,7 @@ std::vector<CandidateOutcome> evaluate_lanes(std::vector<LaneState>& lanes, cons
       EvalRequest req = lanes[l].req;
       req.deadline_minutes = deadline_minutes;
       const auto t0 = Clock::now();
-      const auto got = evaluate_round(req, dealt[l]);
+      const auto got = evaluate_round(req, dealt[l], db_path);
       lanes[l].stats.busy_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
       for (size_t j = 0; j < got.size(); ++j) {
         out[at[l][j]] = got[j];
@@ -366,7 +369,7 @@ TuneResult run_tune(const TuneOptions& o) {
   if (!o.skip_search) {
     {
       // Resume: what the store knows about this GPU, these problems and the run's specs.
-      const auto db = store::Store::open(o.eval.db_path);
+      const auto db = store::Store::open(o.db_path);
       const std::string gpu = gpu_name(ordinals.front());
       for (const auto& p : problems) policy->observe(stored_observations(db, gpu, p, mode, space.for_problem(p)));
     }
@@ -422,7 +425,7 @@ TuneResult run_tune(const TuneOptions& o) {
         deadline = o.budget_minutes - std::chrono::duration<double>(Clock::now() - t0).count() / 60.0;
         if (deadline <= 0) break;
       }
-      const auto outcomes = evaluate_lanes(lanes, round, deadline);
+      const auto outcomes = evaluate_lanes(lanes, round, deadline, o.db_path);
       std::vector<Observation> seen;
       bool cut_short = false;
       for (size_t i = 0; i < round.size(); ++i) {
@@ -447,7 +450,7 @@ TuneResult run_tune(const TuneOptions& o) {
 
   if (o.final_top > 0) {
     // Phase 2: each shape's fastest specs against the baselines, every timer, the final modes.
-    for (const auto& [shape, specs] : top_candidates(o.eval.db_path, o.eval.shapes, o.accum, o.final_top)) {
+    for (const auto& [shape, specs] : top_candidates(o.db_path, o.eval.shapes, o.accum, o.final_top)) {
       if (specs.empty()) continue;
       EvalRequest fin = req;
       fin.specs = specs;
@@ -463,7 +466,7 @@ TuneResult run_tune(const TuneOptions& o) {
       fin.deadline_minutes = 0;
       if (o.progress)
         std::fprintf(stderr, "cudal2 tune: final measurement of %s (%zu specs)\n", shape.str().c_str(), specs.size());
-      evaluate_candidates(fin);
+      evaluate_and_record(fin, o.db_path);
     }
   }
   return result;

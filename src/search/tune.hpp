@@ -1,7 +1,7 @@
 #pragma once
 // The tuning loop, `cudal2 tune`: for the requested shapes, rounds of
 //   policy.propose -> codegen -> jit -> evaluate (eval/: the judge in a worker) -> reward -> store
-//   -> policy.observe
+//   (search/record.hpp: eval's records written as they arrive) -> policy.observe
 // until the policy has nothing left, the budget (candidates or minutes) is spent; then, on
 // request, a final measurement of each shape's fastest specs against the baselines. Resumable:
 // the store's measurements are given to the policy before the first round, so a rerun of the same
@@ -15,9 +15,12 @@
 namespace cudal2::search {
 
 struct TuneOptions {
-  // Shapes, modes, timers, reps, store, baselines, batch, worker: how each round is evaluated.
+  // Shapes, modes, timers, reps, baselines, batch, worker: how each round is evaluated.
   // Its specs, free sources, deadline and score are set by the loop.
   EvalRequest eval;
+  // The results store: every evaluation's records are written there (search/record.hpp), and a
+  // rerun resumes from what it holds.
+  std::string db_path = "cudal2.db";
   std::string search = "exhaustive";  // a name in policy_names()
   PolicyOptions policy;
   std::vector<std::string> families{"sm90_cutlass"};

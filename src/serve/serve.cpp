@@ -11,6 +11,7 @@
 #include "cli/exit_with.hpp"
 #include "eval/candidate.hpp"
 #include "eval/device.hpp"
+#include "search/record.hpp"
 
 namespace cudal2::serve {
 
@@ -293,7 +294,6 @@ EvalFn gpu_eval(const GpuEvalOptions& opt) {
     req.reps = job.reps;
     const std::string l(to_string(job.layout));
     req.baselines = {"cublas-" + l, "cublaslt-autotune-" + l};
-    req.db_path = opt.db_path;
     req.timeout_s = opt.timeout_s;
     req.batch = 1;
     req.progress = false;
@@ -301,7 +301,7 @@ EvalFn gpu_eval(const GpuEvalOptions& opt) {
     req.score = opt.score;
     // One GPU per worker: the judge inherits CUDA_VISIBLE_DEVICES (serve sets nothing here; run one
     // `cudal2 serve --workers 1` per GPU with CUDA_VISIBLE_DEVICES set, or extend EvalRequest).
-    const auto outcomes = evaluate_candidates(req);
+    const auto outcomes = search::evaluate_and_record(req, opt.db_path);
     const CandidateOutcome& o = outcomes.at(0);
     const std::string status(to_string(o.status));  // the outcome's word (eval/status.hpp)
     nlohmann::json results = nlohmann::json::array();

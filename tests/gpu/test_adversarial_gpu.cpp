@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "eval/candidate.hpp"
+#include "search/record.hpp"
 
 namespace cudal2 {
 namespace {
@@ -189,13 +190,12 @@ TEST(Adversarial, EveryClassIsCaughtAndNothingEscapes) {
   req.shapes = {{256, 256, 256}, {96, 80, 64}, {128, 128, 4096}};  // large K shows precision downgrades
   req.reps = 10;
   req.baselines = {"cublas-nn"};
-  req.db_path = (work / "adv.db").string();
   const char* cli = std::getenv("CUDAL2_CLI");
   req.worker_exe = cli ? cli : CUDAL2_CLI;
   req.timeout_s = 10;
   req.job_overhead_s = 30;
   req.batch = 4;
-  const auto out = evaluate_candidates(req);
+  const auto out = search::evaluate_and_record(req, (work / "adv.db").string());
 
   // Side effects first, and clean up whatever got through so a failure leaves no litter.
   for (const auto& p : escapes) {

@@ -11,6 +11,7 @@
 
 #include "eval/candidate.hpp"
 #include "eval/device.hpp"
+#include "search/record.hpp"
 #include "store/store.hpp"
 
 namespace cudal2 {
@@ -35,13 +36,13 @@ TEST(Candidates, FailuresAreRecordedAndTheRunGoesOn) {
   req.shapes = {{96, 80, 64}, {33, 17, 40}};
   req.reps = 3;
   req.baselines = {"cublas-nn"};
-  req.db_path = (dir / "t.db").string();
+  const std::string db_path = (dir / "t.db").string();
   const char* cli = std::getenv("CUDAL2_CLI");
   req.worker_exe = cli ? cli : CUDAL2_CLI;
   req.timeout_s = 10;
   req.job_overhead_s = 30;
   req.batch = 5;  // all in one job: the fault kills it, and the retry one by one finds who did it
-  const auto out = evaluate_candidates(req);
+  const auto out = search::evaluate_and_record(req, db_path);
   ASSERT_EQ(out.size(), 5u);
   EXPECT_EQ(out[0].status, FailureKind::IllegalAddress) << out[0].detail;
   EXPECT_EQ(out[1].status, FailureKind::Hang) << out[1].detail;
@@ -52,7 +53,7 @@ TEST(Candidates, FailuresAreRecordedAndTheRunGoesOn) {
   print_outcomes(out);
 
   // Every outcome is in the store under its kind, so a rerun would skip them all.
-  auto db = store::Store::open(req.db_path);
+  auto db = store::Store::open(db_path);
   const std::string gpu = query_gpu(0).name;
   for (const auto& o : out)
     for (const auto& s : req.shapes)

@@ -7,10 +7,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 
 #include "codegen/family_cublaslt.hpp"
 #include "eval/candidate.hpp"
 #include "eval/protocol.hpp"
+#include "search/record.hpp"
 
 namespace cudal2 {
 namespace {
@@ -126,12 +128,11 @@ extern "C" size_t cudal2_workspace_size(const cudal2_gemm_args*) { return 0; }
 extern "C" int cudal2_run(const cudal2_gemm_args*, void*, char*, size_t) { return 0; }
 )"};
     req.shapes = {{64, 64, 64}};
-    req.db_path = (dir_ / "t.db").string();
     req.worker_exe = worker;
     req.timeout_s = 5;
     req.job_overhead_s = 5;
     req.progress = false;
-    const auto out = evaluate_candidates(req);
+    const auto out = search::evaluate_and_record(req, (dir_ / "t.db").string());
     EXPECT_EQ(out.size(), 1u);
     return out.empty() ? CandidateOutcome{} : out[0];
   }
@@ -193,10 +194,9 @@ TEST_F(FakeWorker, SpecsOfOneShapeAreMeasuredOnThatShapeAlone) {
   }
   req.shapes = {{64, 64, 64}, {128, 64, 64}, {256, 64, 64}};
   req.spec_shapes = {{{64, 64, 64}, {128, 64, 64}}, {{128, 64, 64}, {256, 64, 64}}};
-  req.db_path = (dir_ / "t.db").string();
   req.worker_exe = script("logs.sh", "printf '%s\\n' \"$line\" >> '" + log.string() + "'; exit 3");
   req.timeout_s = 5, req.job_overhead_s = 5, req.progress = false;
-  const auto out = evaluate_candidates(req);
+  const auto out = search::evaluate_and_record(req, (dir_ / "t.db").string());
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].status, FailureKind::Exited);
   EXPECT_EQ(out[1].status, FailureKind::Exited);
@@ -215,9 +215,130 @@ TEST_F(FakeWorker, SpecsOfOneShapeAreMeasuredOnThatShapeAlone) {
     for (const auto& c : j["candidates"]) EXPECT_EQ(c["artifact"], "") << c;
   for (const auto& o : out) EXPECT_EQ(o.compile_seconds, 0.0);
   req.spec_shapes = {{}};  // one entry for two specs
-  EXPECT_THROW(evaluate_candidates(req), InputError);
+  EXPECT_THROW(search::evaluate_and_record(req, (dir_ / "t.db").string()), InputError);
   req.spec_shapes = {{}, {{512, 64, 64}}};  // not a shape of the request
-  EXPECT_THROW(evaluate_candidates(req), InputError);
+  EXPECT_THROW(search::evaluate_and_record(req, (dir_ / "t.db").string()), InputError);
+}
+
+// Every record evaluate_candidates hands its sink, kept in memory in the order it came.
+class RecordingSink final : public EvalSink {
+ public:
+  void spec(const SpecRecord& s) override { specs.push_back(s), events.emplace_back("spec"); }
+  void build(const BuildRecord& b) override { builds.push_back(b), events.emplace_back("build"); }
+  void measurement(const MeasurementRecord& m) override {
+    measurements.push_back(m), events.emplace_back("measurement");
+  }
+  std::vector<SpecRecord> specs;
+  std::vector<BuildRecord> builds;
+  std::vector<MeasurementRecord> measurements;
+  std::vector<std::string> events;
+};
+
+TEST_F(FakeWorker, EvaluatesIntoASinkWithoutAStore) {
+  // eval/ returns measurements through the caller's sink and opens no store: a candidate that
+  // passes one shape and computes the wrong result on the other, and one that does not compile.
+  EvalRequest req;
+  req.free_sources = {R"(#include "cudal2_kernel_abi.h"
+extern "C" int cudal2_abi_version(void) { return CUDAL2_KERNEL_ABI_VERSION; }
+extern "C" const char* cudal2_describe(void) { return "scripted"; }
+extern "C" int cudal2_can_implement(const cudal2_gemm_args*, char*, size_t) { return 0; }
+extern "C" size_t cudal2_workspace_size(const cudal2_gemm_args*) { return 0; }
+extern "C" int cudal2_run(const cudal2_gemm_args*, void*, char*, size_t) { return 0; }
+)",
+                      "this is not CUDA\n"};
+  req.shapes = {{64, 64, 64}, {128, 64, 64}};
+  req.timers = {true, false, false};
+  req.baselines = {"cublas-nn"};
+  req.timeout_s = 5, req.job_overhead_s = 5, req.progress = false;
+  req.score = [](const ScoreInput& in) -> std::optional<double> {
+    return in.status == Status::Ok ? in.baseline_us / in.time_us : -1.0;
+  };
+  const std::string answer = R"({"ok":true,"gpu":"Scripted GPU","shapes":[
+{"m":64,"n":64,"k":64,"methods":[
+ {"method":"candidate-0","status":"ok","failure":"","reason":"","rel_err":0.0001,
+  "timing":{"offline":{"graph":{"median":10.0,"p10":9.0,"p90":11.0,"min":8.5,"n":5}}}},
+ {"method":"cublas-nn","status":"ok","failure":"","reason":"","rel_err":null,
+  "timing":{"offline":{"graph":{"median":12.0,"p10":12.0,"p90":12.0,"min":12.0,"n":5}}}}]},
+{"m":128,"n":64,"k":64,"methods":[
+ {"method":"candidate-0","status":"failed","failure":"wrong-result","reason":"max rel err 0.5","rel_err":0.5,
+  "timing":{}},
+ {"method":"cublas-nn","status":"ok","failure":"","reason":"","rel_err":null,
+  "timing":{"offline":{"graph":{"median":20.0,"p10":20.0,"p90":20.0,"min":20.0,"n":5}}}}]}]})";
+  req.worker_exe = script("answers.sh", "printf '%s\\n' '" + json::parse(answer).dump() + "'");
+  RecordingSink sink;
+  const auto out = evaluate_candidates(req, sink);
+
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].status, FailureKind::WrongResult) << out[0].detail;  // a failure wins over ok
+  EXPECT_EQ(out[0].detail, "128x64x64: max rel err 0.5");
+  EXPECT_DOUBLE_EQ(out[0].graph_us.at("64x64x64"), 10.0);
+  EXPECT_FALSE(out[0].graph_us.count("128x64x64"));
+  EXPECT_DOUBLE_EQ(out[0].baseline_us.at("128x64x64"), 20.0);
+  EXPECT_DOUBLE_EQ(out[0].score.at("64x64x64"), 1.2);
+  EXPECT_DOUBLE_EQ(out[0].score.at("128x64x64"), -1.0);
+  EXPECT_EQ(out[1].status, FailureKind::CompileError);
+  EXPECT_DOUBLE_EQ(out[1].score.at("64x64x64"), -1.0);
+
+  // In the order they happened: both specs, both builds, the failed build's rows, then the job's.
+  const std::vector<std::string> order{"spec",        "spec",        "build",       "build",       "measurement",
+                                       "measurement", "measurement", "measurement", "measurement", "measurement"};
+  EXPECT_EQ(sink.events, order);
+  ASSERT_EQ(sink.specs.size(), 2u);
+  EXPECT_EQ(sink.specs[0].hash, out[0].spec_hash);
+  EXPECT_EQ(sink.specs[0].family, "source");
+  EXPECT_EQ(sink.specs[0].text, req.free_sources[0]);  // a free-form candidate's text is its source
+  EXPECT_EQ(sink.specs[1].hash, out[1].spec_hash);
+  ASSERT_EQ(sink.builds.size(), 2u);
+  EXPECT_EQ(sink.builds[0].spec_hash, out[0].spec_hash);
+  EXPECT_EQ(sink.builds[0].status, "ok");
+  EXPECT_FALSE(sink.builds[0].artifact_path.empty());
+  EXPECT_EQ(sink.builds[1].spec_hash, out[1].spec_hash);
+  EXPECT_EQ(sink.builds[1].status, "compile-error");
+  EXPECT_TRUE(sink.builds[1].artifact_path.empty());
+  EXPECT_FALSE(sink.builds[1].log.empty());
+
+  ASSERT_EQ(sink.measurements.size(), 6u);
+  // The candidate that did not compile: one failure row per shape, so a resumed run skips it.
+  for (size_t i = 0; i < 2; ++i) {
+    const auto& m = sink.measurements[i];
+    EXPECT_EQ(m.spec_hash, out[1].spec_hash);
+    EXPECT_EQ(m.m, req.shapes[i].m);
+    EXPECT_EQ(m.mode, "offline");
+    EXPECT_EQ(m.timer, "graph");
+    EXPECT_EQ(m.status, "compile-error");
+    EXPECT_FALSE(m.median_us);
+    EXPECT_EQ(m.reward, -1.0);
+  }
+  // 64x64x64 passed: its graph row with the times and the job's baselines.
+  const auto& ok = sink.measurements[2];
+  EXPECT_EQ(ok.spec_hash, out[0].spec_hash);
+  EXPECT_EQ(ok.gpu, "Scripted GPU");  // the worker's device, not this machine's
+  EXPECT_EQ(ok.dtype, "f32");
+  EXPECT_EQ(ok.layout, "nn");
+  EXPECT_EQ(std::make_tuple(ok.m, ok.n, ok.k), std::make_tuple(std::int64_t{64}, std::int64_t{64}, std::int64_t{64}));
+  EXPECT_EQ(ok.mode, "offline");
+  EXPECT_EQ(ok.timer, "graph");
+  EXPECT_EQ(ok.status, "ok");
+  EXPECT_EQ(ok.median_us, 10.0);
+  EXPECT_EQ(ok.p10_us, 9.0);
+  EXPECT_EQ(ok.p90_us, 11.0);
+  EXPECT_EQ(ok.min_us, 8.5);
+  EXPECT_EQ(ok.rel_err, 0.0001);
+  EXPECT_EQ(ok.reward, 1.2);
+  EXPECT_EQ(json::parse(ok.baseline_json)["cublas-nn"]["offline"]["graph"]["median"], 12.0);
+  // 128x64x64 computed the wrong result: one row per timer, none with a time.
+  const std::vector<std::string> timers{"graph", "eager", "host"};
+  for (size_t i = 0; i < 3; ++i) {
+    const auto& m = sink.measurements[3 + i];
+    EXPECT_EQ(m.spec_hash, out[0].spec_hash);
+    EXPECT_EQ(m.m, 128);
+    EXPECT_EQ(m.timer, timers[i]);
+    EXPECT_EQ(m.status, "wrong-result");
+    EXPECT_EQ(m.failure, "max rel err 0.5");
+    EXPECT_FALSE(m.median_us);
+    EXPECT_EQ(m.rel_err, 0.5);
+    EXPECT_EQ(m.reward, -1.0);
+  }
 }
 
 }  // namespace

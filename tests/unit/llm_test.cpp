@@ -493,19 +493,19 @@ for line in sys.stdin:
   o.eval.shapes = {{64, 64, 64}};
   o.eval.timers = {true, false, false};
   o.eval.baselines = {"cublas-nn"};
-  o.eval.db_path = dir / "tune.db";
+  o.db_path = dir / "tune.db";
   o.eval.worker_exe = worker;
   o.eval.progress = false;
   o.families = {"tiny"};
   o.search = "llm";
-  o.policy.extra = {{"llm-url", srv.url()}, {"llm-model", "scripted"}, {"db", o.eval.db_path}};
+  o.policy.extra = {{"llm-url", srv.url()}, {"llm-model", "scripted"}, {"db", o.db_path}};
   o.round = 1;
   o.budget = 3;
   o.progress = false;
   o.check_gpu = false;
   const auto r = search::run_tune(o);
   EXPECT_EQ(r.outcomes.size(), 3u);
-  Records rec(o.eval.db_path);
+  Records rec(o.db_path);
   int pending = 0, measured = 0;
   for (const auto& t : rec.turns()) {
     pending += t.status == "pending";

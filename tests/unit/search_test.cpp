@@ -15,6 +15,7 @@
 #include "codegen/family_cublaslt.hpp"
 #include "eval/candidate.hpp"
 #include "search/policy.hpp"
+#include "search/record.hpp"
 #include "search/reward.hpp"
 #include "search/space.hpp"
 #include "search/tune.hpp"
@@ -270,6 +271,64 @@ TEST(StoreReward, NewColumnRoundTripsAndOldStoresMigrate) {
   std::filesystem::remove_all(dir);
 }
 
+// The loop's sink (search/record.hpp): each of eval's records is one row at once, under the run
+// the sink began; the run is finished only when asked.
+TEST(StoreSink, WritesEachRecordAsItsRowUnderItsRun) {
+  const auto dir = std::filesystem::temp_directory_path() / ("cudal2_sink_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const auto path = (dir / "sink.db").string();
+  StoreSink sink(path, "cudal2 eval --spec x");
+  ASSERT_FALSE(sink.run_id().empty());
+  sink.spec({"h1", "tiny", "tiny nn f32 tile=16x16x32"});
+  sink.build({"h1", "key1", "ok", 1.5, "nvcc log", "/cache/k.so"});
+  MeasurementRecord m;
+  m.spec_hash = "h1", m.gpu = "G", m.dtype = "f32", m.layout = "nn", m.m = 64, m.n = 32, m.k = 16;
+  m.mode = "offline", m.timer = "graph", m.status = "ok";
+  m.median_us = 10, m.p10_us = 9, m.p90_us = 11, m.min_us = 8.5, m.rel_err = 1e-4;
+  m.baseline_json = R"({"cublas-nn":{"offline":{"graph":{"median":12.0}}}})";
+  m.reward = 1.2;
+  sink.measurement(m);
+  MeasurementRecord f = m;
+  f.timer = "eager", f.status = "wrong-result", f.failure = "max rel err 0.5";
+  f.median_us = f.p10_us = f.p90_us = f.min_us = std::nullopt;
+  f.reward = -1;
+  sink.measurement(f);
+  {
+    // Another connection sees every row before the run ends: nothing waits for the end.
+    auto db = store::Store::open(path);
+    const auto spec = db.get_spec("h1");
+    ASSERT_TRUE(spec);
+    EXPECT_EQ(spec->family, "tiny");
+    EXPECT_EQ(spec->text, "tiny nn f32 tile=16x16x32");
+    const auto build = db.find_build("h1", "key1");
+    ASSERT_TRUE(build);
+    EXPECT_EQ(build->status, "ok");
+    EXPECT_EQ(build->compile_seconds, 1.5);
+    EXPECT_EQ(build->log, "nvcc log");
+    EXPECT_EQ(build->artifact_path, "/cache/k.so");
+    const auto rows = db.list_measurements("G", "f32", "nn", 64, 32, 16, "offline");
+    ASSERT_EQ(rows.size(), 2u);
+    for (size_t i = 0; i < 2; ++i) {
+      auto want = measurement_row(i == 0 ? m : f, sink.run_id());
+      want.id = rows[i].id, want.created_at = rows[i].created_at;
+      EXPECT_EQ(rows[i], want) << i;
+      EXPECT_EQ(rows[i].run_id, sink.run_id());
+    }
+    EXPECT_EQ(rows[0].median_us, 10.0);
+    EXPECT_EQ(rows[1].failure, "max rel err 0.5");
+    EXPECT_EQ(rows[1].reward, -1.0);
+    ASSERT_TRUE(db.get_best("G", "f32", "nn", 64, 32, 16));  // the ok graph row is the best
+    EXPECT_EQ(db.get_best("G", "f32", "nn", 64, 32, 16)->measurement_id, rows[0].id);
+    const auto run = db.get_run(sink.run_id());
+    ASSERT_TRUE(run);
+    EXPECT_EQ(run->command, "cudal2 eval --spec x");
+    EXPECT_FALSE(run->finished_at);
+  }
+  sink.finish();
+  EXPECT_TRUE(store::Store::open(path).get_run(sink.run_id())->finished_at);
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace cudal2::search
 
@@ -313,7 +372,7 @@ for line in sys.stdin:
     o.eval.shapes = {{64, 64, 64}};
     o.eval.timers = {true, false, false};
     o.eval.baselines = {"cublas-nn"};
-    o.eval.db_path = (dir_ / "tune.db").string();
+    o.db_path = (dir_ / "tune.db").string();
     o.eval.worker_exe = worker_;
     o.eval.batch = 2;
     o.eval.progress = false;
@@ -341,7 +400,7 @@ TEST_F(TuneLoop, ExhaustiveStoresRewardsAndResumes) {
     EXPECT_DOUBLE_EQ(first.outcomes[i].baseline_us.at("64x64x64"), 12.0);
   }
   {
-    auto db = store::Store::open(options().eval.db_path);
+    auto db = store::Store::open(options().db_path);
     const auto rows = db.list_measurements("unknown", "f32", "nn", 64, 64, 64, "offline");
     ASSERT_EQ(rows.size(), 2u);
     EXPECT_DOUBLE_EQ(*rows[0].reward, 1.2);
@@ -519,7 +578,7 @@ TEST_F(TuneLanes, EveryCandidateOnceOnItsLanesGpuObservedAndStored) {
     EXPECT_EQ(seen.at(c.spec_text), std::vector<std::string>{c.device}) << "measured once, by its lane's worker";
   }
   {
-    auto db = store::Store::open(lanes().eval.db_path);
+    auto db = store::Store::open(lanes().db_path);
     const auto rows = db.list_measurements("unknown", "f32", "nn", 64, 64, 64, "offline");
     std::set<std::string> hashes;
     for (const auto& r : rows) hashes.insert(r.spec_hash);

@@ -1,0 +1,43 @@
+#include "cli/show.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "eval/device.hpp"
+#include "store/store.hpp"
+
+namespace cudal2::cli {
+
+int print_best(const std::string& db_path, const std::string& gpu_in) {
+  auto db = store::Store::open(db_path);
+  const std::string gpu = !gpu_in.empty() ? gpu_in : gpu_available() ? query_gpu(0).name : "NVIDIA H100 80GB HBM3";
+  const auto best = db.list_best(gpu);
+  std::printf("best kernels on %s (offline, graph timer): %zu shape(s)\n", gpu.c_str(), best.size());
+  std::printf("%-20s %-6s %10s %12s %14s  %s\n", "shape", "layout", "us", "vs cuBLAS", "vs cuBLASLt-AT", "spec");
+  for (const auto& b : best) {
+    const auto m = db.get_measurement(b.measurement_id);
+    const auto spec = db.get_spec(b.spec_hash);
+    double cublas = 0, lt = 0;
+    if (m) {
+      const auto bj = nlohmann::json::parse(m->baseline_json, nullptr, false);
+      auto t = [&](const char* name) {
+        if (!bj.is_object() || !bj.contains(name) || !bj[name].contains("offline") ||
+            !bj[name]["offline"].contains("graph"))
+          return 0.0;
+        return bj[name]["offline"]["graph"]["median"].get<double>();
+      };
+      auto best_of = [](double a, double b) { return a > 0 && b > 0 ? std::min(a, b) : std::max(a, b); };
+      cublas = best_of(t("cublas-nn"), t("cublas-tn"));
+      lt = best_of(t("cublaslt-autotune-nn"), t("cublaslt-autotune-tn"));
+    }
+    auto ratio = [&](double base) { return base > 0 ? fmt::format("{:.3f}x", base / b.median_us) : std::string("-"); };
+    std::printf("%-20s %-6s %10.2f %12s %14s  %s\n", fmt::format("{}x{}x{}", b.m, b.n, b.k).c_str(), b.layout.c_str(),
+                b.median_us, ratio(cublas).c_str(), ratio(lt).c_str(), spec ? spec->text.c_str() : b.spec_hash.c_str());
+  }
+  return 0;
+}
+
+}  // namespace cudal2::cli

@@ -1,0 +1,44 @@
+#pragma once
+// The loop's side of evaluation records: eval/ hands what it measures to a sink (eval/sink.hpp)
+// and never opens the store; StoreSink writes each record to the store as it arrives (one
+// transaction each, so a killed run loses nothing), under a run of its own. `cudal2 tune`
+// (run_tune), `cudal2 eval` and `cudal2 serve` evaluate through evaluate_and_record.
+#include <string>
+#include <vector>
+
+#include "eval/candidate.hpp"
+#include "eval/sink.hpp"
+#include "store/store.hpp"
+
+namespace cudal2::search {
+
+// The store at db_path as an evaluation's sink. Opening it (created and migrated if need be)
+// begins a run named `command` (store::Store::begin_run); every measurement row is written under
+// that run's id. finish() marks the run finished; a sink dropped without it leaves the run
+// unfinished (an evaluation that threw, or a killed process: "still running, or it died").
+// One store connection: use it from one thread (each GPU lane of run_tune has its own).
+class StoreSink final : public EvalSink {
+ public:
+  StoreSink(const std::string& db_path, const std::string& command);
+  void spec(const SpecRecord& s) override;
+  void build(const BuildRecord& b) override;
+  void measurement(const MeasurementRecord& m) override;
+  void finish();
+  const std::string& run_id() const { return run_; }
+
+ private:
+  store::Store db_;
+  std::string run_;
+};
+
+// The store's rows for eval's records (the store sets ids and timestamps).
+store::SpecRow spec_row(const SpecRecord& s);
+store::BuildRow build_row(const BuildRecord& b);
+store::MeasurementRow measurement_row(const MeasurementRecord& m, const std::string& run_id);
+
+// evaluate_candidates(req) recorded in the store at db_path: a run named req.command_line,
+// specs, builds and measurements written as they arrive, the run finished when the evaluation
+// returns (not when it throws).
+std::vector<CandidateOutcome> evaluate_and_record(const EvalRequest& req, const std::string& db_path);
+
+}  // namespace cudal2::search

@@ -55,10 +55,29 @@ LlmConfig llm_config_from(const std::map<std::string, std::string>& extra) {
   if (auto v = get("llm-repairs"); !v.empty()) c.repairs = to_int("llm-repairs", v);
   if (auto v = get("llm-timeout"); !v.empty()) c.client.read_timeout_s = to_double("llm-timeout", v);
   if (auto v = get("llm-retries"); !v.empty()) c.client.retries = to_int("llm-retries", v);
+  if (auto v = get("profile"); !v.empty()) {
+    if (v != "off" && v != "best" && v != "all")
+      throw InputError(fmt::format(
+          "--profile '{}': expected best (profile a candidate once it is the best for its problem), all (every "
+          "candidate measured ok) or off",
+          v));
+    c.profile = v;
+  }
+  if (extra.count("profile-ncu")) {
+    c.profile_ncu = get("profile-ncu");
+    if (c.profile_ncu.empty())
+      throw InputError("--profile-ncu: expected the ncu executable (a name on PATH or a path)");
+  }
+  if (auto v = get("profile-timeout"); !v.empty()) {
+    c.profile_timeout_s = to_double("profile-timeout", v);
+    if (c.profile_timeout_s <= 0) throw InputError(fmt::format("--profile-timeout '{}': expected seconds > 0", v));
+  }
   c.template_path = get("llm-prompt");
   c.db_path = get("db");
   c.gpu = get("gpu");
   c.run_id = get("run-id");
+  if (c.profile != "off" && c.db_path.empty())
+    throw InputError("--profile needs the store (--db): profiles are stored there and read back into the prompt");
   if (c.client.budget_usd > 0 && c.client.usd_per_mtok_prompt == 0 && c.client.usd_per_mtok_completion == 0)
     throw InputError(
         "--llm-budget-usd needs the prices (--llm-price-prompt, --llm-price-completion: USD per million tokens)");
@@ -81,6 +100,14 @@ void add_llm_options(CLI::App* tune, std::map<std::string, std::string>& extra) 
   opt("llm-repairs", "--search llm: repair turns after a compile error (default 2)");
   opt("llm-timeout", "--search llm: seconds to wait for a reply (default 300)");
   opt("llm-prompt", "--search llm: prompt template file (default prompts/kernel.md)");
+  // --profile alone means best.
+  tune->add_option_function<std::string>(
+          "--profile", [&extra](const std::string& v) { extra["profile"] = v.empty() ? "best" : v; },
+          "--search llm: Nsight Compute profiles of candidates, stored and shown in the prompt: best (a candidate "
+          "once it is the best for its problem; --profile alone), all (every candidate measured ok) or off (default)")
+      ->expected(0, 1);
+  opt("profile-ncu", "--search llm --profile: the ncu executable (default ncu)");
+  opt("profile-timeout", "--search llm --profile: seconds one ncu run may take (default 600)");
 }
 
 }  // namespace cudal2::llm

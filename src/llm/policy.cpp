@@ -1,9 +1,13 @@
 #include "llm/policy.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 
 #include <fmt/format.h>
 
+#include "llm/profile.hpp"
 #include "llm/prompt.hpp"
 
 namespace cudal2::llm {
@@ -132,6 +136,7 @@ std::vector<search::Proposal> LlmPolicy::propose(const Problem& p, int n, const 
     }
     const std::int64_t id = store_row("pending");
     pending_[row.spec_hash] = {id, key(p)};
+    proposed_.insert(row.spec_hash);
     search::Proposal prop;
     prop.spec = default_spec("mma");
     prop.spec.family = "source", prop.spec.layout = p.layout, prop.spec.accum = p.accum;
@@ -143,10 +148,13 @@ std::vector<search::Proposal> LlmPolicy::propose(const Problem& p, int n, const 
 }
 
 void LlmPolicy::observe(const std::vector<search::Observation>& results) {
+  std::vector<std::pair<const search::Observation*, std::string>> to_profile;
   for (const auto& o : results) {
     if (o.source.empty()) continue;
     const std::string h = free_spec_hash(o.source, o.problem.layout, o.problem.accum);
     seen_.insert(h);
+    // Every shape a source of ours was measured on (the loop measures it on each shape of the run).
+    if (o.status == "ok" && proposed_.count(h)) to_profile.emplace_back(&o, h);
     auto it = pending_.find(h);
     if (it == pending_.end()) continue;  // not ours (or already observed)
     const Pending pend = it->second;
@@ -172,6 +180,67 @@ void LlmPolicy::observe(const std::vector<search::Observation>& results) {
       ep.repair_pending = false;
       ep.last_errors.clear(), ep.last_source.clear();
     }
+  }
+  // After the bookkeeping above: profiling takes a while, and must never stop the tuning.
+  for (const auto& [o, h] : to_profile) maybe_profile(*o, h);
+}
+
+void LlmPolicy::maybe_profile(const search::Observation& o, const std::string& h) {
+  if (cfg_.profile == "off" || profile_stopped_ || !records_) return;
+  const std::string dtype(to_string(o.problem.accum)), layout(to_string(o.problem.layout));
+  const Shape& sh = o.problem.shape;
+  std::string gpu = cfg_.gpu;
+  try {
+    if (cfg_.profile == "best") {
+      // The store's best for the problem, as the next prompt will show it (retrieve_reference).
+      const auto gpus = records_->best_gpus(h, dtype, layout, sh.m, sh.n, sh.k);
+      if (gpus.empty() || (!gpu.empty() && std::find(gpus.begin(), gpus.end(), gpu) == gpus.end())) return;
+      if (gpu.empty()) gpu = gpus.front();
+    } else if (gpu.empty()) {
+      gpu = records_->measured_gpu(h, dtype, layout, sh.m, sh.n, sh.k);
+    }
+    if (records_->latest_profile(h, sh.m, sh.n, sh.k)) return;  // profiled before (this run or an earlier one)
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cudal2: llm: --profile: cannot read the store: %s\n", e.what());
+    return;
+  }
+
+  ProfileRequest r;
+  r.db_path = cfg_.db_path, r.spec_hash = h, r.gpu = gpu.empty() ? "unknown" : gpu;
+  r.layout = layout, r.accum = dtype, r.m = sh.m, r.n = sh.n, r.k = sh.k;
+  r.timeout_s = cfg_.profile_timeout_s;
+  r.ncu.ncu = cfg_.profile_ncu;
+  r.ncu.clock_control = "none";  // the clocks as the timed runs saw them
+  // The candidate's kernels by name where the source names them: three launches (pick_kernel
+  // keeps the longest); else every launch, the judge's kernels left out by name.
+  r.ncu.kernel_regex = kernel_name_regex(kernel_names(o.source));
+  r.ncu.launch_count = r.ncu.kernel_regex.empty() ? 0 : 3;
+  std::string why;
+  bool unusable = false;
+  try {
+    std::error_code ec;
+    r.cudal2_exe =
+        cfg_.profile_exe.empty() ? std::filesystem::read_symlink("/proc/self/exe", ec).string() : cfg_.profile_exe;
+    // The source beside the store, kept: the stored ncu command names it.
+    const std::filesystem::path dir = cfg_.db_path + ".profile.d";
+    std::filesystem::create_directories(dir);
+    r.source_path = (dir / (h + ".cu")).string();
+    std::ofstream(r.source_path, std::ios::binary) << o.source;
+    if (profile_candidate(r, why, &unusable)) {
+      ++profiles_stored_;
+      return;
+    }
+  } catch (const std::exception& e) {
+    why = e.what();
+  }
+  ++profile_failures_;
+  if (unusable) profile_stopped_ = true;
+  if (!profile_warned_) {
+    profile_warned_ = true;
+    std::fprintf(stderr, "cudal2: llm: warning: --profile: %s on M=%lld N=%lld K=%lld: %s; no profile stored%s\n",
+                 h.c_str(), static_cast<long long>(sh.m), static_cast<long long>(sh.n), static_cast<long long>(sh.k),
+                 why.c_str(),
+                 unusable ? ", no more profiling in this run (the tuning goes on)" : " (the tuning goes on)");
   }
 }
 

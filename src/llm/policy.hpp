@@ -33,6 +33,14 @@ struct LlmConfig {
   std::string gpu;                // prefer references measured on this GPU ("" = any)
   std::string run_id;             // stored with each turn
   int max_calls_per_propose = 0;  // bound on model calls in one propose() (0: 2n + repairs + 1)
+  // The profiler observer (`--profile`, docs/llm.md): "off"; "best": a candidate of this run
+  // that, once measured, is the store's best for a problem (the kernel the next prompt shows);
+  // "all": every candidate of this run measured ok, on each shape it was measured on. Each is
+  // profiled once per shape with Nsight Compute (profile.hpp) and stored in `profiles`.
+  std::string profile = "off";
+  std::string profile_ncu = "ncu";  // the ncu executable
+  double profile_timeout_s = 600;   // one ncu run's limit
+  std::string profile_exe;          // the cudal2 that ncu runs ("" = this program, /proc/self/exe)
 };
 
 class LlmPolicy : public search::Policy {
@@ -51,6 +59,9 @@ class LlmPolicy : public search::Policy {
   bool exhausted() const { return exhausted_; }
   // For tests and logs: counts of model calls and of turns by status.
   int calls() const { return calls_; }
+  // Profiles stored by this policy, and ncu runs that failed.
+  int profiles_stored() const { return profiles_stored_; }
+  int profile_failures() const { return profile_failures_; }
   const std::map<std::string, int>& turn_status_counts() const { return status_counts_; }
 
  private:
@@ -64,6 +75,8 @@ class LlmPolicy : public search::Policy {
   };
   std::string key(const Problem& p) const;
   void count(const std::string& status) { ++status_counts_[status]; }
+  // The profiler observer's step for one ok observation of a candidate this policy proposed.
+  void maybe_profile(const search::Observation& o, const std::string& spec_hash);
 
   LlmConfig cfg_;
   ChatFn chat_;
@@ -77,10 +90,13 @@ class LlmPolicy : public search::Policy {
   };
   std::map<std::string, Pending> pending_;  // by free-form spec hash
   std::set<std::string> seen_;              // spec hashes proposed or observed
+  std::set<std::string> proposed_;          // spec hashes this policy proposed (this run)
   std::map<std::string, int> status_counts_;
   std::string session_;
   int calls_ = 0, episode_counter_ = 0;
   bool exhausted_ = false;
+  int profiles_stored_ = 0, profile_failures_ = 0;
+  bool profile_warned_ = false, profile_stopped_ = false;
 };
 
 std::unique_ptr<search::Policy> make_llm_policy(const LlmConfig& config);
@@ -89,12 +105,14 @@ std::unique_ptr<search::Policy> make_llm_policy(const LlmConfig& config);
 //   llm-url, llm-model (required), llm-key-env (the variable holding the API key), llm-max-tokens,
 //   llm-budget-usd, llm-token-budget, llm-price-prompt / llm-price-completion (USD per million
 //   tokens), llm-repairs, llm-timeout (s), llm-retries, llm-prompt (template file),
+//   profile (off, best, all), profile-ncu (the ncu executable), profile-timeout (s),
 //   db (the tuning store), gpu. Throws InputError naming a missing or bad setting.
 LlmConfig llm_config_from(const std::map<std::string, std::string>& extra);
 
 // Adds --llm-url, --llm-model, --llm-key-env, --llm-max-tokens, --llm-budget-usd,
 // --llm-token-budget, --llm-price-prompt, --llm-price-completion, --llm-repairs, --llm-timeout,
-// --llm-prompt to `tune`; each given option lands in `extra` under its name without the dashes.
+// --llm-prompt, --profile [best|all|off] (alone: best), --profile-ncu, --profile-timeout to
+// `tune`; each given option lands in `extra` under its name without the dashes.
 void add_llm_options(CLI::App* tune, std::map<std::string, std::string>& extra);
 
 }  // namespace cudal2::llm

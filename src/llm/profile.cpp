@@ -83,6 +83,7 @@ std::vector<std::string> ncu_command(const NcuOptions& opt, const std::vector<st
   for (const auto& m : metrics) list += (list.empty() ? "" : ",") + m;
   a.insert(a.end(), {"--metrics", list});
   if (opt.all_processes) a.insert(a.end(), {"--target-processes", "all"});
+  if (!opt.clock_control.empty()) a.insert(a.end(), {"--clock-control", opt.clock_control});
   if (!opt.kernel_regex.empty()) a.insert(a.end(), {"--kernel-name", "regex:" + opt.kernel_regex});
   if (opt.launch_skip > 0) a.insert(a.end(), {"--launch-skip", std::to_string(opt.launch_skip)});
   if (opt.launch_count > 0) a.insert(a.end(), {"--launch-count", std::to_string(opt.launch_count)});
@@ -198,7 +199,13 @@ std::optional<KernelProfile> pick_kernel(const std::vector<KernelProfile>& ks,
 }  // namespace cudal2::llm
 
 // ---- the observer step (GPU) -------------------------------------------------------------
+#include <sys/wait.h>
+
+#include <cctype>
+#include <cmath>
 #include <cstdio>
+
+#include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
@@ -207,13 +214,12 @@ std::optional<KernelProfile> pick_kernel(const std::vector<KernelProfile>& ks,
 namespace cudal2::llm {
 
 std::vector<std::string> profile_target(const ProfileRequest& r) {
-  return {r.cudal2_exe, "eval",
-          "--source",   r.source_path,
-          "--layout",   r.layout,
-          "--shape",    std::to_string(r.m) + "," + std::to_string(r.n) + "," + std::to_string(r.k),
-          "--timers",   "eager",
-          "--reps",     "3",
-          "--db",       r.db_path + ".profile.db"};
+  const std::string shape = std::to_string(r.m) + "," + std::to_string(r.n) + "," + std::to_string(r.k);
+  // No baselines; unconfined, so that ncu can follow the runner (profile.hpp).
+  std::vector<std::string> a = {r.cudal2_exe, "eval", "--source", r.source_path, "--layout", r.layout};
+  a.insert(a.end(), {"--accum", r.accum, "--shape", shape, "--timers", "eager", "--reps", "3", "--mode", "offline"});
+  a.insert(a.end(), {"--baselines", "", "--no-confine", "--db", r.db_path + ".profile.db"});
+  return a;
 }
 
 const std::vector<std::string>& profile_excluded_kernels() {
@@ -224,6 +230,8 @@ const std::vector<std::string>& profile_excluded_kernels() {
                                              "fill_normal_kernel",
                                              "fill_u16_kernel",
                                              "fill_uniform_kernel",
+                                             "gather_kernel",
+                                             "scan_kernel",
                                              "spin_kernel",
                                              "transpose_kernel",
                                              "cublas",
@@ -234,29 +242,63 @@ const std::vector<std::string>& profile_excluded_kernels() {
   return k;
 }
 
-std::optional<ProfileRow> profile_candidate(const ProfileRequest& r, std::string& why) {
+namespace {
+
+// The line of ncu's output that says why it could not profile ("==ERROR== ..." or a "==PROF=="
+// line naming the failure), else "".
+std::string ncu_error_line(const std::string& out) {
+  std::istringstream in(out);
+  std::string line, prof;
+  while (std::getline(in, line)) {
+    if (line.rfind("==ERROR==", 0) == 0) return line;
+    if (prof.empty() && line.rfind("==PROF==", 0) == 0 &&
+        (line.find("Failed") != std::string::npos || line.find("LibraryNotLoaded") != std::string::npos))
+      prof = line;
+  }
+  return prof;
+}
+
+}  // namespace
+
+std::optional<ProfileRow> profile_candidate(const ProfileRequest& r, std::string& why, bool* ncu_unusable) {
+  bool unusable_dummy = false;
+  bool& unusable = ncu_unusable ? *ncu_unusable : unusable_dummy;
+  unusable = false;
   const auto argv = ncu_command(r.ncu, profile_target(r));
-  const std::string cmd = shell_join(argv) + " 2>&1";
+  std::string cmd = shell_join(argv);
+  if (r.timeout_s > 0) cmd = fmt::format("timeout --kill-after=10 {:.0f} {}", std::ceil(r.timeout_s), cmd);
+  cmd += " 2>&1";
   FILE* p = ::popen(cmd.c_str(), "r");
   if (!p) {
     why = "cannot start: " + cmd;
+    unusable = true;
     return std::nullopt;
   }
   std::string out;
   char buf[65536];
   size_t got;
   while ((got = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, got);
-  const int rc = ::pclose(p);
+  const int st = ::pclose(p);
+  const int rc = st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   std::vector<KernelProfile> ks;
   try {
     ks = parse_ncu_csv(out);
   } catch (const std::exception& e) {
-    why = std::string(e.what()) + " (exit " + std::to_string(rc) + "): " + out.substr(0, 400);
+    unusable = true;
+    if (rc == 127) {
+      why = fmt::format("cannot run '{}' (not found)", r.ncu.ncu);
+    } else if (r.timeout_s > 0 && (rc == 124 || rc == 137 || rc == -1)) {
+      why = fmt::format("ncu did not finish within {:.0f} s", std::ceil(r.timeout_s));
+    } else if (const auto line = ncu_error_line(out); !line.empty()) {
+      why = fmt::format("ncu failed (exit {}): {}", rc, line);
+    } else {
+      why = fmt::format("{} (exit {}): {}", e.what(), rc, out.substr(0, 400));
+    }
     return std::nullopt;
   }
   const auto k = pick_kernel(ks, profile_excluded_kernels());
   if (!k) {
-    why = "ncu profiled no candidate kernel";
+    why = fmt::format("ncu profiled no launch of the candidate's kernels ({} launch(es) of other kernels)", ks.size());
     return std::nullopt;
   }
   const auto s = summarize(*k);
@@ -269,6 +311,60 @@ std::optional<ProfileRow> profile_candidate(const ProfileRequest& r, std::string
   Records rec(r.db_path);
   row.id = rec.put_profile(row);
   return row;
+}
+
+std::vector<std::string> kernel_names(const std::string& source) {
+  std::vector<std::string> out;
+  const std::string kw = "__global__";
+  auto ident_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (size_t at = source.find(kw); at != std::string::npos; at = source.find(kw, at + kw.size())) {
+    if ((at > 0 && ident_char(source[at - 1])) ||
+        (at + kw.size() < source.size() && ident_char(source[at + kw.size()])))
+      continue;  // part of a longer name
+    // The last identifier before the parameter list's '(' is the name; attributes such as
+    // __launch_bounds__(...) and template arguments are passed over.
+    std::string last;
+    size_t i = at + kw.size();
+    int angle = 0;
+    while (i < source.size()) {
+      const char c = source[i];
+      if (c == ';' || c == '{' || c == '}') break;
+      if (ident_char(c)) {
+        const size_t b = i;
+        while (i < source.size() && ident_char(source[i])) ++i;
+        if (angle == 0) last = source.substr(b, i - b);
+        continue;
+      }
+      if (c == '<') ++angle;
+      if (c == '>' && angle > 0) --angle;
+      if (c == '(' && angle == 0) {
+        if (last.rfind("__", 0) == 0 && last.size() > 4 && last.compare(last.size() - 2, 2, "__") == 0) {
+          // an attribute's arguments: skip to the matching ')'
+          int depth = 0;
+          for (; i < source.size(); ++i) {
+            if (source[i] == '(') ++depth;
+            if (source[i] == ')' && --depth == 0) break;
+          }
+          last.clear();
+          ++i;
+          continue;
+        }
+        if (!last.empty() && !std::isdigit(static_cast<unsigned char>(last[0])) &&
+            std::find(out.begin(), out.end(), last) == out.end())
+          out.push_back(last);
+        break;
+      }
+      ++i;
+    }
+  }
+  return out;
+}
+
+std::string kernel_name_regex(const std::vector<std::string>& names) {
+  if (names.empty()) return "";
+  std::string alt;
+  for (const auto& n : names) alt += (alt.empty() ? "" : "|") + n;
+  return "^(.*[ :])?(" + alt + ")([<(].*)?$";
 }
 
 }  // namespace cudal2::llm

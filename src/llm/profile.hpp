@@ -25,6 +25,7 @@ struct NcuOptions {
   int launch_skip = 0;               // --launch-skip (warm-up launches to pass over)
   int launch_count = 1;              // --launch-count
   bool all_processes = true;         // --target-processes all (the runner is a child process)
+  std::string clock_control;         // --clock-control none|base ("" = ncu's default, base)
   std::vector<std::string> metrics;  // empty = profile_metrics()
 };
 
@@ -61,11 +62,15 @@ std::optional<KernelProfile> pick_kernel(const std::vector<KernelProfile>& ks, c
 namespace cudal2::llm {
 
 // The `--profile` observer's whole step for one candidate on one problem (needs the GPU and ncu):
-// runs `ncu ... -- <cudal2> eval --source FILE --layout L --shape M,N,K --timers eager --reps 3`
-// (the candidate confined as usual; ncu follows the runner process), picks the candidate's
-// launches (excluding the judge's and the baselines' kernels), summarises and stores them in the
-// profiles table. Returns the stored row, or nullopt with `why` set (ncu missing or refused, e.g.
-// "LibraryNotLoaded" where the hardware counters cannot be read).
+// runs `ncu ... -- <cudal2> eval --source FILE --layout L --accum A --shape M,N,K --timers eager
+// --reps 3 --baselines '' --no-confine` (ncu follows the worker and the runner, which it cannot do
+// into a confined runner: the confinement's fresh environment drops the variables ncu injects
+// itself with; only candidates that already passed the judge are profiled), picks the candidate's launches (excluding
+// the judge's kernels), summarises and stores them in the profiles table. Returns the stored row, or nullopt with `why`
+// set; then
+// `*ncu_unusable` (when given) says whether ncu itself failed (not found, refused, e.g.
+// "LibraryNotLoaded" where the hardware counters cannot be read, no CSV, past the timeout) rather
+// than this one candidate (no launch of it profiled).
 struct ProfileRequest {
   std::string db_path;
   std::string cudal2_exe;   // this executable
@@ -74,11 +79,19 @@ struct ProfileRequest {
   std::string gpu;
   std::string layout = "nn", accum = "f32";
   long long m = 0, n = 0, k = 0;
+  double timeout_s = 0;  // > 0: the whole ncu run is killed after this many seconds (coreutils timeout)
   NcuOptions ncu;
 };
 std::vector<std::string> profile_target(const ProfileRequest& r);
 // The kernels a profile must not summarise: the judge's (fills, checks, spin) and the baselines'.
 const std::vector<std::string>& profile_excluded_kernels();
-std::optional<ProfileRow> profile_candidate(const ProfileRequest& r, std::string& why);
+std::optional<ProfileRow> profile_candidate(const ProfileRequest& r, std::string& why, bool* ncu_unusable = nullptr);
+
+// The names of the __global__ functions a source defines (in order, without duplicates), for
+// ncu's --kernel-name filter; empty when none is found (e.g. kernels behind our shim's macro).
+std::vector<std::string> kernel_names(const std::string& source);
+// ncu's --kernel-name regex for those names: a name as a whole, with or without a namespace,
+// template arguments or parameters around it ("" for no names).
+std::string kernel_name_regex(const std::vector<std::string>& names);
 
 }  // namespace cudal2::llm

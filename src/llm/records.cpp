@@ -94,6 +94,27 @@ std::optional<ProfileRow> Records::latest_profile(const std::string& spec_hash, 
   return p;
 }
 
+std::vector<std::string> Records::best_gpus(const std::string& spec_hash, const std::string& dtype,
+                                            const std::string& layout, std::int64_t m, std::int64_t n,
+                                            std::int64_t k) const {
+  store::sql::Stmt s(*db_,
+                     "SELECT gpu FROM best WHERE spec_hash = ? AND dtype = ? AND layout = ? AND m = ? AND n = ? "
+                     "AND k = ? ORDER BY gpu");
+  s.bind_all(spec_hash, dtype, layout, m, n, k);
+  std::vector<std::string> out;
+  while (s.step()) out.push_back(s.text(0));
+  return out;
+}
+
+std::string Records::measured_gpu(const std::string& spec_hash, const std::string& dtype, const std::string& layout,
+                                  std::int64_t m, std::int64_t n, std::int64_t k) const {
+  store::sql::Stmt s(*db_,
+                     "SELECT gpu FROM measurements WHERE spec_hash = ? AND dtype = ? AND layout = ? AND m = ? "
+                     "AND n = ? AND k = ? AND status = 'ok' ORDER BY id DESC LIMIT 1");
+  s.bind_all(spec_hash, dtype, layout, m, n, k);
+  return s.step() ? s.text(0) : std::string();
+}
+
 std::string Records::failure_detail(const std::string& spec_hash) const {
   {
     store::sql::Stmt s(*db_, "SELECT log FROM builds WHERE spec_hash = ? AND status <> 'ok' ORDER BY id DESC LIMIT 1");

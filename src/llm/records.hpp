@@ -71,6 +71,13 @@ class Records {
   std::optional<ProfileRow> latest_profile(const std::string& spec_hash, std::int64_t m, std::int64_t n,
                                            std::int64_t k) const;
 
+  // The GPUs on which this spec is the store's best (table `best`) for the problem.
+  std::vector<std::string> best_gpus(const std::string& spec_hash, const std::string& dtype, const std::string& layout,
+                                     std::int64_t m, std::int64_t n, std::int64_t k) const;
+  // The GPU of the newest ok measurement of this spec on the problem ("" when none).
+  std::string measured_gpu(const std::string& spec_hash, const std::string& dtype, const std::string& layout,
+                           std::int64_t m, std::int64_t n, std::int64_t k) const;
+
   // The compiler log of the newest failed build of a spec, or the newest failed measurement's
   // reason ("" when neither): what a repair prompt shows.
   std::string failure_detail(const std::string& spec_hash) const;

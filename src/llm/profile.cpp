@@ -10,7 +10,7 @@ namespace {
 
 const char* kTensor = "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active";
 const char* kDram = "dram__throughput.avg.pct_of_peak_sustained_elapsed";
-const char* kL2 = "lts__t_throughput.avg.pct_of_peak_sustained_elapsed";
+const char* kL2 = "lts__throughput.avg.pct_of_peak_sustained_elapsed";
 const char* kOccupancy = "sm__warps_active.avg.pct_of_peak_sustained_active";
 const char* kDuration = "gpu__time_duration.sum";
 

@@ -90,7 +90,7 @@ std::string write_fake_ncu(const TempDir& dir, const std::string& name, const st
     << "==PROF== Connected to process 4242 (cudal2)\n"
     << R"csv("ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC",)csv"
     << R"csv("dram__throughput.avg.pct_of_peak_sustained_elapsed","gpu__time_duration.sum",)csv"
-    << R"csv("lts__t_throughput.avg.pct_of_peak_sustained_elapsed",)csv"
+    << R"csv("lts__throughput.avg.pct_of_peak_sustained_elapsed",)csv"
     << R"csv("sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",)csv"
     << R"csv("sm__warps_active.avg.pct_of_peak_sustained_active",)csv"
     << R"csv("smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio",)csv"

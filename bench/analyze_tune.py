@@ -13,6 +13,8 @@ import math
 import sys
 from collections import defaultdict
 
+from summarize_table import shape_class as cls  # the grid classes (docs/grids.md)
+
 MODES_TIMERS = [("offline", "graph"), ("offline", "eager"), ("offline", "host"), ("server", "graph"),
                 ("server", "eager"), ("server", "host")]
 
@@ -20,15 +22,6 @@ MODES_TIMERS = [("offline", "graph"), ("offline", "eager"), ("offline", "host"),
 def gmean(xs):
     xs = [x for x in xs if x and x > 0]
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
-
-
-def cls(m, n, k):
-    f = 2 * m * n * k
-    if f < 1e9:
-        return "small"
-    if min(m, n) <= 256:
-        return "skinny"
-    return "large" if f >= 1e11 else "medium"
 
 
 def load(paths):

@@ -11,14 +11,7 @@ import gzip
 import math
 from collections import Counter, defaultdict
 
-
-def grid_class(m, n, k):  # docs/grids.md
-    flop = 2 * m * n * k
-    if flop < 1e9:
-        return "small"
-    if min(m, n) <= 256:
-        return "skinny"
-    return "large" if flop >= 1e11 else "medium"
+from summarize_table import shape_class as grid_class  # docs/grids.md, as src/core/roofline.cpp
 
 
 def geomean(xs):

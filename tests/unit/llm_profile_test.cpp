@@ -22,6 +22,7 @@
 #include "run_command.hpp"
 #include "store/sqlite.hpp"
 #include "store/store.hpp"
+#include "temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using namespace cudal2;
@@ -31,19 +32,7 @@ using cudal2::testing::Step;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() / ("cudal2_llmprof_" + std::to_string(::getpid()) + "_" +
-                                        std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string operator/(const std::string& f) const { return (path / f).string(); }
-};
+using cudal2::testing::TempDir;
 
 // A correct free-form kernel; the tag lands in cudal2_describe's string, so it is in the shared
 // object the scripted worker reads ("FAST": 5 us, "SLOWER": 20 us, else 10 us) and in the source
@@ -417,9 +406,9 @@ TEST(LlmProfileTune, OffRunsNoNcuAndAllProfilesEveryCandidate) {
   EXPECT_TRUE(Records(dir / "all.db").latest_profile(hash_of(3, Layout::TN), 64, 64, 64));
 
   // A bad value stops the command before anything runs.
-  const auto bad = test_util::run_command(std::string(CUDAL2_CLI) +
-                                          " tune --search llm --llm-url http://127.0.0.1:9/v1 --llm-model m --db " +
-                                          (dir / "bad.db") + " --no-gpu-check --shape 64,64,64 --profile often 2>&1");
+  const auto bad = test_util::run_command(
+      std::string(CUDAL2_CLI) + " tune --search llm --llm-url http://127.0.0.1:9/v1 --llm-model m --db " +
+      (dir / "bad.db").string() + " --no-gpu-check --shape 64,64,64 --profile often 2>&1");
   EXPECT_NE(bad.code, 0);
   EXPECT_NE(bad.output.find("--profile 'often': expected best"), std::string::npos) << bad.output;
 }

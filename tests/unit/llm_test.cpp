@@ -16,6 +16,7 @@
 #include "llm_test_server.hpp"
 #include "search/tune.hpp"
 #include "store/store.hpp"
+#include "temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using namespace cudal2;
@@ -25,19 +26,7 @@ using cudal2::testing::Step;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() / ("cudal2_llm_" + std::to_string(::getpid()) + "_" +
-                                        std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string operator/(const std::string& f) const { return (path / f).string(); }
-};
+using cudal2::testing::TempDir;
 
 // A correct free-form kernel (NN, fp32 accumulate): one thread per output element.
 const char* kGoodKernel = R"(#include <cuda_fp16.h>

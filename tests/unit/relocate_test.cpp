@@ -13,29 +13,14 @@
 #include "codegen/spec.hpp"
 #include "core/paths.hpp"
 #include "jit/compiler.hpp"
+#include "temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using namespace cudal2;
 
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    path_ = fs::temp_directory_path() / ("cudal2_relocate_" + std::to_string(getpid()) + "_" + std::to_string(n_++));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-  static inline int n_ = 0;
-};
+using cudal2::testing::TempDir;
 
 // Sets an environment variable for one scope (unset when value is nullptr), then restores it.
 class ScopedEnv {

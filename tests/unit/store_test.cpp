@@ -22,6 +22,7 @@
 
 #include "store/schema.hpp"
 #include "store/store.hpp"
+#include "temp_dir.hpp"
 
 namespace cudal2::store {
 namespace {
@@ -29,24 +30,7 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-class TempDir {
- public:
-  TempDir() {
-    path_ = fs::temp_directory_path() /
-            fmt::format("cudal2-store-test-{}-{:08x}", static_cast<long>(getpid()), std::random_device{}());
-    fs::create_directories(path_);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  fs::path operator/(const std::string& name) const { return path_ / name; }
-
- private:
-  fs::path path_;
-};
+using cudal2::testing::TempDir;
 
 // A second, independent connection for looking at the file the way any SQLite client would.
 class RawDb {

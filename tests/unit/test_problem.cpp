@@ -17,6 +17,7 @@
 #include "core/problem.hpp"
 #include "core/roofline.hpp"
 #include "core/stats.hpp"
+#include "temp_dir.hpp"
 
 namespace cudal2 {
 namespace {
@@ -40,29 +41,7 @@ bool contains(const std::string& s, const std::string& part) { return s.find(par
 std::tuple<int64_t, int64_t, int64_t> key(const Shape& s) { return {s.m, s.n, s.k}; }
 
 // A fresh directory under the system temp dir, removed when the test ends.
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    std::random_device rd;
-    path_ = std::filesystem::temp_directory_path() / ("cudal2_test_problem_" + std::to_string(::getpid()) + "_" +
-                                                      std::to_string(counter++) + "_" + std::to_string(rd()));
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  std::string file(const std::string& name, const std::string& content) const {
-    const auto p = (path_ / name).string();
-    std::ofstream(p, std::ios::binary) << content;
-    return p;
-  }
-  std::filesystem::path path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+using cudal2::testing::TempDir;
 
 // ---------------------------------------------------------------- parse_shape
 

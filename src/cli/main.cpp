@@ -223,7 +223,8 @@ int main(int argc, char** argv) {
   tune->add_option("--budget-minutes", budget_minutes, "Stop starting new candidates after this many minutes");
   std::string families = "sm90_cutlass", space = "full", tune_accum = "f32";
   tune->add_option("--families", families, "Kernel families to search (comma-separated)")->capture_default_str();
-  tune->add_option("--space", space, "full (every valid configuration) or core (docs/tuning.md)")
+  tune->add_option("--space", space,
+                   "full (every valid configuration), core (docs/tuning.md) or @FILE (the specs listed there)")
       ->capture_default_str();
   tune->add_option("--accum", tune_accum, "Accumulator: f32 or f16")->capture_default_str();
   bool skip_search = false;

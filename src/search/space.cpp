@@ -1,9 +1,12 @@
 #include "search/space.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <fstream>
 #include <set>
+#include <string>
 
 #include "codegen/family_cublaslt.hpp"
 #include "codegen/family_wgmma.hpp"
@@ -30,10 +33,47 @@ bool in_swapab_core(const KernelSpec& s) {
   return s.stages == 8 && s.splits <= 4 && (s.tile_n == 64 || (s.splits >= 1 && s.splits <= 2));
 }
 
+// "@FILE": the specs written there, one per line (blank lines and # comments skipped), each a
+// valid spec of one of the run's families and its accumulator: a campaign's chosen neighbourhood
+// (docs/tuning.md), measured on every shape of the run. Refused line by line, naming the line.
+std::vector<KernelSpec> listed_space(const std::vector<std::string>& families, const std::string& path, Accum accum) {
+  std::ifstream in(path);
+  if (!in) throw InputError(fmt::format("--space @{}: cannot read the file", path));
+  std::vector<KernelSpec> out;
+  std::set<std::string> seen;
+  std::string line;
+  for (int no = 1; std::getline(in, line); ++no) {
+    const auto hash = line.find('#');
+    std::string text = hash == std::string::npos ? line : line.substr(0, hash);
+    text.erase(0, text.find_first_not_of(" \t\r"));
+    text.erase(text.find_last_not_of(" \t\r") + 1);
+    if (text.empty()) continue;
+    const auto where = fmt::format("--space @{} line {}", path, no);
+    KernelSpec s;
+    try {
+      s = parse_spec(text);
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("{}: {}", where, e.what()));
+    }
+    if (std::find(families.begin(), families.end(), s.family) == families.end())
+      throw InputError(
+          fmt::format("{}: family '{}' is not in --families ({})", where, s.family, fmt::join(families, ",")));
+    if (s.accum != accum)
+      throw InputError(
+          fmt::format("{}: accumulator {} but the run tunes {}", where, to_string(s.accum), to_string(accum)));
+    if (const auto why = invalid_reason(s); !why.empty()) throw InputError(fmt::format("{}: {}", where, why));
+    if (seen.insert(s.text()).second) out.push_back(s);
+  }
+  if (out.empty()) throw InputError(fmt::format("--space @{}: no specs in the file", path));
+  return out;
+}
+
 }  // namespace
 
 std::vector<KernelSpec> search_space(const std::vector<std::string>& families, const std::string& space, Accum accum) {
-  if (space != "full" && space != "core") throw InputError(fmt::format("unknown space '{}' (full, core)", space));
+  if (space.starts_with("@")) return listed_space(families, space.substr(1), accum);
+  if (space != "full" && space != "core")
+    throw InputError(fmt::format("unknown space '{}' (full, core or @FILE)", space));
   std::vector<KernelSpec> out;
   for (const auto& f : families) {
     if (f == "sm90_cutlass") {

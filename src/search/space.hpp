@@ -16,8 +16,10 @@ namespace cudal2::search {
 
 // The shape-independent families' spaces, NN and TN ("full": every valid compile-time
 // configuration; "core": the sub-space docs/tuning.md describes), default runtime knobs plus the
-// split counts of families that have them. Throws InputError for an unknown space or family, and
-// for cublaslt (its space needs a shape and a GPU: ProblemSpace).
+// split counts of families that have them; "@FILE": exactly the specs listed in FILE, one per
+// line, runtime knobs included. Throws InputError for an unknown space or family, a listed spec
+// that is invalid or outside the families and accumulator, and for cublaslt (its space needs a
+// shape and a GPU: ProblemSpace).
 std::vector<KernelSpec> search_space(const std::vector<std::string>& families, const std::string& space, Accum accum);
 
 // The space of one tuning run: the shape-independent specs plus each problem's own (cublaslt).

@@ -21,6 +21,7 @@
 #include "search/tune.hpp"
 #include "store/schema.hpp"
 #include "store/store.hpp"
+#include "temp_dir.hpp"
 
 namespace cudal2::search {
 namespace {
@@ -168,6 +169,38 @@ TEST(Space, WgmmaCoreIsClusterFreeWithSwizzleOneOrEight) {
     swizzles.insert(s.swizzle);
   }
   EXPECT_EQ(swizzles, (std::set<int>{1, 8}));
+}
+
+TEST(Space, ListedSpecsAreExactlyTheFilesLinesAndBadLinesAreNamed) {
+  const testing::TempDir dir;
+  const std::string pp =
+      "wgmma tn f32 tile=128x128x64 cluster=1x1 stages=6 mainloop=pingpong | raster=along_n swizzle=8";
+  const std::string coop = "wgmma nn f32 tile=128x256x64 cluster=1x1 stages=4 | raster=along_m swizzle=8 splits=auto";
+  const auto path = dir.file(
+      "specs.txt", "# the campaign's neighbourhood\n\n" + pp + "  # best on 4096^3\n" + coop + "\n" + pp + "\n");
+  const auto listed = search_space({"wgmma"}, "@" + path, Accum::F32);
+  ASSERT_EQ(listed.size(), 2u);  // the repeated line once
+  EXPECT_EQ(listed[0].text(), parse_spec(pp).text());
+  EXPECT_EQ(listed[0].raster, Raster::AlongN);
+  EXPECT_EQ(listed[1].layout, Layout::NN);
+  EXPECT_EQ(listed[1].splits, 0);
+  const auto message = [&](const std::vector<std::string>& families, const std::string& text, Accum accum) {
+    try {
+      search_space(families, "@" + dir.file("bad.txt", "# ok\n" + text + "\n"), accum);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message({"mma"}, pp, Accum::F32).find("line 2: family 'wgmma' is not in --families"), std::string::npos);
+  EXPECT_NE(message({"wgmma"}, pp, Accum::F16).find("line 2: accumulator f32"), std::string::npos);
+  EXPECT_NE(message({"wgmma"}, "wgmma tn f32 tile=128x256x64 cluster=1x1 stages=6 mainloop=pingpong", Accum::F32)
+                .find("line 2: invalid spec: pingpong tile"),
+            std::string::npos);
+  EXPECT_NE(message({"wgmma"}, "wgmma tn f32 tile=banana", Accum::F32).find("line 2:"), std::string::npos);
+  EXPECT_NE(message({"wgmma"}, "", Accum::F32).find("no specs"), std::string::npos);
+  EXPECT_THROW(search_space({"wgmma"}, "@" + (dir / "missing.txt").string(), Accum::F32), InputError);
+  EXPECT_THROW(search_space({"wgmma"}, "most", Accum::F32), InputError);
 }
 
 TEST(Space, CublasLtNeedsAShapeAndGpu) {

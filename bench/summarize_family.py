@@ -16,36 +16,30 @@ import json
 import math
 import os
 
+import store_csv
+from summarize_baselines import roof_us
 from summarize_table import shape_class
-
-PEAK_FLOPS, PEAK_BYTES = 800e12, 3.0e12  # the roofline of the store's rows (H100 SXM, DESIGN.md)
 
 
 def store_rows(path, timer, mode, families):
     """A store directory's ok measurements as the bench CSV's columns, autotune baselines as rows of their job."""
-    def table(name):
-        f = os.path.join(path, name)
-        opener, f = (gzip.open, f + ".gz") if not os.path.exists(f) else (open, f)
-        with opener(f, "rt") as fh:
-            return list(csv.DictReader(fh))
-    specs = {r["hash"]: (r["family"], r["text"]) for r in table("specs.csv")}
+    c = store_csv.load(path, ":memory:")
     rows = []
-    for r in table("measurements.csv"):
-        family, text = specs.get(r["spec_hash"], ("", r["spec_hash"]))
-        if r["status"] != "ok" or r["timer"] != timer or r["mode"] != mode or (families and family not in families):
+    for family, text, rid, m, n, k, us, baselines in c.execute(
+            "SELECT s.family, s.text, x.id, x.m, x.n, x.k, x.median_us, x.baseline_json FROM measurements x "
+            "JOIN specs s ON s.hash = x.spec_hash WHERE x.status = 'ok' AND x.timer = ? AND x.mode = ?",
+            (timer, mode)):
+        if families and family not in families:
             continue
-        m, n, k = int(r["m"]), int(r["n"]), int(r["k"])
-        us = float(r["median_us"])
-        roof_us = max(2.0 * m * n * k / PEAK_FLOPS, 2.0 * (m * k + k * n + m * n) / PEAK_BYTES) * 1e6
-        job = f"store-{r['id']}"  # one row and its own baselines make one job
-        common = {"m": r["m"], "n": r["n"], "k": r["k"], "seed": job, "class": shape_class(m, n, k),
-                  "timer": timer, "mode": mode, "status": "ok"}
+        common = {"m": m, "n": n, "k": k, "seed": f"store-{rid}",  # one row and its own baselines make one job
+                  "class": shape_class(m, n, k), "timer": timer, "mode": mode, "status": "ok"}
         rows.append(dict(common, method=text, median_us=us, tflops=f"{2.0 * m * n * k / us / 1e6:.1f}",
-                         roofline_pct=f"{100 * roof_us / us:.1f}", details=json.dumps({"spec": text})))
-        for name, b in json.loads(r["baseline_json"] or "{}").items():
+                         roofline_pct=f"{100 * roof_us((m, n, k)) / us:.1f}", details=json.dumps({"spec": text})))
+        for name, b in json.loads(baselines or "{}").items():
             t = b.get(mode, {}).get(timer, {}).get("median")
             if name.startswith("cublaslt-autotune") and t:
                 rows.append(dict(common, method=name, median_us=t, tflops="", roofline_pct="", details="{}"))
+    c.close()
     return rows
 
 

@@ -75,21 +75,26 @@ Shape parse_shape(std::string_view text) {
   return Shape{parse_dim(parts[0], 'M', whole), parse_dim(parts[1], 'N', whole), parse_dim(parts[2], 'K', whole)};
 }
 
-std::vector<Shape> parse_shapes_text(std::string_view text, const std::string& origin) {
-  std::vector<Shape> out;
+std::vector<ListedLine> listed_lines(std::string_view text) {
+  std::vector<ListedLine> out;
   std::istringstream in{std::string(text)};
   std::string line;
-  int lineno = 0;
-  while (std::getline(in, line)) {
-    ++lineno;
+  for (int number = 1; std::getline(in, line); ++number) {
     std::string_view l = line;
     if (const auto hash = l.find('#'); hash != std::string_view::npos) l = l.substr(0, hash);
     l = trim(l);
-    if (l.empty()) continue;
+    if (!l.empty()) out.push_back({number, std::string(l)});
+  }
+  return out;
+}
+
+std::vector<Shape> parse_shapes_text(std::string_view text, const std::string& origin) {
+  std::vector<Shape> out;
+  for (const auto& l : listed_lines(text)) {
     try {
-      out.push_back(parse_shape(l));
+      out.push_back(parse_shape(l.text));
     } catch (const InputError& e) {
-      throw InputError(fmt::format("{}:{}: {}", origin, lineno, e.what()));
+      throw InputError(fmt::format("{}:{}: {}", origin, l.number, e.what()));
     }
   }
   return out;

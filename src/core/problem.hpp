@@ -42,7 +42,15 @@ inline constexpr int64_t kMaxDim = (int64_t{1} << 31) - 1;
 
 // "M,N,K" (also "MxNxK"); throws InputError naming what is wrong.
 Shape parse_shape(std::string_view text);
-// One shape a line, '#' starts a comment, blank lines skipped. Errors name file and line.
+// The lines of a list file (shapes, specs): '#' starts a comment, each line trimmed, blank lines
+// skipped; each kept line with its 1-based number, so errors can name it.
+struct ListedLine {
+  int number = 0;
+  std::string text;
+};
+std::vector<ListedLine> listed_lines(std::string_view text);
+
+// One shape a line (listed_lines). Errors name file and line.
 std::vector<Shape> read_shapes_file(const std::string& path);
 std::vector<Shape> parse_shapes_text(std::string_view text, const std::string& origin);
 

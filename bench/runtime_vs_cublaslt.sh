@@ -7,6 +7,9 @@
 #   e.g. bash bench/runtime_vs_cublaslt.sh offgrid --shapes bench/shapes/llm_offgrid.txt
 #        bash bench/runtime_vs_cublaslt.sh grid-0of20 --grid paper --shard 0/20
 # Writes $OUT/runtime-NAME.csv (tidy rows) and .log; summarize with bench/summarize_runtime.py.
+# $CUDAL2_RUNTIME_LIB_B and _C, when set, add methods runtime-b-* and runtime-c-*: other builds of
+# the library (other tables) in the same process (summarize_runtime.py --runtime runtime-b).
+# $MODE (both), $TIMERS (graph,eager,host), $REPS (20) narrow the run.
 set -uo pipefail
 source "$(dirname "$0")/device_env.sh" >/dev/null
 name=$1
@@ -14,8 +17,11 @@ shift
 B=${BUILD:-build}
 : "${CUDAL2_RUNTIME_LIB:=$PWD/$B/src/runtime/libcudal2_runtime.so.0}"
 export CUDAL2_RUNTIME_LIB
+methods=runtime-nn,runtime-tn
+[ -n "${CUDAL2_RUNTIME_LIB_B:-}" ] && methods+=,runtime-b-nn,runtime-b-tn
+[ -n "${CUDAL2_RUNTIME_LIB_C:-}" ] && methods+=,runtime-c-nn,runtime-c-tn
 t0=$(date +%s)
-"$B/cudal2" bench "$@" --methods runtime-nn,runtime-tn,cublaslt-autotune-nn,cublaslt-autotune-tn,cublaslt-heuristic-nn,cublaslt-heuristic-tn \
-  --mode "${MODE:-both}" --reps "${REPS:-20}" --qps "${QPS:-1000}" --verify-budget 3e7 \
+"$B/cudal2" bench "$@" --methods $methods,cublaslt-autotune-nn,cublaslt-autotune-tn,cublaslt-heuristic-nn,cublaslt-heuristic-tn \
+  --mode "${MODE:-both}" --timers "${TIMERS:-graph,eager,host}" --reps "${REPS:-20}" --qps "${QPS:-1000}" --verify-budget 3e7 \
   --csv "$OUT/runtime-$name.csv" --quiet > "$OUT/runtime-$name.log" 2>&1
 echo "runtime bench $name rc=$? in $(( $(date +%s) - t0 ))s"

@@ -5,8 +5,12 @@ NN/TN / best of runtime NN/TN (> 1: the runtime is faster), both from the same r
 geometric mean by class, the worst shapes, the number below 0.99, and which runtime path served
 each shape (table kernel, neighbour kernel, cuBLASLt heuristic).
 
-  python3 bench/summarize_runtime.py RUN.csv[.gz] [OUT.csv]
+  python3 bench/summarize_runtime.py RUN.csv[.gz] [OUT.csv] [--runtime runtime-b]
+
+--runtime names which build of the library to summarize when the run measured several
+(runtime_vs_cublaslt.sh with CUDAL2_RUNTIME_LIB_B/_C: methods runtime-b-nn/tn, runtime-c-nn/tn).
 """
+import argparse
 import csv
 import gzip
 import json
@@ -16,8 +20,14 @@ from collections import defaultdict
 
 
 def main():
-    opener = gzip.open if sys.argv[1].endswith(".gz") else open
-    with opener(sys.argv[1], "rt") as f:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("csv")
+    ap.add_argument("out", nargs="?")
+    ap.add_argument("--runtime", default="runtime", help="method prefix: runtime, runtime-b or runtime-c")
+    a = ap.parse_args()
+    rt_nn, rt_tn = a.runtime + "-nn", a.runtime + "-tn"
+    opener = gzip.open if a.csv.endswith(".gz") else open
+    with opener(a.csv, "rt") as f:
         rows = [r for r in csv.DictReader(line for line in f if not line.startswith("#"))]
     t = defaultdict(dict)  # (m,n,k,class,mode,timer) -> method -> us
     path = {}
@@ -26,25 +36,27 @@ def main():
             continue
         key = (int(r["m"]), int(r["n"]), int(r["k"]), r["class"], r["mode"], r["timer"])
         t[key][r["method"]] = float(r["median_us"])
-        if r["method"].startswith("runtime") and r["details"]:
+        if r["method"] in (rt_nn, rt_tn) and r["details"]:
             try:
                 path[(key[:3], r["layout"])] = json.loads(r["details"]).get("path", "?")
             except ValueError:
                 pass
     out = []
     for key, m in sorted(t.items()):
-        rt = [m[x] for x in ("runtime-nn", "runtime-tn") if x in m]
+        rt = [m[x] for x in (rt_nn, rt_tn) if x in m]
         at = [m[x] for x in ("cublaslt-autotune-nn", "cublaslt-autotune-tn") if x in m]
         he = [m[x] for x in ("cublaslt-heuristic-nn", "cublaslt-heuristic-tn") if x in m]
         if not rt or not at:
             continue
-        layout = "nn" if m.get("runtime-nn", 1e30) <= m.get("runtime-tn", 1e30) else "tn"
+        layout = "nn" if m.get(rt_nn, 1e30) <= m.get(rt_tn, 1e30) else "tn"
         out.append({"m": key[0], "n": key[1], "k": key[2], "class": key[3], "mode": key[4], "timer": key[5],
                     "runtime_us": min(rt), "autotune_us": min(at), "heuristic_us": min(he) if he else "",
                     "vs_autotune": min(at) / min(rt), "vs_heuristic": min(he) / min(rt) if he else "",
                     "path": path.get((key[:3], layout), "?")})
-    if len(sys.argv) > 2:
-        with open(sys.argv[2], "w", newline="") as f:
+    if not out:
+        sys.exit(f"{a.csv}: no shape with {rt_nn}/{rt_tn} and auto-tuning both measured")
+    if a.out:
+        with open(a.out, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(out[0].keys()))
             w.writeheader()
             for o in out:

@@ -12,6 +12,8 @@ namespace cudal2 {
 const std::vector<std::string>& baseline_names();
 // runtime-nn, runtime-tn: libcudal2_runtime itself (src/baselines/runtime.cpp), measured like the
 // baselines when named; not part of "all" (it is our library, not a reference to beat).
+// runtime-b-{nn,tn}, runtime-c-{nn,tn}: two more builds of it ($CUDAL2_RUNTIME_LIB_B, _C), so that
+// tables are compared with each other in one process, on the same inputs.
 const std::vector<std::string>& runtime_method_names();
 // A name of either list.
 bool is_baseline(const std::string& name);
@@ -30,6 +32,8 @@ RunnerPtr make_cublaslt(Layout layout, Accum accum, bool autotune);
 RunnerPtr make_torch(Accum accum);
 // libcudal2_runtime (cudal2_gemm, the handle's own workspace), dlopen'ed at run time (never linked);
 // prepare() throws RunnerError with the reason when the library is missing or cannot make a handle.
-RunnerPtr make_runtime(Layout layout, Accum accum);
+// slot "" is the library under test ($CUDAL2_RUNTIME_LIB or the usual places), "b" and "c" the
+// builds named by $CUDAL2_RUNTIME_LIB_B and $CUDAL2_RUNTIME_LIB_C.
+RunnerPtr make_runtime(Layout layout, Accum accum, const std::string& slot = "");
 
 }  // namespace cudal2

@@ -19,7 +19,8 @@ const std::vector<std::string>& baseline_names() {
 }
 
 const std::vector<std::string>& runtime_method_names() {
-  static const std::vector<std::string> names{"runtime-nn", "runtime-tn"};
+  static const std::vector<std::string> names{"runtime-nn",   "runtime-tn",   "runtime-b-nn",
+                                              "runtime-b-tn", "runtime-c-nn", "runtime-c-tn"};
   return names;
 }
 
@@ -37,8 +38,11 @@ RunnerPtr make_baseline(const std::string& name, Accum accum) {
   if (name == "cublaslt-autotune-nn") return make_cublaslt(Layout::NN, accum, true);
   if (name == "cublaslt-autotune-tn") return make_cublaslt(Layout::TN, accum, true);
   if (name == "torch-matmul") return make_torch(accum);
-  if (name == "runtime-nn") return make_runtime(Layout::NN, accum);
-  if (name == "runtime-tn") return make_runtime(Layout::TN, accum);
+  for (const std::string slot : {"", "b", "c"}) {
+    const std::string prefix = slot.empty() ? "runtime-" : "runtime-" + slot + "-";
+    if (name == prefix + "nn") return make_runtime(Layout::NN, accum, slot);
+    if (name == prefix + "tn") return make_runtime(Layout::TN, accum, slot);
+  }
   throw InputError(fmt::format("unknown method '{}' (known: {}, {})", name, fmt::join(baseline_names(), ", "),
                                fmt::join(runtime_method_names(), ", ")));
 }

@@ -7,6 +7,9 @@
 //   <dir of the executable>/src/runtime/  (the build tree: <build>/cudal2)
 //   <dir of the executable>/
 //   libcudal2_runtime.so.0                (the dynamic linker's search path, or a copy already loaded)
+// Methods runtime-b-* and runtime-c-* load $CUDAL2_RUNTIME_LIB_B and $CUDAL2_RUNTIME_LIB_C (nothing
+// else is tried): other builds of the library, e.g. with another table, compared in the same
+// process. Each is its own copy (a different file, RTLD_LOCAL), with its own tables and handles.
 // prepare() creates one runtime handle per runner (cudal2_create: its own zeroed workspace,
 // CUDAL2_DEFAULT_WORKSPACE_BYTES raised to what the table's kernels need; synchronizes) and asks
 // cudal2_query where the shape goes (details: path, spec, table shape); run() is one cudal2_gemm
@@ -21,7 +24,10 @@
 #include <array>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "baselines/baselines.hpp"
@@ -41,16 +47,30 @@ struct RuntimeLib {
   decltype(&cudal2_status_string) status_string = nullptr;
   decltype(&cudal2_get_table_info) table_info = nullptr;
 
-  static RuntimeLib& get() {
-    static RuntimeLib l = load();
-    return l;
+  static const char* env_name(const std::string& slot) {
+    if (slot == "b") return "CUDAL2_RUNTIME_LIB_B";
+    if (slot == "c") return "CUDAL2_RUNTIME_LIB_C";
+    return "CUDAL2_RUNTIME_LIB";
   }
 
-  static RuntimeLib load() {
+  static RuntimeLib& get(const std::string& slot) {
+    // Runners are prepared on one thread; the lock keeps a second one from loading twice.
+    static std::mutex mu;
+    static std::map<std::string, RuntimeLib> libs;
+    const std::lock_guard<std::mutex> lock(mu);
+    auto it = libs.find(slot);
+    if (it == libs.end()) it = libs.emplace(slot, load(slot)).first;
+    return it->second;
+  }
+
+  static RuntimeLib load(const std::string& slot) {
     RuntimeLib l;
     std::vector<std::string> candidates;
-    if (const char* env = std::getenv("CUDAL2_RUNTIME_LIB"); env && *env) {
+    if (const char* env = std::getenv(env_name(slot)); env && *env) {
       candidates.emplace_back(env);
+    } else if (!slot.empty()) {
+      l.error = fmt::format("runtime-{}-*: set {} to the build of libcudal2_runtime to measure", slot, env_name(slot));
+      return l;
     } else {
       std::array<char, 4096> exe{};
       const ssize_t len = readlink("/proc/self/exe", exe.data(), exe.size() - 1);
@@ -107,16 +127,20 @@ const char* path_name(cudal2_path_t p) {
 
 class RuntimeRunner final : public Runner {
  public:
-  RuntimeRunner(Layout layout, Accum accum) : layout_(layout), accum_(accum) {}
+  RuntimeRunner(Layout layout, Accum accum, std::string slot)
+      : layout_(layout), accum_(accum), slot_(std::move(slot)) {}
   ~RuntimeRunner() override {
-    if (handle_) RuntimeLib::get().destroy(handle_);
+    if (handle_) RuntimeLib::get(slot_).destroy(handle_);
   }
-  std::string name() const override { return fmt::format("runtime-{}", to_string(layout_)); }
+  std::string name() const override {
+    return slot_.empty() ? fmt::format("runtime-{}", to_string(layout_))
+                         : fmt::format("runtime-{}-{}", slot_, to_string(layout_));
+  }
   Layout layout() const override { return layout_; }
   Accum accum() const override { return accum_; }
 
   void prepare(const Shape& shape, const Operands& ops, cudaStream_t) override {
-    auto& l = RuntimeLib::get();
+    auto& l = RuntimeLib::get(slot_);
     if (!l.lib) throw RunnerError(fmt::format("{}: {}", name(), l.error));
     if (!handle_) {
       if (const auto st = l.create(&handle_, nullptr)) {
@@ -141,7 +165,7 @@ class RuntimeRunner final : public Runner {
   }
 
   void run(cudaStream_t s) override {
-    auto& l = RuntimeLib::get();
+    auto& l = RuntimeLib::get(slot_);
     // workspace NULL: the handle's own (see the top of this file).
     const auto st = l.gemm(handle_, lt(), acc(), shape_.m, shape_.n, shape_.k, ops_.A, ops_.B, ops_.C, nullptr, 0,
                            reinterpret_cast<cudal2_stream_t>(s));
@@ -157,6 +181,7 @@ class RuntimeRunner final : public Runner {
 
   Layout layout_;
   Accum accum_;
+  std::string slot_;
   cudal2_handle_t handle_ = nullptr;
   Shape shape_{};
   Operands ops_;
@@ -165,6 +190,8 @@ class RuntimeRunner final : public Runner {
 
 }  // namespace
 
-RunnerPtr make_runtime(Layout layout, Accum accum) { return std::make_unique<RuntimeRunner>(layout, accum); }
+RunnerPtr make_runtime(Layout layout, Accum accum, const std::string& slot) {
+  return std::make_unique<RuntimeRunner>(layout, accum, slot);
+}
 
 }  // namespace cudal2

@@ -213,6 +213,11 @@ int main(int argc, char** argv) {
   int round = 0;
   tune->add_option("--round", round, "Candidates per propose/observe round (0: the whole budget at once)")
       ->capture_default_str();
+  int per_problem = 0, max_rounds = 0;
+  tune->add_option("--per-problem", per_problem,
+                   "Specs each problem proposes per round (0: as many as --round); --round 0 --per-problem 1: "
+                   "every problem one evaluation per round");
+  tune->add_option("--rounds", max_rounds, "Stop after this many rounds (0: no limit)");
   int lt_max = 16;
   tune->add_option(
           "--lt-max", lt_max,
@@ -319,6 +324,8 @@ int main(int argc, char** argv) {
         to.budget = budget;
         to.budget_minutes = budget_minutes;
         to.round = round;
+        to.per_problem = per_problem;
+        to.max_rounds = max_rounds;
         to.skip_search = skip_search;
         to.lt_max = lt_max;
         to.final_top = final_top;

@@ -310,6 +310,8 @@ TuneResult run_tune(const TuneOptions& o) {
   space.common = search_space(shape_independent(o.families), o.space, o.accum);
   if (o.final_top > 0 && o.final_csv.empty()) throw InputError("--final-top needs --final-csv FILE");
   if (o.budget < 0) throw InputError("--budget must be 0 (no limit) or positive");
+  if (o.per_problem < 0) throw InputError("--per-problem must be 0 (as --round) or positive");
+  if (o.max_rounds < 0) throw InputError("--rounds must be 0 (no limit) or positive");
   if (o.eval.shapes.empty()) throw InputError("no shapes to tune");
   if (!o.gpus.empty() && trim(o.gpus) != "all") parse_gpus(o.gpus, 1 << 20);  // its syntax, before the GPU
   if (o.check_gpu) require_gpu();
@@ -387,8 +389,8 @@ TuneResult run_tune(const TuneOptions& o) {
       for (size_t pi = 0; pi < problems.size(); ++pi) {
         const auto& p = problems[pi];
         const auto ps = space.for_problem(p);
-        lists.push_back(queued[pi].empty() ? policy->propose(p, n > 0 ? n : static_cast<int>(ps.size()), ps)
-                                           : std::exchange(queued[pi], {}));
+        const int asked = o.per_problem > 0 ? o.per_problem : n > 0 ? n : static_cast<int>(ps.size());
+        lists.push_back(queued[pi].empty() ? policy->propose(p, asked, ps) : std::exchange(queued[pi], {}));
         for (const auto& prop : lists.back()) {
           auto& v = wanted[prop.spec.text()];
           if (prop.source.empty() && std::find(v.begin(), v.end(), p.shape) == v.end()) v.push_back(p.shape);
@@ -418,13 +420,16 @@ TuneResult run_tune(const TuneOptions& o) {
           std::fprintf(stderr, "cudal2 tune: %zu of %zu candidate(s) left to evaluate on %zu shape(s)\n", round.size(),
                        all.size(), o.eval.shapes.size());
       }
-      if (round.empty()) break;
+      if (round.empty() || (o.max_rounds > 0 && result.rounds >= o.max_rounds)) break;
       ++result.rounds;
       double deadline = 0;
       if (o.budget_minutes > 0) {
         deadline = o.budget_minutes - std::chrono::duration<double>(Clock::now() - t0).count() / 60.0;
         if (deadline <= 0) break;
       }
+      if (o.progress && result.rounds > 1)
+        std::fprintf(stderr, "cudal2 tune: round %d: %zu candidate(s), %.1f min elapsed\n", result.rounds, round.size(),
+                     std::chrono::duration<double>(Clock::now() - t0).count() / 60.0);
       const auto outcomes = evaluate_lanes(lanes, round, deadline, o.db_path);
       std::vector<Observation> seen;
       bool cut_short = false;

@@ -29,8 +29,13 @@ struct TuneOptions {
   int budget = 0;             // at most this many candidates in this invocation (0: no limit)
   double budget_minutes = 0;  // start no new chunk of candidates after this long (0: no limit)
   int round = 0;              // candidates per propose/observe round (0: the whole budget at once)
-  bool skip_search = false;   // only the final measurement of what the store holds
-  int lt_max = 16;            // cublaslt family: specs per shape and layout (cuBLASLt's neighbourhood)
+  // Specs each problem proposes per round (0: as many as --round, or its whole space). With
+  // round = 0 and per_problem = 1 a round gives every problem one more evaluation: a whole-grid
+  // run learns across shapes between rounds and spends its minutes evenly over the problems.
+  int per_problem = 0;
+  int max_rounds = 0;        // stop after this many rounds (0: no limit)
+  bool skip_search = false;  // only the final measurement of what the store holds
+  int lt_max = 16;           // cublaslt family: specs per shape and layout (cuBLASLt's neighbourhood)
   // Final measurement (final_top > 0): each shape's final_top fastest specs per layout, every
   // timer, final_modes, final_reps samples, final_baselines, rows appended to final_csv.
   int final_top = 0;

@@ -29,15 +29,17 @@ Outcome cli(const std::string& args) {
 }
 
 TEST(RuntimeMethod, KnownButNotInAll) {
-  for (const std::string n : {"runtime-nn", "runtime-tn"}) {
+  for (const std::string n :
+       {"runtime-nn", "runtime-tn", "runtime-b-nn", "runtime-b-tn", "runtime-c-nn", "runtime-c-tn"}) {
     EXPECT_TRUE(is_baseline(n)) << n;
     const auto& all = baseline_names();
     EXPECT_EQ(std::find(all.begin(), all.end(), n), all.end()) << n;
     const auto r = make_baseline(n, Accum::F16);
     EXPECT_EQ(r->name(), n);
-    EXPECT_EQ(r->layout(), n == "runtime-nn" ? Layout::NN : Layout::TN);
+    EXPECT_EQ(r->layout(), n.ends_with("-nn") ? Layout::NN : Layout::TN);
     EXPECT_EQ(r->accum(), Accum::F16);
   }
+  EXPECT_FALSE(is_baseline("runtime-d-nn"));
   try {
     make_baseline("runtime-xx", Accum::F32);
     FAIL() << "no InputError";
@@ -55,10 +57,15 @@ TEST(RuntimeMethod, CliAcceptsTheNameThenNeedsAGpu) {
   EXPECT_EQ(o.code, 2) << o.output;
 }
 
-// prepare() in a child process (the library is looked up once per process).
-void prepare_and_report(const char* lib) {
-  setenv("CUDAL2_RUNTIME_LIB", lib, 1);
-  auto r = make_baseline("runtime-nn", Accum::F32);
+// prepare() in a child process (the library is looked up once per process). method runtime-nn
+// reads CUDAL2_RUNTIME_LIB, runtime-b-nn CUDAL2_RUNTIME_LIB_B (unset where lib is null).
+void prepare_and_report(const char* lib, const std::string& method = "runtime-nn") {
+  const char* var = method == "runtime-nn" ? "CUDAL2_RUNTIME_LIB" : "CUDAL2_RUNTIME_LIB_B";
+  if (lib)
+    setenv(var, lib, 1);
+  else
+    unsetenv(var);
+  auto r = make_baseline(method, Accum::F32);
   try {
     r->prepare({64, 64, 64}, Operands{}, nullptr);
   } catch (const RunnerError& e) {
@@ -72,6 +79,15 @@ TEST(RuntimeMethodDeathTest, MissingLibraryIsARunnerError) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(prepare_and_report("/nonexistent/libcudal2_runtime.so"), ::testing::ExitedWithCode(3),
               "RunnerError: runtime-nn: libcudal2_runtime not found .*CUDAL2_RUNTIME_LIB.*/nonexistent/");
+}
+
+TEST(RuntimeMethodDeathTest, SecondBuildNeedsItsVariableAndLoadsItsOwnFile) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  // No fallback search for the comparison slots: an unset variable is named.
+  EXPECT_EXIT(prepare_and_report(nullptr, "runtime-b-nn"), ::testing::ExitedWithCode(3),
+              "RunnerError: runtime-b-nn: runtime-b-\\*: set CUDAL2_RUNTIME_LIB_B");
+  EXPECT_EXIT(prepare_and_report("/nonexistent/b/libcudal2_runtime.so", "runtime-b-nn"), ::testing::ExitedWithCode(3),
+              "RunnerError: runtime-b-nn: libcudal2_runtime not found .*/nonexistent/b/");
 }
 
 TEST(RuntimeMethodDeathTest, NoGpuIsARunnerError) {

@@ -3,7 +3,8 @@
 (bench/runtime_vs_cublaslt.sh). Per shape and mode/timer: ratio = best of cuBLASLt auto-tuning
 NN/TN / best of runtime NN/TN (> 1: the runtime is faster), both from the same run; then the
 geometric mean by class, the worst shapes, the number below 0.99, and which runtime path served
-each shape (table kernel, neighbour kernel, cuBLASLt heuristic).
+each shape (table kernel, neighbour kernel, cuBLASLt heuristic). Every shape and layout where the
+runtime failed (wrong or unwritten output, an error) is listed first.
 
   python3 bench/summarize_runtime.py RUN.csv[.gz] [OUT.csv] [--runtime runtime-b]
 
@@ -31,7 +32,10 @@ def main():
         rows = [r for r in csv.DictReader(line for line in f if not line.startswith("#"))]
     t = defaultdict(dict)  # (m,n,k,class,mode,timer) -> method -> us
     path = {}
+    failed = {}  # (m, n, k, layout) -> status and failure of a runtime method that did not run ok
     for r in rows:
+        if r["method"] in (rt_nn, rt_tn) and r["status"] not in ("ok", "unsupported"):
+            failed[(int(r["m"]), int(r["n"]), int(r["k"]), r["layout"])] = f"{r['status']}: {r['failure']}"
         if r["status"] != "ok" or not r["median_us"]:
             continue
         key = (int(r["m"]), int(r["n"]), int(r["k"]), r["class"], r["mode"], r["timer"])
@@ -61,6 +65,9 @@ def main():
             w.writeheader()
             for o in out:
                 w.writerow({k: (f"{v:.4f}" if isinstance(v, float) else v) for k, v in o.items()})
+    # A failed layout is a wrong answer the library gave: never hidden behind the other layout.
+    print(f"{a.runtime}: {len(failed)} shape/layout(s) failed"
+          + "".join(f"\n  FAILED {m}x{n}x{k} {lay}: {why}" for (m, n, k, lay), why in sorted(failed.items())))
     geo = lambda xs: math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
     for mode, timer in sorted({(o["mode"], o["timer"]) for o in out}):
         sel = [o for o in out if o["mode"] == mode and o["timer"] == timer]

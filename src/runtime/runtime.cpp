@@ -26,6 +26,7 @@
 #include "cublaslt_plan.h"
 #include "mma_plan.h"
 #include "runtime/table.hpp"
+#include "wgmma_plan.h"
 
 using cudal2::rt::Entry;
 using cudal2::rt::kEntries;
@@ -69,9 +70,9 @@ struct LtPlan {
 };
 
 // How one kernel runs one problem: knobs, and where its workspace goes. The first
-// CUDAL2_WORKSPACE_ZERO_BYTES of every workspace stay zero: mma split-K counters (which the
-// kernel re-zeroes after each launch) are placed so they end exactly at that boundary, and its
-// partials start there; every other user of workspace (cuBLASLt included) gets the part after it.
+// CUDAL2_WORKSPACE_ZERO_BYTES of every workspace stay zero: mma and wgmma split-K counters (which
+// the kernel re-zeroes after each launch) are placed so they end exactly at that boundary, and
+// their partials start there; every other user of workspace (cuBLASLt included) gets the part after it.
 struct KernelCall {
   int kernel = -1;
   int raster = 0, swizzle = 1, decomposition = 0, splits = 1;
@@ -139,9 +140,16 @@ bool plan_kernel(cublasLtHandle_t lt, KernelCall& c, int64_t m, int64_t n, int64
   const size_t need = ki.workspace_size(&a);
   if (need == 0) {
     c.offset = kZone, c.need_total = 0;
-  } else if (std::string_view(ki.family) == "mma") {
-    const auto g = cudal2_plan::grid(m, n, k, ki.tile_m, ki.tile_n, ki.tile_k, c.splits);
-    const size_t cb = cudal2_plan::counters_bytes(g);
+  } else if (const std::string_view fam = ki.family; fam == "mma" || fam == "wgmma") {
+    // Split-K: the per-tile arrival counters must read zero at launch (the kernel re-arms them
+    // after each launch, nothing else zeroes them). They go at the end of the zero area, where no
+    // one else writes; the partials follow. A counter in the shared part of the workspace would
+    // start from whatever the last cuBLASLt call left there, and the tile would never be written
+    // (found on the H100: wgmma 128x128 splits=auto after cuBLASLt split-K entries).
+    const size_t cb =
+        fam == "mma"
+            ? cudal2_plan::counters_bytes(cudal2_plan::grid(m, n, k, ki.tile_m, ki.tile_n, ki.tile_k, c.splits))
+            : cudal2_wgmma_plan::counters_bytes(cudal2_wgmma_plan::tiles(m, n, ki.tile_m, ki.tile_n), ki.tile_m);
     if (cb > kZone) {
       std::snprintf(why, whylen, "split-K counters (%zu bytes) exceed the zero area", cb);
       return false;

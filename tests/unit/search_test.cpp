@@ -500,6 +500,71 @@ TEST_F(TuneLoop, ResumedOwnSpaceSpecsAreMeasuredOnlyWhereMissing) {
   EXPECT_EQ(specs, (std::vector<std::string>{s1, s3}));
 }
 
+// --round 0 --per-problem 1: every problem proposes one spec per round (its next one here, in
+// exhaustive order), each measured on the shapes that proposed it; --rounds stops the loop.
+TEST_F(TuneLoop, PerProblemRoundsGiveEveryProblemOneEvaluationEach) {
+  const auto log = dir_ / "jobs.log";
+  const std::string lt =
+      "cublaslt nn f32 algo={} tile=20 stages=8 reduction=0 swizzle=0 custom=0 inner=0 "
+      "cluster=auto | splits=1";
+  const std::string s1 = fmt::format(fmt::runtime(lt), 1), s2 = fmt::format(fmt::runtime(lt), 2),
+                    s3 = fmt::format(fmt::runtime(lt), 3);
+  const std::string worker = (dir_ / "ltworker.py").string();
+  std::ofstream(worker) << "#!/usr/bin/env python3\nimport json, sys\n"
+                        << "SPACE = {'64x64x64': ['" << s1 << "', '" << s2 << "', '" << s3 << "'], '128x64x64': ['"
+                        << s3 << "', '" << s1 << "', '" << s2 << "']}\n"
+                        << R"(for line in sys.stdin:
+    req = json.loads(line)
+    if req["op"] == "lt-space":
+        spaces = [{"shape": s, "layout": l, "specs": SPACE["x".join(map(str, s))] if l == "nn" else []}
+                  for s in req["shapes"] for l in req["layouts"]]
+        print(json.dumps({"ok": True, "gpu": "unknown", "spaces": spaces}), flush=True)
+        continue
+    with open(")" << log.string()
+                        << R"(", "a") as f:
+        for s in req["shapes"]:
+            for c in req["candidates"]:
+                f.write(json.dumps({"shape": "x".join(map(str, s)), "spec": c["spec"]}) + "\n")
+)" << kAnswerEvalJob;
+  std::filesystem::permissions(worker, std::filesystem::perms::owner_all);
+  auto o = options();
+  o.families = {"cublaslt"};
+  o.budget = 0;
+  o.round = 0;
+  o.per_problem = 1;
+  o.max_rounds = 2;
+  o.eval.worker_exe = worker;
+  o.eval.shapes = {{64, 64, 64}, {128, 64, 64}};
+  auto measured = [&] {
+    std::map<std::string, std::vector<std::string>> on;  // shape -> specs, in the order measured
+    std::ifstream in(log);
+    for (std::string line; std::getline(in, line);) {
+      const auto j = nlohmann::json::parse(line);
+      on[j["shape"].get<std::string>()].push_back(j["spec"].get<std::string>());
+    }
+    return on;
+  };
+  const auto first = run_tune(o);
+  EXPECT_EQ(first.rounds, 2);
+  EXPECT_EQ(first.outcomes.size(), 4u);  // round 1: s1 (64), s3 (128); round 2: s2 (64), s1 (128)
+  auto on = measured();
+  EXPECT_EQ(on["64x64x64"], (std::vector<std::string>{s1, s2}));
+  EXPECT_EQ(on["128x64x64"], (std::vector<std::string>{s3, s1}));
+  // Resumed without a round limit: the third round takes what is left, then nothing is.
+  o.max_rounds = 0;
+  const auto second = run_tune(o);
+  EXPECT_EQ(second.rounds, 1);
+  EXPECT_EQ(second.outcomes.size(), 2u);
+  on = measured();
+  EXPECT_EQ(on["64x64x64"], (std::vector<std::string>{s1, s2, s3}));
+  EXPECT_EQ(on["128x64x64"], (std::vector<std::string>{s3, s1, s2}));
+  o.per_problem = -1;
+  EXPECT_THROW(run_tune(o), InputError);
+  o.per_problem = 1;
+  o.max_rounds = -2;
+  EXPECT_THROW(run_tune(o), InputError);
+}
+
 // The same for the common space of our own families: on a resumed run with a new shape, a spec
 // already measured on the old shape is measured on the new one only (a resumed 14-shape
 // wgmma_swapab run on the H100 spent its whole budget measuring the 7 finished shapes again).

@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Two builds of libcudal2_runtime (two tables) against each other, from one `cudal2 bench` run that
+measured both (methods runtime-nn/tn and runtime-b-nn/tn, or runtime-c-*: CUDAL2_RUNTIME_LIB_B/_C,
+bench/runtime_vs_cublaslt.sh). Per shape: ratio = best of the reference's NN/TN / best of the
+candidate's NN/TN (> 1: the candidate is faster), both timed in the same process on the same
+inputs; then the geometric mean by class, the worst shapes and how many are below 0.98 and 0.99.
+A shape where either build failed or was not measured (a run cut short) is left out and counted.
+
+  python3 bench/compare_tables.py RUN.csv[.gz]... --candidate runtime-b --reference runtime-c \\
+      [--mode offline] [--timer graph] [--csv OUT.csv]
+"""
+import argparse
+import csv
+import gzip
+import math
+from collections import defaultdict
+
+CLASSES = ["small", "skinny", "medium", "large"]
+
+
+def rows(paths):
+    for p in paths:
+        opener = gzip.open if p.endswith(".gz") else open
+        with opener(p, "rt") as f:
+            yield from csv.DictReader(line for line in f if not line.startswith("#"))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("csv", nargs="+")
+    ap.add_argument("--candidate", required=True, help="method prefix, e.g. runtime-b")
+    ap.add_argument("--reference", required=True, help="method prefix, e.g. runtime-c")
+    ap.add_argument("--mode", default="offline")
+    ap.add_argument("--timer", default="graph")
+    ap.add_argument("--csv", dest="out", help="per-shape ratios")
+    a = ap.parse_args()
+    t = defaultdict(dict)  # (m, n, k, class) -> method -> us
+    for r in rows(a.csv):
+        if r["mode"] != a.mode or r["timer"] != a.timer:
+            continue
+        key = (int(r["m"]), int(r["n"]), int(r["k"]), r["class"])
+        t[key][r["method"]] = float(r["median_us"]) if r["status"] == "ok" and r["median_us"] else None
+    out, skipped = [], 0
+    for key, m in sorted(t.items()):
+        best = {}
+        for side in (a.candidate, a.reference):
+            v = [m.get(f"{side}-{lay}") for lay in ("nn", "tn")]
+            best[side] = min(v) if all(x is not None for x in v) else None
+        if best[a.candidate] is None or best[a.reference] is None:
+            skipped += 1
+            continue
+        out.append({"m": key[0], "n": key[1], "k": key[2], "class": key[3], "candidate_us": best[a.candidate],
+                    "reference_us": best[a.reference], "ratio": best[a.reference] / best[a.candidate]})
+    if not out:
+        raise SystemExit(f"no shape with both {a.candidate}-nn/tn and {a.reference}-nn/tn measured")
+    if a.out:
+        with open(a.out, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(out[0].keys()))
+            w.writeheader()
+            for o in out:
+                w.writerow({k: (f"{v:.4f}" if isinstance(v, float) else v) for k, v in o.items()})
+    geo = lambda xs: math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+    by = {c: [o["ratio"] for o in out if o["class"] == c] for c in CLASSES}
+    print(f"{a.mode} {a.timer}: {a.candidate} vs {a.reference} (reference time / candidate time) on {len(out)} shapes"
+          f" ({skipped} left out): all {geo([o['ratio'] for o in out]):.4f} "
+          + " ".join(f"{c} {geo(by[c]):.4f}({len(by[c])})" for c in CLASSES)
+          + f"  below 0.98: {sum(o['ratio'] < 0.98 for o in out)}  below 0.99: {sum(o['ratio'] < 0.99 for o in out)}")
+    for o in sorted(out, key=lambda o: o["ratio"])[:5]:
+        print(f"  worst {o['m']}x{o['n']}x{o['k']} ({o['class']}): {o['ratio']:.3f}"
+              f" ({o['candidate_us']:.2f} us vs {o['reference_us']:.2f} us)")
+
+
+if __name__ == "__main__":
+    main()

@@ -140,20 +140,27 @@ Table collect(const Options& opt) {
     std::tie(e.accum, e.layout, e.m, e.n, e.k) = key;
     const std::string ref = clock_reference(seen, e.layout);
     const auto score = [&](const Seen& x) { return ref.empty() ? x.us : x.us / x.baselines.at(ref); };
-    // Per spec its best-scoring measurement; the shape's best of those sets the clock the entry
-    // reports (its own time and its job's baselines), the other specs' times rescaled to it.
+    const auto handicap = [&](const std::string& text) {
+      return text.rfind("cublaslt ", 0) == 0 ? 1.0 : 1.0 + opt.compiled_margin;
+    };
+    // Per spec its best-scoring measurement; the shape's best of those (by rank: compiled kernels
+    // handicapped) sets the clock the entry reports (its own time and its job's baselines), the
+    // other specs' times rescaled to it.
     std::map<std::string, const Seen*> per_spec;
     const Seen* best = nullptr;
     for (const auto& x : seen) {
       auto& slot = per_spec[x.text];
       if (!slot || score(x) < score(*slot)) slot = &x;
-      if (!best || score(x) < score(*best)) best = &x;
+      if (!best || score(x) * handicap(x.text) < score(*best) * handicap(best->text)) best = &x;
     }
     const double clock = ref.empty() ? 1.0 : best->baselines.at(ref);
-    for (const auto& [text, x] : per_spec)
-      e.specs.push_back({text, parse_spec(text).compile_text(), x == best ? x->us : score(*x) * clock});
-    std::stable_sort(e.specs.begin(), e.specs.end(),
-                     [](const SpecTime& a, const SpecTime& b) { return a.us != b.us ? a.us < b.us : a.text < b.text; });
+    for (const auto& [text, x] : per_spec) {
+      const double us = x == best ? x->us : score(*x) * clock;
+      e.specs.push_back({text, parse_spec(text).compile_text(), us, us * handicap(text)});
+    }
+    std::stable_sort(e.specs.begin(), e.specs.end(), [](const SpecTime& a, const SpecTime& b) {
+      return a.rank_us != b.rank_us ? a.rank_us < b.rank_us : a.text < b.text;
+    });
     e.baselines = best->baselines;
     e.fallback_us = fallback_time(e, e.fallback_source);
     t.shapes.push_back(std::move(e));
@@ -185,12 +192,12 @@ Portfolio choose_portfolio(const Table& t, int limit) {
       if (chosen.count(kt)) continue;
       double gain = 0;
       for (const auto& [s, st] : shapes)
-        if (st->us < cur[s]) gain += std::log(cur[s] / st->us);
+        if (st->rank_us < cur[s]) gain += std::log(cur[s] / st->rank_us);
       if (gain > pick_gain + 1e-12) pick = &kt, pick_gain = gain;
     }
     if (!pick) break;  // no remaining kernel improves any shape
     chosen.insert(*pick);
-    for (const auto& [s, st] : by_kernel[*pick]) cur[s] = std::min(cur[s], st->us);
+    for (const auto& [s, st] : by_kernel[*pick]) cur[s] = std::min(cur[s], st->rank_us);
   }
   Portfolio p;
   p.kernels.assign(chosen.begin(), chosen.end());
@@ -202,7 +209,7 @@ Portfolio choose_portfolio(const Table& t, int limit) {
     for (const auto& st : e.specs) {
       auto it = std::lower_bound(p.kernels.begin(), p.kernels.end(), st.compile_text);
       if (it == p.kernels.end() || *it != st.compile_text) continue;
-      if (e.fallback_us <= 0 || st.us < e.fallback_us) {
+      if (e.fallback_us <= 0 || st.rank_us < e.fallback_us) {
         c.kernel = static_cast<int>(it - p.kernels.begin());
         c.spec = st.text;
         c.us = st.us;
@@ -323,6 +330,10 @@ void add_export_command(CLI::App& app) {
   cmd->add_option("--families", *families, "Keep only these kernel families (comma-separated)");
   cmd->add_option("--portfolio", opt->portfolio, "Ship at most N distinct kernels (0: every shape's best)")
       ->capture_default_str();
+  cmd->add_option("--compiled-margin", opt->compiled_margin,
+                  "A compiled kernel displaces a cuBLASLt configuration or the fallback only when faster by this "
+                  "fraction (measured: winners by less ran slower in the runtime)")
+      ->capture_default_str();
   auto trajectories = std::make_shared<std::string>();
   auto unscored = std::make_shared<bool>(false);
   cmd->add_option("--trajectories", *trajectories,
@@ -341,6 +352,8 @@ void add_export_command(CLI::App& app) {
       }
       for (const auto& f : opt->families) default_spec(f);  // throws for an unknown family
       if (opt->portfolio < 0) throw InputError("--portfolio must be 0 or more");
+      if (!(opt->compiled_margin >= 0 && opt->compiled_margin < 1))
+        throw InputError("--compiled-margin must be in [0, 1)");
       return trajectories->empty() ? run(*opt) : write_trajectories(opt->dbs, *trajectories, *unscored);
     });
   });

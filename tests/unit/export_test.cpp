@@ -141,6 +141,40 @@ TEST_F(ExportTest, JobsAtDifferentClocksAreComparedByTheirOwnBaselines) {
   EXPECT_NEAR(e.specs[1].us, 1.9 / 2.2 * 3.3, 1e-12);
 }
 
+// A compiled kernel displaces a cuBLASLt configuration, or the fallback, only where it measured
+// faster by Options::compiled_margin; among kernels of the same kind the plain times decide.
+TEST_F(ExportTest, CompiledKernelsNeedTheMarginToDisplaceCublasLt) {
+  const std::string lt = "cublaslt nn f32 algo=66 tile=20 stages=8 reduction=0 swizzle=0 custom=0 inner=0 cluster=auto";
+  {
+    auto db = store::Store::open(dir_ / "a.db");
+    put(db, lt, {64, 64, 64}, 2.0, 3.0);
+    put(db, kTinyA, {64, 64, 64}, 1.96, 3.0);  // 2% faster than the configuration: not enough
+    put(db, lt, {128, 64, 64}, 2.0, 3.0);
+    put(db, kTinyA, {128, 64, 64}, 1.9, 3.0);   // 5% faster: enough
+    put(db, kTinyA, {256, 64, 64}, 3.22, 3.0);  // 2.5% faster than the fallback (heuristic 3.3): not enough
+    put(db, kTinyB, {256, 64, 64}, 3.25, 3.0);
+  }
+  Options o;
+  o.dbs = {(dir_ / "a.db").string()};
+  auto t = collect(o);
+  ASSERT_EQ(t.shapes.size(), 3u);
+  EXPECT_EQ(t.shapes[0].specs[0].text, parse_spec(lt).text());
+  EXPECT_DOUBLE_EQ(t.shapes[0].best_us(), 2.0);  // times stay as measured
+  EXPECT_DOUBLE_EQ(t.shapes[0].specs[1].us, 1.96);
+  EXPECT_DOUBLE_EQ(t.shapes[0].specs[1].rank_us, 1.96 * 1.03);
+  EXPECT_EQ(t.shapes[1].specs[0].text, parse_spec(kTinyA).text());
+  EXPECT_EQ(t.shapes[2].specs[0].text, parse_spec(kTinyA).text());  // same kind: plain order
+  auto p = choose_portfolio(t, 0);
+  EXPECT_EQ(p.choices[0].spec, parse_spec(lt).text());
+  EXPECT_EQ(p.choices[1].spec, parse_spec(kTinyA).text());
+  EXPECT_EQ(p.choices[2].kernel, -1);  // the fallback
+  o.compiled_margin = 0;               // the old rule: the fastest measured wins
+  t = collect(o);
+  EXPECT_EQ(t.shapes[0].specs[0].text, parse_spec(kTinyA).text());
+  p = choose_portfolio(t, 0);
+  EXPECT_EQ(p.choices[2].spec, parse_spec(kTinyA).text());
+}
+
 TEST_F(ExportTest, FamilyFilter) {
   {
     auto db = store::Store::open(dir_ / "a.db");

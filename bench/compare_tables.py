@@ -11,18 +11,11 @@ A shape where either build failed or was not measured (a run cut short) is left 
 """
 import argparse
 import csv
-import gzip
-import math
-from collections import defaultdict
+import os
+import sys
 
-CLASSES = ["small", "skinny", "medium", "large"]
-
-
-def rows(paths):
-    for p in paths:
-        opener = gzip.open if p.endswith(".gz") else open
-        with opener(p, "rt") as f:
-            yield from csv.DictReader(line for line in f if not line.startswith("#"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from summarize_baselines import CLASSES, cls, gmean, load, times  # noqa: E402
 
 
 def main():
@@ -34,14 +27,9 @@ def main():
     ap.add_argument("--timer", default="graph")
     ap.add_argument("--csv", dest="out", help="per-shape ratios")
     a = ap.parse_args()
-    t = defaultdict(dict)  # (m, n, k, class) -> method -> us
-    for r in rows(a.csv):
-        if r["mode"] != a.mode or r["timer"] != a.timer:
-            continue
-        key = (int(r["m"]), int(r["n"]), int(r["k"]), r["class"])
-        t[key][r["method"]] = float(r["median_us"]) if r["status"] == "ok" and r["median_us"] else None
+    t = times([r for p in a.csv for r in load(p)], a.mode, a.timer)  # (m, n, k) -> method -> us, ok rows only
     out, skipped = [], 0
-    for key, m in sorted(t.items()):
+    for s, m in sorted(t.items()):
         best = {}
         for side in (a.candidate, a.reference):
             v = [m.get(f"{side}-{lay}") for lay in ("nn", "tn")]
@@ -49,7 +37,7 @@ def main():
         if best[a.candidate] is None or best[a.reference] is None:
             skipped += 1
             continue
-        out.append({"m": key[0], "n": key[1], "k": key[2], "class": key[3], "candidate_us": best[a.candidate],
+        out.append({"m": s[0], "n": s[1], "k": s[2], "class": cls(s), "candidate_us": best[a.candidate],
                     "reference_us": best[a.reference], "ratio": best[a.reference] / best[a.candidate]})
     if not out:
         raise SystemExit(f"no shape with both {a.candidate}-nn/tn and {a.reference}-nn/tn measured")
@@ -59,11 +47,10 @@ def main():
             w.writeheader()
             for o in out:
                 w.writerow({k: (f"{v:.4f}" if isinstance(v, float) else v) for k, v in o.items()})
-    geo = lambda xs: math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
     by = {c: [o["ratio"] for o in out if o["class"] == c] for c in CLASSES}
     print(f"{a.mode} {a.timer}: {a.candidate} vs {a.reference} (reference time / candidate time) on {len(out)} shapes"
-          f" ({skipped} left out): all {geo([o['ratio'] for o in out]):.4f} "
-          + " ".join(f"{c} {geo(by[c]):.4f}({len(by[c])})" for c in CLASSES)
+          f" ({skipped} left out): all {gmean([o['ratio'] for o in out]):.4f} "
+          + " ".join(f"{c} {gmean(by[c]):.4f}({len(by[c])})" for c in CLASSES)
           + f"  below 0.98: {sum(o['ratio'] < 0.98 for o in out)}  below 0.99: {sum(o['ratio'] < 0.99 for o in out)}")
     for o in sorted(out, key=lambda o: o["ratio"])[:5]:
         print(f"  worst {o['m']}x{o['n']}x{o['k']} ({o['class']}): {o['ratio']:.3f}"

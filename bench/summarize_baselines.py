@@ -5,6 +5,7 @@ Usage: python3 bench/summarize_baselines.py bench/results/h100 > /tmp/summary.md
 Every ratio is between two methods of the same run (same process, same inputs, interleaved).
 """
 import csv
+import gzip
 import json
 import math
 import statistics
@@ -14,7 +15,9 @@ from pathlib import Path
 
 
 def load(path):
-    with open(path) as f:
+    """The rows of a `cudal2 bench`/`eval` CSV (.csv or .csv.gz), its '#' header lines skipped."""
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt") as f:
         return list(csv.DictReader(line for line in f if not line.startswith("#")))
 
 

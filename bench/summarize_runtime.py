@@ -13,11 +13,13 @@ runtime failed (wrong or unwritten output, an error) is listed first.
 """
 import argparse
 import csv
-import gzip
 import json
-import math
+import os
 import sys
 from collections import defaultdict
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from summarize_baselines import gmean, load  # noqa: E402  (a bench CSV, .gz or not; geometric mean)
 
 
 def main():
@@ -27,9 +29,7 @@ def main():
     ap.add_argument("--runtime", default="runtime", help="method prefix: runtime, runtime-b or runtime-c")
     a = ap.parse_args()
     rt_nn, rt_tn = a.runtime + "-nn", a.runtime + "-tn"
-    opener = gzip.open if a.csv.endswith(".gz") else open
-    with opener(a.csv, "rt") as f:
-        rows = [r for r in csv.DictReader(line for line in f if not line.startswith("#"))]
+    rows = load(a.csv)
     t = defaultdict(dict)  # (m,n,k,class,mode,timer) -> method -> us
     path = {}
     failed = {}  # (m, n, k, layout) -> status and failure of a runtime method that did not run ok
@@ -68,7 +68,6 @@ def main():
     # A failed layout is a wrong answer the library gave: never hidden behind the other layout.
     print(f"{a.runtime}: {len(failed)} shape/layout(s) failed"
           + "".join(f"\n  FAILED {m}x{n}x{k} {lay}: {why}" for (m, n, k, lay), why in sorted(failed.items())))
-    geo = lambda xs: math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
     for mode, timer in sorted({(o["mode"], o["timer"]) for o in out}):
         sel = [o for o in out if o["mode"] == mode and o["timer"] == timer]
         classes = ["small", "skinny", "medium", "large"]
@@ -79,10 +78,10 @@ def main():
         paths = defaultdict(int)
         for o in sel:
             paths[o["path"]] += 1
-        print(f"{mode:8s} {timer:6s} shapes {len(sel):4d}  vs auto-tuning: all {geo([o['vs_autotune'] for o in sel]):.4f} "
-              + " ".join(f"{c} {geo(by[c]):.4f}({len(by[c])})" for c in classes)
+        print(f"{mode:8s} {timer:6s} shapes {len(sel):4d}  vs auto-tuning: all {gmean([o['vs_autotune'] for o in sel]):.4f} "
+              + " ".join(f"{c} {gmean(by[c]):.4f}({len(by[c])})" for c in classes)
               + f"  below 0.99: {below}  worst {worst['m']}x{worst['n']}x{worst['k']} {worst['vs_autotune']:.3f}"
-              + f"  vs heuristic {geo(heur):.4f}  paths {dict(paths)}")
+              + f"  vs heuristic {gmean(heur):.4f}  paths {dict(paths)}")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,8 @@ const std::vector<std::string>& baseline_names();
 // runtime-b-{nn,tn}, runtime-c-{nn,tn}: two more builds of it ($CUDAL2_RUNTIME_LIB_B, _C), so that
 // tables are compared with each other in one process, on the same inputs.
 const std::vector<std::string>& runtime_method_names();
+// The runtime method of a slot ("", "b" or "c") and layout: runtime-nn, runtime-b-tn, ...
+std::string runtime_method_name(const std::string& slot, Layout layout);
 // A name of either list.
 bool is_baseline(const std::string& name);
 // Throws InputError for an unknown name.

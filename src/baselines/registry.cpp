@@ -18,9 +18,23 @@ const std::vector<std::string>& baseline_names() {
   return names;
 }
 
+namespace {
+// The library under test and two more builds of it (src/baselines/runtime.cpp).
+const std::string kRuntimeSlots[] = {"", "b", "c"};
+}  // namespace
+
+std::string runtime_method_name(const std::string& slot, Layout layout) {
+  return slot.empty() ? fmt::format("runtime-{}", to_string(layout))
+                      : fmt::format("runtime-{}-{}", slot, to_string(layout));
+}
+
 const std::vector<std::string>& runtime_method_names() {
-  static const std::vector<std::string> names{"runtime-nn",   "runtime-tn",   "runtime-b-nn",
-                                              "runtime-b-tn", "runtime-c-nn", "runtime-c-tn"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (const auto& slot : kRuntimeSlots)
+      for (auto layout : {Layout::NN, Layout::TN}) v.push_back(runtime_method_name(slot, layout));
+    return v;
+  }();
   return names;
 }
 
@@ -38,11 +52,9 @@ RunnerPtr make_baseline(const std::string& name, Accum accum) {
   if (name == "cublaslt-autotune-nn") return make_cublaslt(Layout::NN, accum, true);
   if (name == "cublaslt-autotune-tn") return make_cublaslt(Layout::TN, accum, true);
   if (name == "torch-matmul") return make_torch(accum);
-  for (const std::string slot : {"", "b", "c"}) {
-    const std::string prefix = slot.empty() ? "runtime-" : "runtime-" + slot + "-";
-    if (name == prefix + "nn") return make_runtime(Layout::NN, accum, slot);
-    if (name == prefix + "tn") return make_runtime(Layout::TN, accum, slot);
-  }
+  for (const auto& slot : kRuntimeSlots)
+    for (auto layout : {Layout::NN, Layout::TN})
+      if (name == runtime_method_name(slot, layout)) return make_runtime(layout, accum, slot);
   throw InputError(fmt::format("unknown method '{}' (known: {}, {})", name, fmt::join(baseline_names(), ", "),
                                fmt::join(runtime_method_names(), ", ")));
 }

@@ -132,10 +132,7 @@ class RuntimeRunner final : public Runner {
   ~RuntimeRunner() override {
     if (handle_) RuntimeLib::get(slot_).destroy(handle_);
   }
-  std::string name() const override {
-    return slot_.empty() ? fmt::format("runtime-{}", to_string(layout_))
-                         : fmt::format("runtime-{}-{}", slot_, to_string(layout_));
-  }
+  std::string name() const override { return runtime_method_name(slot_, layout_); }
   Layout layout() const override { return layout_; }
   Accum accum() const override { return accum_; }
 

@@ -382,6 +382,7 @@ TuneResult run_tune(const TuneOptions& o) {
     // is not asked for more meanwhile. (Specs left out are simply proposed again.)
     std::vector<std::vector<Proposal>> queued(problems.size());
     for (;;) {
+      if (o.max_rounds > 0 && result.rounds >= o.max_rounds) break;
       int n = o.round > 0 ? o.round : 0;
       if (o.budget > 0) n = n > 0 ? std::min(n, o.budget - evaluated) : o.budget - evaluated;
       std::vector<std::vector<Proposal>> lists;
@@ -420,7 +421,7 @@ TuneResult run_tune(const TuneOptions& o) {
           std::fprintf(stderr, "cudal2 tune: %zu of %zu candidate(s) left to evaluate on %zu shape(s)\n", round.size(),
                        all.size(), o.eval.shapes.size());
       }
-      if (round.empty() || (o.max_rounds > 0 && result.rounds >= o.max_rounds)) break;
+      if (round.empty()) break;
       ++result.rounds;
       double deadline = 0;
       if (o.budget_minutes > 0) {

@@ -9,7 +9,9 @@
 # Writes $OUT/runtime-NAME.csv (tidy rows) and .log; summarize with bench/summarize_runtime.py.
 # $CUDAL2_RUNTIME_LIB_B and _C, when set, add methods runtime-b-* and runtime-c-*: other builds of
 # the library (other tables) in the same process (summarize_runtime.py --runtime runtime-b).
-# $MODE (both) and $REPS (20) narrow the run.
+# $MODE (both), $REPS (20) and $TIMERS (graph,eager,host) narrow the run. The CSV's paired_ratio
+# column pairs each round's samples (docs/measuring.md); $CUDAL2_RUNTIME_LIB_B set to the same
+# library as $CUDAL2_RUNTIME_LIB is an A/A run: what the noise alone does to the ratios.
 set -uo pipefail
 source "$(dirname "$0")/device_env.sh" >/dev/null
 name=$1
@@ -22,6 +24,6 @@ methods=runtime-nn,runtime-tn
 [ -n "${CUDAL2_RUNTIME_LIB_C:-}" ] && methods+=,runtime-c-nn,runtime-c-tn
 t0=$(date +%s)
 "$B/cudal2" bench "$@" --methods $methods,cublaslt-autotune-nn,cublaslt-autotune-tn,cublaslt-heuristic-nn,cublaslt-heuristic-tn \
-  --mode "${MODE:-both}" --reps "${REPS:-20}" --qps "${QPS:-1000}" --verify-budget 3e7 \
+  --reference cublaslt-autotune-nn,cublaslt-autotune-tn --mode "${MODE:-both}" --reps "${REPS:-20}" --timers "${TIMERS:-graph,eager,host}" --qps "${QPS:-1000}" --verify-budget 3e7 \
   --csv "$OUT/runtime-$name.csv" --quiet > "$OUT/runtime-$name.log" 2>&1
 echo "runtime bench $name rc=$? in $(( $(date +%s) - t0 ))s"

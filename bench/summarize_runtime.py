@@ -4,7 +4,11 @@
 NN/TN / best of runtime NN/TN (> 1: the runtime is faster), both from the same run; then the
 geometric mean by class, the worst shapes, the number below 0.99, and which runtime path served
 each shape (table kernel, neighbour kernel, cuBLASLt heuristic). Every shape and layout where the
-runtime failed (wrong or unwritten output, an error) is listed first.
+runtime failed (wrong or unwritten output, an error) is listed first. Where the CSV has the
+paired_ratio column (bench since session 11), the same figures for the paired ratio of the
+runtime's faster layout to the run's reference (runtime_vs_cublaslt.sh: auto-tuning NN and TN,
+whichever has the lower median; docs/measuring.md): the median over rounds of the two samples'
+ratio, which cancels drift that a ratio of medians keeps.
 
   python3 bench/summarize_runtime.py RUN.csv[.gz] [OUT.csv] [--runtime runtime-b]
 
@@ -32,14 +36,20 @@ def main():
     rows = load(a.csv)
     t = defaultdict(dict)  # (m,n,k,class,mode,timer) -> method -> us
     path = {}
+    paired = {}  # (m,n,k,class,mode,timer) -> method -> paired ratio to the fastest baseline
     failed = {}  # (m, n, k, layout) -> status and failure of a runtime method that did not run ok
     for r in rows:
-        if r["method"] in (rt_nn, rt_tn) and r["status"] not in ("ok", "unsupported"):
+        # (not-capturable on the eager or host timer: a bench run before --timers wrote rows for
+        # timers it did not run)
+        if r["method"] in (rt_nn, rt_tn) and r["status"] not in ("ok", "unsupported") \
+                and not (r["status"] == "not-capturable" and r["timer"] != "graph"):
             failed[(int(r["m"]), int(r["n"]), int(r["k"]), r["layout"])] = f"{r['status']}: {r['failure']}"
         if r["status"] != "ok" or not r["median_us"]:
             continue
         key = (int(r["m"]), int(r["n"]), int(r["k"]), r["class"], r["mode"], r["timer"])
         t[key][r["method"]] = float(r["median_us"])
+        if r.get("paired_ratio"):
+            paired.setdefault(key, {})[r["method"]] = float(r["paired_ratio"])
         if r["method"] in (rt_nn, rt_tn) and r["details"]:
             try:
                 path[(key[:3], r["layout"])] = json.loads(r["details"]).get("path", "?")
@@ -56,6 +66,7 @@ def main():
         out.append({"m": key[0], "n": key[1], "k": key[2], "class": key[3], "mode": key[4], "timer": key[5],
                     "runtime_us": min(rt), "autotune_us": min(at), "heuristic_us": min(he) if he else "",
                     "vs_autotune": min(at) / min(rt), "vs_heuristic": min(he) / min(rt) if he else "",
+                    "paired_vs_best": paired.get(key, {}).get(a.runtime + "-" + layout, ""),
                     "path": path.get((key[:3], layout), "?")})
     if not out:
         sys.exit(f"{a.csv}: no shape with {rt_nn}/{rt_tn} and auto-tuning both measured")
@@ -82,6 +93,15 @@ def main():
               + " ".join(f"{c} {gmean(by[c]):.4f}({len(by[c])})" for c in classes)
               + f"  below 0.99: {below}  worst {worst['m']}x{worst['n']}x{worst['k']} {worst['vs_autotune']:.3f}"
               + f"  vs heuristic {gmean(heur):.4f}  paths {dict(paths)}")
+        pr = [o for o in sel if o["paired_vs_best"] != ""]
+        if pr:
+            pw = min(pr, key=lambda o: o["paired_vs_best"])
+            print(f"{mode:8s} {timer:6s} shapes {len(pr):4d}  paired vs reference: all "
+                  f"{gmean([o['paired_vs_best'] for o in pr]):.4f} "
+                  + " ".join(f"{c} {gmean([o['paired_vs_best'] for o in pr if o['class'] == c]):.4f}" for c in classes
+                             if any(o["class"] == c for o in pr))
+                  + f"  below 0.99: {sum(o['paired_vs_best'] < 0.99 for o in pr)}"
+                  + f"  worst {pw['m']}x{pw['n']}x{pw['k']} {pw['paired_vs_best']:.3f}")
 
 
 if __name__ == "__main__":

@@ -39,7 +39,7 @@ def nonblank(path):
 
 
 HEADER = ("m,n,k,class,accum,method,layout,mode,timer,median_us,p10_us,p90_us,min_us,n_samples,inner,tflops,"
-          "roofline_pct,ratio_to_best_baseline,status,failure,reason,rel_err,tol,exact_checked,exact_mismatches,"
+          "roofline_pct,ratio_to_best_baseline,paired_ratio,status,failure,reason,rel_err,tol,exact_checked,exact_mismatches,"
           "sampled,sm_mhz_min,sm_mhz_max,seed,details")
 
 
@@ -76,7 +76,7 @@ def test_empty_csv(tmp_path, content):
 
 def test_only_failed_rows(tmp_path):
     f = tmp_path / "failed.csv"
-    f.write_text(HEADER + "\n64,64,64,small,f32,cublas-nn,nn,offline,graph,,,,,0,0,,,,mismatch,exact,bad,,,,,,,,1,{}\n")
+    f.write_text(HEADER + "\n64,64,64,small,f32,cublas-nn,nn,offline,graph,,,,,0,0,,,,,mismatch,exact,bad,,,,,,,,1,{}\n")
     rc, out, err = report("--csv", str(f), "--out", str(tmp_path / "out"))
     assert rc == 2 and "no ok measurements" in err
 

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -13,6 +14,7 @@
 #include "cli/lt_space.hpp"
 #include "cli/report.hpp"
 #include "cli/show.hpp"
+#include "cli/spec_list.hpp"
 #include "cli/suggest.hpp"
 #include "core/problem.hpp"
 #include "core/roofline.hpp"
@@ -47,6 +49,8 @@ struct BenchArgs {
   bool fp16_accum = false;
   bool no_verify = false;
   bool quiet = false;
+  std::string timers = "graph,eager,host";
+  std::string reference;  // methods the ratios are taken against; "" = every method
   int reps = 30;
   double qps = 200;
   double verify_budget = double(1 << 30);
@@ -98,6 +102,18 @@ std::vector<cudal2::Mode> parse_modes(const std::string& m) {
   return {cudal2::parse_mode(m)};
 }
 
+std::array<bool, 3> parse_timers(const std::string& list) {
+  std::array<bool, 3> on{false, false, false};
+  for (const auto& t : split_list(list)) {
+    bool known = false;
+    for (auto k : cudal2::kTimers)
+      if (cudal2::to_string(k) == t) on[static_cast<int>(k)] = known = true;
+    if (!known) throw cudal2::InputError(fmt::format("unknown timer '{}' (graph, eager, host)", t));
+  }
+  if (!on[0] && !on[1] && !on[2]) throw cudal2::InputError("--timers names no timer (graph, eager, host)");
+  return on;
+}
+
 cudal2::BenchOptions to_options(const BenchArgs& a, const ShapeArgs& sa, const std::string& cmdline) {
   using namespace cudal2;
   BenchOptions o;
@@ -105,13 +121,19 @@ cudal2::BenchOptions to_options(const BenchArgs& a, const ShapeArgs& sa, const s
   o.accum = a.fp16_accum ? Accum::F16 : Accum::F32;
   const auto names = a.methods == "all" ? baseline_names() : split_list(a.methods);
   if (names.empty()) throw InputError("--methods names no method");
+  const auto reference = split_list(a.reference);
+  for (const auto& r : reference)
+    if (std::find(names.begin(), names.end(), r) == names.end())
+      throw InputError(fmt::format("--reference '{}' is not among the methods run ({})", r, fmt::join(names, ", ")));
   for (const auto& n : names) {
     if (!is_baseline(n))
       throw InputError(fmt::format("unknown method '{}' (known: {})", n, fmt::join(baseline_names(), ", ")));
     const Accum acc = o.accum;
-    o.methods.push_back({n, true, [n, acc] { return make_baseline(n, acc); }});
+    const bool ref = reference.empty() || std::find(reference.begin(), reference.end(), n) != reference.end();
+    o.methods.push_back({n, ref, [n, acc] { return make_baseline(n, acc); }});
   }
   o.modes = parse_modes(a.mode);
+  o.timers = parse_timers(a.timers);
   if (a.reps < 1) throw InputError(fmt::format("--reps {} must be at least 1", a.reps));
   if (!(a.qps > 0)) throw InputError(fmt::format("--qps {} must be positive", a.qps));
   if (a.resume && a.csv.empty()) throw InputError("--resume needs --csv FILE");
@@ -151,6 +173,10 @@ int main(int argc, char** argv) {
   bench->add_option("--mode", b.mode, "offline, server or both")->capture_default_str();
   bench->add_option("--reps", b.reps, "Samples per timer, method and mode")->capture_default_str();
   bench->add_option("--qps", b.qps, "Server mode: mean request rate; idle gaps ~ Exp(qps)")->capture_default_str();
+  bench->add_option("--timers", b.timers, "Timers to run: graph, eager, host (comma-separated)")->capture_default_str();
+  bench->add_option("--reference", b.reference,
+                    "Methods the ratios (ratio_to_best_baseline, paired_ratio) are taken against, comma-separated "
+                    "(default: every method run)");
   bench->add_option("--csv", b.csv, "Write tidy long-format results to FILE");
   bench->add_flag("--resume", b.resume, "Keep FILE's rows and skip shapes already complete in it");
   bench->add_flag("--fp16-accum", b.fp16_accum, "fp16 accumulation (CUBLAS_COMPUTE_16F) instead of fp32");
@@ -172,6 +198,13 @@ int main(int argc, char** argv) {
       "eval", "Compile, verify and time kernel candidates (in a worker process) against the baselines");
   eval->add_option("--spec", spec_texts, "KernelSpec text (repeatable); see docs/kernel-space.md");
   eval->add_option("--source", source_files, "A free-form candidate .cu exposing the kernel C ABI (repeatable)");
+  std::string spec_list;
+  eval->add_option("--spec-list", spec_list,
+                   "FILE of 'M,N,K SPEC' lines: each shape measured in one job with its own specs (instead of "
+                   "--spec and --shape)");
+  double eval_budget_minutes = 0;
+  eval->add_option("--budget-minutes", eval_budget_minutes,
+                   "With --spec-list: start no new shape after this many minutes");
   std::string src_layout = "nn", src_accum = "f32";
   eval->add_option("--layout", src_layout, "Layout of B for --source: nn or tn")->capture_default_str();
   eval->add_option("--accum", src_accum, "Accumulator for --source: f32 or f16")->capture_default_str();
@@ -295,13 +328,7 @@ int main(int argc, char** argv) {
       const bool is_tune = tune->parsed();
       ev.shapes = (is_tune ? tune_shapes : eval_shapes).resolve();
       ev.modes = parse_modes(eval_mode);
-      ev.timers = {false, false, false};
-      for (const auto& t : split_list(timers)) {
-        bool known = false;
-        for (auto k : cudal2::kTimers)
-          if (cudal2::to_string(k) == t) ev.timers[static_cast<int>(k)] = known = true;
-        if (!known) throw cudal2::InputError(fmt::format("unknown timer '{}' (graph, eager, host)", t));
-      }
+      ev.timers = parse_timers(timers);
       if (ev.batch < 1) throw cudal2::InputError("--batch must be at least 1");
       ev.baselines = split_list(baselines);
       for (const auto& b : ev.baselines)
@@ -341,6 +368,18 @@ int main(int argc, char** argv) {
         if (final_top > 0) std::printf("final measurement written to %s\n", final_csv.c_str());
         return 0;
       } else {
+        if (!spec_list.empty()) {
+          if (!spec_texts.empty() || !source_files.empty() || !eval_shapes.shapes.empty() ||
+              !eval_shapes.shape_files.empty() || !eval_shapes.grid.empty())
+            throw cudal2::InputError("--spec-list names its own shapes and specs: no --spec, --source or shapes");
+          auto list = cudal2::read_spec_list(spec_list);
+          ev.shapes = std::move(list.shapes);
+          ev.spec_shapes = std::move(list.spec_shapes);
+          spec_texts.clear();
+          ev.specs = std::move(list.specs);
+        }
+        if (!(eval_budget_minutes >= 0)) throw cudal2::InputError("--budget-minutes must be 0 or more");
+        ev.deadline_minutes = eval_budget_minutes;
         for (const auto& t : spec_texts) ev.specs.push_back(cudal2::parse_spec(t));
         for (const auto& f : source_files) {
           std::ifstream in(f);

@@ -232,8 +232,10 @@ std::vector<std::string> csv_rows_for(const ShapeResult& sr, const MethodResult&
                        std::to_string(sum->n), std::to_string(mr.inner.count(mode) ? mr.inner.at(mode) : 1),
                        fmt_num(tflops_at(s, sum->median)), fmt_num(100.0 * roofline_us(s, opt.ceilings) / sum->median),
                        best ? fmt_num(*best / sum->median) : ""});
+    const auto paired = sr.paired_ratio(mr, mode, t);
+    f.push_back(paired ? fmt_num(*paired) : "");
   } else {
-    f.insert(f.end(), 9, "");
+    f.insert(f.end(), 10, "");
   }
   const Verdict& bad = mr.first_failure();
   f.insert(
@@ -266,6 +268,7 @@ const std::vector<std::string>& csv_columns() {
                                           "tflops",
                                           "roofline_pct",
                                           "ratio_to_best_baseline",
+                                          "paired_ratio",
                                           "status",
                                           "failure",
                                           "reason",
@@ -289,6 +292,26 @@ std::optional<double> ShapeResult::best_baseline(Mode m, TimerKind t) const {
     if (s && (!best || s->median < *best)) best = s->median;
   }
   return best;
+}
+
+std::optional<double> ShapeResult::paired_ratio(const MethodResult& mr, Mode m, TimerKind t) const {
+  const MethodResult* best = nullptr;
+  double best_median = 0;
+  for (const auto& b : methods) {
+    if (!b.baseline || b.status != Status::Ok || !b.timing.count(m)) continue;
+    const auto& s = b.timing.at(m)[static_cast<int>(t)];
+    if (s && (!best || s->median < best_median)) {
+      best = &b;
+      best_median = s->median;
+    }
+  }
+  if (!best || !mr.samples.count(m) || !best->samples.count(m)) return std::nullopt;
+  const auto& ours = mr.samples.at(m)[static_cast<int>(t)];
+  const auto& theirs = best->samples.at(m)[static_cast<int>(t)];
+  if (ours.empty() || ours.size() != theirs.size()) return std::nullopt;
+  std::vector<double> ratios(ours.size());
+  for (size_t r = 0; r < ours.size(); ++r) ratios[r] = theirs[r] / ours[r];
+  return percentile(std::move(ratios), 50);
 }
 
 size_t bench_bytes(const Shape& s) {
@@ -556,7 +579,10 @@ BenchReport run_bench(const BenchOptions& opt) {
           }
         }
         for (auto t : kTimers)
-          if (!timers[i]->samples(t).empty()) mr.timing[mode][static_cast<int>(t)] = summarize(timers[i]->samples(t));
+          if (!timers[i]->samples(t).empty()) {
+            mr.timing[mode][static_cast<int>(t)] = summarize(timers[i]->samples(t));
+            mr.samples[mode][static_cast<int>(t)] = timers[i]->samples(t);
+          }
         mr.graph_error[mode] = timers[i]->graph_error();
         mr.inner[mode] = timers[i]->inner();
       }
@@ -572,11 +598,15 @@ BenchReport run_bench(const BenchOptions& opt) {
     }
     // A method that failed while being timed keeps no times: nothing of it may be recorded as fast.
     for (auto& mr : sr.methods)
-      if (mr.status != Status::Ok) mr.timing.clear();
+      if (mr.status != Status::Ok) {
+        mr.timing.clear();
+        mr.samples.clear();
+      }
     if (csv)
       for (const auto& mr : sr.methods)
         for (auto mode : opt.modes)
-          for (auto t : kTimers) csv->row(csv_rows_for(sr, mr, mode, t, opt));
+          for (auto t : kTimers)
+            if (opt.timers[static_cast<int>(t)]) csv->row(csv_rows_for(sr, mr, mode, t, opt));
     done_cost += cost(s);
     if (opt.progress) {
       const double el = std::chrono::duration<double>(Clock::now() - t_start).count();

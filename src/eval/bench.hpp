@@ -55,6 +55,9 @@ struct MethodResult {
   const Verdict& first_failure() const { return !exact.ok ? exact : !normal.ok ? normal : !judge.ok ? judge : normal; }
   nlohmann::json details;
   std::map<Mode, std::array<std::optional<Summary>, 3>> timing;
+  // The samples behind `timing`, one per round in round order (all methods of a shape are
+  // sampled once per round, in shuffled order): what the paired ratio pairs.
+  std::map<Mode, std::array<std::vector<double>, 3>> samples;
   std::map<Mode, std::string> graph_error;
   std::map<Mode, int> inner;
 };
@@ -66,6 +69,12 @@ struct ShapeResult {
   uint64_t seed = 0;
   // best baseline's median for (mode, timer); nullopt when no baseline has one
   std::optional<double> best_baseline(Mode m, TimerKind t) const;
+  // Paired ratio of `mr` to the best baseline (the one with the lowest median): the median over
+  // rounds of (baseline's sample / mr's sample) from the same round. Slow drift (clocks under a
+  // power cap, neighbours on the host) moves both samples of a round alike and cancels, where
+  // the ratio of medians keeps it. nullopt without a baseline or when the two did not sample
+  // the same rounds.
+  std::optional<double> paired_ratio(const MethodResult& mr, Mode m, TimerKind t) const;
 };
 
 struct BenchReport {

@@ -95,16 +95,20 @@ Table collect(const Options& opt) {
   struct Open {
     std::string path;
     std::unique_ptr<store::sql::Db> db;
+    bool confirmation = false;
   };
   std::vector<Open> dbs;
-  for (const auto& path : opt.dbs) {
+  std::vector<std::pair<std::string, bool>> paths;
+  for (const auto& path : opt.dbs) paths.emplace_back(path, false);
+  for (const auto& path : opt.confirmed) paths.emplace_back(path, true);
+  for (const auto& [path, confirmation] : paths) {
     if (!std::filesystem::is_regular_file(path)) throw InputError(fmt::format("no such store '{}'", path));
     store::Store::open(path);  // checks it is a cudal2 store and migrates it to this build's schema
     auto db = std::make_unique<store::sql::Db>(path);
     db->exec("PRAGMA busy_timeout = 5000");
     store::sql::Stmt g(*db, "SELECT DISTINCT gpu FROM best ORDER BY gpu");
     while (g.step()) gpus.insert(g.text(0));
-    dbs.push_back({path, std::move(db)});
+    dbs.push_back({path, std::move(db), confirmation});
   }
   std::string gpu = opt.gpu;
   if (gpu.empty()) {
@@ -118,10 +122,12 @@ Table collect(const Options& opt) {
                                  gpus.empty() ? std::string("none") : fmt::format("{}", fmt::join(gpus, ", "))));
   }
   const std::set<std::string> fams(opt.families.begin(), opt.families.end());
+  // shape -> (job, its measurements) of the newest confirmation job (the last store named wins)
+  std::map<Key, std::pair<std::string, std::vector<Seen>>> confirmed;
   for (const auto& o : dbs) {
     // Per (shape, spec) the fastest ok offline graph measurement, with the baselines of its job.
     store::sql::Stmt q(*o.db, R"sql(
-      SELECT m.dtype, m.layout, m.m, m.n, m.k, s.text, s.family, m.median_us, m.baseline_json
+      SELECT m.dtype, m.layout, m.m, m.n, m.k, s.text, s.family, m.median_us, m.baseline_json, m.run_id
       FROM measurements m JOIN specs s ON s.hash = m.spec_hash
       WHERE m.gpu = ? AND m.status = 'ok' AND m.mode = 'offline' AND m.timer = 'graph'
         AND m.median_us IS NOT NULL
@@ -130,9 +136,21 @@ Table collect(const Options& opt) {
     while (q.step()) {
       if (!fams.empty() && !fams.count(q.text(6))) continue;
       const Key key{q.text(0), q.text(1), q.int64(2), q.int64(3), q.int64(4)};
-      all[key].push_back({q.text(5), q.real(7), parse_baselines(q.text(8))});
+      Seen seen{q.text(5), q.real(7), parse_baselines(q.text(8))};
+      if (!o.confirmation) {
+        all[key].push_back(std::move(seen));
+        continue;
+      }
+      // rows come in insertion order: a newer job replaces the one before
+      auto& [job, rows] = confirmed[key];
+      if (job != q.text(9)) {
+        job = q.text(9);
+        rows.clear();
+      }
+      rows.push_back(std::move(seen));
     }
   }
+  for (auto& [key, job] : confirmed) all[key] = std::move(job.second);
   Table t;
   t.gpu = gpu;
   for (auto& [key, seen] : all) {
@@ -330,6 +348,9 @@ void add_export_command(CLI::App& app) {
   cmd->add_option("--families", *families, "Keep only these kernel families (comma-separated)");
   cmd->add_option("--portfolio", opt->portfolio, "Ship at most N distinct kernels (0: every shape's best)")
       ->capture_default_str();
+  cmd->add_option("--confirmed", opt->confirmed,
+                  "Confirmation store (repeatable; bench/confirm_entries.sh): its shapes are chosen from its newest "
+                  "job only");
   cmd->add_option("--compiled-margin", opt->compiled_margin,
                   "A compiled kernel displaces a cuBLASLt configuration or the fallback only when faster by this "
                   "fraction (measured: winners by less ran slower in the runtime)")

@@ -47,8 +47,17 @@ TEST(Baselines, AllPassVerificationOnSeveralShapes) {
       EXPECT_EQ(mr.exact.exact_mismatches, 0);
       EXPECT_LE(mr.normal.rel_err, normal_tolerance(Accum::F32, sr.shape.k));
       EXPECT_GE(mr.normal.rel_err, 0.0);
-      // every timer produced samples
-      for (auto t : kTimers) EXPECT_TRUE(mr.timing.at(Mode::Offline)[static_cast<int>(t)].has_value()) << mr.method;
+      // every timer produced samples, one per round, and a paired ratio to the fastest baseline
+      for (auto t : kTimers) {
+        EXPECT_TRUE(mr.timing.at(Mode::Offline)[static_cast<int>(t)].has_value()) << mr.method;
+        EXPECT_EQ(mr.samples.at(Mode::Offline)[static_cast<int>(t)].size(), static_cast<size_t>(o.reps)) << mr.method;
+        const auto p = sr.paired_ratio(mr, Mode::Offline, t);
+        ASSERT_TRUE(p.has_value()) << sr.shape.str() << " " << mr.method;
+        EXPECT_GT(*p, 0.0);
+        // the fastest baseline (lowest median) pairs with itself
+        if (sr.best_baseline(Mode::Offline, t) == mr.timing.at(Mode::Offline)[static_cast<int>(t)]->median)
+          EXPECT_DOUBLE_EQ(*p, 1.0) << sr.shape.str() << " " << mr.method;
+      }
     }
 }
 

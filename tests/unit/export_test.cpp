@@ -34,7 +34,8 @@ class ExportTest : public ::testing::Test {
 
   // One ok offline graph measurement of `spec` (its canonical text is stored) on a shape.
   static void put(store::Store& db, const std::string& spec_text, Shape s, double us, double cublas_us,
-                  const std::string& gpu = kGpu, const std::string& timer = "graph", const std::string& status = "ok") {
+                  const std::string& gpu = kGpu, const std::string& timer = "graph", const std::string& status = "ok",
+                  const std::string& run_id = "") {
     const auto spec = parse_spec(spec_text);
     db.put_spec({spec.hash(), spec.family, spec.text(), ""});
     store::MeasurementRow m;
@@ -49,6 +50,7 @@ class ExportTest : public ::testing::Test {
     m.baseline_json = nlohmann::json{{"cublas-nn", {{"offline", {{"graph", {{"median", cublas_us}}}}}}},
                                      {lt, {{"offline", {{"graph", {{"median", cublas_us * 1.1}}}}}}}}
                           .dump();
+    m.run_id = run_id;
     db.put_measurement(m);
   }
   fs::path dir_;
@@ -173,6 +175,46 @@ TEST_F(ExportTest, CompiledKernelsNeedTheMarginToDisplaceCublasLt) {
   EXPECT_EQ(t.shapes[0].specs[0].text, parse_spec(kTinyA).text());
   p = choose_portfolio(t, 0);
   EXPECT_EQ(p.choices[2].spec, parse_spec(kTinyA).text());
+}
+
+// A confirmation store decides its shapes from its newest job alone: the search's lucky
+// measurement (B's 1.5 against its job's 2.0) does not outweigh a side-by-side re-measurement;
+// shapes the confirmation did not cover keep the search's choice.
+TEST_F(ExportTest, ConfirmationJobDecidesItsShapes) {
+  const std::string lt = "cublaslt nn f32 algo=66 tile=20 stages=8 reduction=0 swizzle=0 custom=0 inner=0 cluster=auto";
+  {
+    auto db = store::Store::open(dir_ / "search.db");
+    put(db, kTinyA, {64, 64, 64}, 2.0, 2.0);
+    put(db, kTinyB, {64, 64, 64}, 1.5, 2.0);  // B's lucky job
+    put(db, kTinyA, {128, 64, 64}, 3.0, 3.0);
+  }
+  {
+    auto db = store::Store::open(dir_ / "confirm.db");
+    const auto old_job = db.begin_run("eval (older confirmation)");
+    put(db, kTinyB, {64, 64, 64}, 1.0, 2.0, kGpu, "graph", "ok", old_job);  // superseded below
+    const auto job = db.begin_run("eval (confirmation)");
+    put(db, kTinyA, {64, 64, 64}, 1.90, 2.0, kGpu, "graph", "ok", job);
+    put(db, kTinyB, {64, 64, 64}, 1.95, 2.0, kGpu, "graph", "ok", job);
+    put(db, lt, {64, 64, 64}, 1.92, 2.0, kGpu, "graph", "ok", job);
+  }
+  Options o;
+  o.dbs = {(dir_ / "search.db").string()};
+  auto t = collect(o);
+  ASSERT_EQ(t.shapes.size(), 2u);
+  EXPECT_EQ(t.shapes[0].specs[0].text, parse_spec(kTinyB).text());  // without: the lucky job wins
+  o.confirmed = {(dir_ / "confirm.db").string()};
+  t = collect(o);
+  ASSERT_EQ(t.shapes.size(), 2u);
+  const auto& e = t.shapes[0];
+  ASSERT_EQ(e.specs.size(), 3u);  // the confirmation job's three, nothing of the search or the old job
+  // A is 1% faster than the configuration: short of the compiled margin, so the configuration
+  EXPECT_EQ(e.specs[0].text, parse_spec(lt).text());
+  EXPECT_DOUBLE_EQ(e.best_us(), 1.92);
+  o.compiled_margin = 0;
+  t = collect(o);
+  EXPECT_EQ(t.shapes[0].specs[0].text, parse_spec(kTinyA).text());
+  EXPECT_EQ(t.shapes[1].specs[0].text, parse_spec(kTinyA).text());  // not confirmed: the search's
+  EXPECT_DOUBLE_EQ(t.shapes[1].best_us(), 3.0);
 }
 
 TEST_F(ExportTest, FamilyFilter) {

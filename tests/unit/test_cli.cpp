@@ -1,8 +1,10 @@
 // The cudal2 binary (CUDAL2_CLI): bad input gives exit code 2 and exactly one
 // "cudal2: error:" line; no GPU gives exit code 1 and one line naming the reason.
 #include <gtest/gtest.h>
+
 #include <sys/wait.h>
 #include <unistd.h>
+#include <fstream>
 
 #include <algorithm>
 #include <array>
@@ -74,19 +76,24 @@ INSTANTIATE_TEST_SUITE_P(Required, CliBadInput,
                                            BadCase{"bench --bogus-flag", "--bogus-flag"}));
 
 INSTANTIATE_TEST_SUITE_P(More, CliBadInput,
-                         ::testing::Values(BadCase{"bench --shape 4,abc,4", "N='abc'"},               //
-                                           BadCase{"bench --shape 64,64,64 --shape 1,1,-1", "K=-1"},  //
-                                           BadCase{"bench --shape 2147483648,1,1", "too large"},      //
-                                           BadCase{"bench --reps -3", "--reps"},                      //
-                                           BadCase{"bench --reps abc", "--reps"},                     //
-                                           BadCase{"bench --qps 0", "--qps"},                         //
-                                           BadCase{"bench --mode sometimes", "sometimes"},            //
-                                           BadCase{"bench --methods cublas-nn,nope", "nope"},         //
-                                           BadCase{"bench --methods ,", "--methods"},                 //
-                                           BadCase{"bench --shard 1/0", "1/0"},                       //
-                                           BadCase{"bench --shard x", "'x'"},                         //
-                                           BadCase{"bench --shape", "--shape"},                       //
-                                           BadCase{"frobnicate", "frobnicate"},                       //
+                         ::testing::Values(BadCase{"bench --shape 4,abc,4", "N='abc'"},                   //
+                                           BadCase{"bench --shape 64,64,64 --shape 1,1,-1", "K=-1"},      //
+                                           BadCase{"bench --shape 2147483648,1,1", "too large"},          //
+                                           BadCase{"bench --reps -3", "--reps"},                          //
+                                           BadCase{"bench --reps abc", "--reps"},                         //
+                                           BadCase{"bench --qps 0", "--qps"},                             //
+                                           BadCase{"bench --mode sometimes", "sometimes"},                //
+                                           BadCase{"bench --methods cublas-nn,nope", "nope"},             //
+                                           BadCase{"bench --methods ,", "--methods"},                     //
+                                           BadCase{"bench --shard 1/0", "1/0"},                           //
+                                           BadCase{"bench --shard x", "'x'"},                             //
+                                           BadCase{"bench --shape", "--shape"},                           //
+                                           BadCase{"bench --timers graph,fast", "unknown timer 'fast'"},  //
+                                           BadCase{"bench --timers ,", "--timers names no timer"},        //
+                                           BadCase{"bench --methods cublas-nn --reference cublas-tn",
+                                                   "--reference 'cublas-tn' is not among the methods run"},  //
+                                           BadCase{"eval --spec x --timers wall", "unknown timer 'wall'"},   //
+                                           BadCase{"frobnicate", "frobnicate"},                              //
                                            BadCase{"", "subcommand"}));
 
 TEST(CliBadInputFile, ErrorInShapesFileNamesFileAndLine) {
@@ -102,6 +109,37 @@ TEST(CliBadInputFile, ErrorInShapesFileNamesFileAndLine) {
   EXPECT_TRUE(is_one_line(o.output)) << o.output;
   EXPECT_EQ(o.output.rfind("cudal2: error:", 0), 0u) << o.output;
   EXPECT_NE(o.output.find(std::string(tmpl) + ":3"), std::string::npos) << o.output;
+}
+
+// eval --spec-list: "M,N,K SPEC" lines; a bad one is named by file and line, before any GPU work,
+// and a good list gets as far as the GPU check.
+TEST(CliBadInputFile, ErrorInSpecListNamesFileAndLine) {
+  char tmpl[] = "/tmp/cudal2_test_cli_XXXXXX";
+  const int fd = mkstemp(tmpl);
+  ASSERT_GE(fd, 0);
+  const std::string good = "# confirmation\n64,64,64 tiny nn f32 tile=16x16x32 warps=1x1 kwarps=4 | splits=1\n";
+  const std::string content =
+      good + "64,64,64 tiny nn f32 tile=16x16x32 warps=1x1 kwarps=4 | splits=1\n128,64 tiny nn f32\n";
+  ASSERT_EQ(write(fd, content.data(), content.size()), static_cast<ssize_t>(content.size()));
+  close(fd);
+  auto o = run_cli(std::string("eval --spec-list ") + tmpl);
+  EXPECT_EQ(o.code, 2) << o.output;
+  EXPECT_TRUE(is_one_line(o.output)) << o.output;
+  EXPECT_NE(o.output.find(std::string(tmpl) + ":4"), std::string::npos) << o.output;
+  o = run_cli(std::string("eval --spec-list ") + tmpl + " --spec 'tiny nn f32'");
+  EXPECT_EQ(o.code, 2) << o.output;
+  EXPECT_NE(o.output.find("--spec-list names its own shapes and specs"), std::string::npos) << o.output;
+  std::ofstream(tmpl) << good;
+  o = run_cli(std::string("eval --spec-list ") + tmpl + " --db " + tmpl + ".db");
+  std::remove(tmpl);
+  std::remove((std::string(tmpl) + ".db").c_str());
+  if (!cudal2::gpu_available()) {
+    EXPECT_EQ(o.code, 1) << o.output;
+    EXPECT_NE(o.output.find("no CUDA GPU"), std::string::npos) << o.output;
+  }
+  o = run_cli("eval --spec-list /nonexistent/list");
+  EXPECT_EQ(o.code, 2) << o.output;
+  EXPECT_NE(o.output.find("cannot read spec list '/nonexistent/list'"), std::string::npos) << o.output;
 }
 
 TEST(CliNoGpu, BenchExitsOneWithOneLine) {

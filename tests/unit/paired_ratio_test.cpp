@@ -1,0 +1,67 @@
+// ShapeResult::paired_ratio: the bench's round-by-round ratio to the fastest baseline.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "core/stats.hpp"
+#include "eval/bench.hpp"
+
+namespace cudal2 {
+namespace {
+
+MethodResult timed(const std::string& name, bool baseline, const std::vector<double>& graph) {
+  MethodResult m;
+  m.method = name;
+  m.baseline = baseline;
+  m.timing[Mode::Offline][0] = summarize(graph);
+  m.samples[Mode::Offline][0] = graph;
+  return m;
+}
+
+// Clocks drifting down over the run: both methods slow alike, round by round; ours is 1% faster
+// in every round, and the pairing gives exactly that.
+TEST(PairedRatio, CancelsDriftThatMovesBothSamplesOfARound) {
+  std::vector<double> base, ours;
+  for (int r = 0; r < 21; ++r) {
+    const double clock = 1.0 + 0.01 * r;  // 20% slower by the end
+    base.push_back(100 * clock);
+    ours.push_back(99 * clock);
+  }
+  ShapeResult sr;
+  sr.methods = {timed("autotune", true, base), timed("ours", false, ours)};
+  const auto p = sr.paired_ratio(sr.methods[1], Mode::Offline, TimerKind::Graph);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_NEAR(*p, 100.0 / 99.0, 1e-12);
+  // The fastest baseline against itself is exactly 1.
+  EXPECT_DOUBLE_EQ(*sr.paired_ratio(sr.methods[0], Mode::Offline, TimerKind::Graph), 1.0);
+}
+
+TEST(PairedRatio, PairsWithTheBaselineOfLowestMedian) {
+  ShapeResult sr;
+  sr.methods = {timed("slow-baseline", true, {20, 20, 20}), timed("fast-baseline", true, {10, 12, 11}),
+                timed("ours", false, {5, 6, 11})};
+  // rounds: 10/5 = 2, 12/6 = 2, 11/11 = 1 -> median 2
+  EXPECT_DOUBLE_EQ(*sr.paired_ratio(sr.methods[2], Mode::Offline, TimerKind::Graph), 2.0);
+  // a method that is not a baseline never serves as the reference, however fast
+  sr.methods[2].baseline = false;
+  EXPECT_DOUBLE_EQ(*sr.paired_ratio(sr.methods[1], Mode::Offline, TimerKind::Graph), 1.0);
+}
+
+TEST(PairedRatio, NothingWhenTheRoundsDoNotMatchOrNoBaselineRan) {
+  ShapeResult sr;
+  sr.methods = {timed("baseline", true, {10, 10, 10}), timed("ours", false, {9, 9})};
+  EXPECT_FALSE(sr.paired_ratio(sr.methods[1], Mode::Offline, TimerKind::Graph).has_value());
+  // no samples for this timer
+  EXPECT_FALSE(sr.paired_ratio(sr.methods[1], Mode::Offline, TimerKind::Eager).has_value());
+  // the only baseline failed: nothing to pair with
+  sr.methods[1].samples[Mode::Offline][0] = {9, 9, 9};
+  sr.methods[0].status = Status::Failed;
+  EXPECT_FALSE(sr.paired_ratio(sr.methods[1], Mode::Offline, TimerKind::Graph).has_value());
+  // another mode was not run
+  sr.methods[0].status = Status::Ok;
+  EXPECT_TRUE(sr.paired_ratio(sr.methods[1], Mode::Offline, TimerKind::Graph).has_value());
+  EXPECT_FALSE(sr.paired_ratio(sr.methods[1], Mode::Server, TimerKind::Graph).has_value());
+}
+
+}  // namespace
+}  // namespace cudal2

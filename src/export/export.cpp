@@ -122,7 +122,7 @@ Table collect(const Options& opt) {
                                  gpus.empty() ? std::string("none") : fmt::format("{}", fmt::join(gpus, ", "))));
   }
   const std::set<std::string> fams(opt.families.begin(), opt.families.end());
-  // shape -> (job, its measurements) of the newest confirmation job (the last store named wins)
+  // shape -> (run, its measurements) of the newest confirmation run (the last store named wins)
   std::map<Key, std::pair<std::string, std::vector<Seen>>> confirmed;
   for (const auto& o : dbs) {
     // Per (shape, spec) the fastest ok offline graph measurement, with the baselines of its job.
@@ -141,7 +141,7 @@ Table collect(const Options& opt) {
         all[key].push_back(std::move(seen));
         continue;
       }
-      // rows come in insertion order: a newer job replaces the one before
+      // rows come in insertion order: a newer run replaces the one before
       auto& [job, rows] = confirmed[key];
       if (job != q.text(9)) {
         job = q.text(9);
@@ -350,7 +350,7 @@ void add_export_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--confirmed", opt->confirmed,
                   "Confirmation store (repeatable; bench/confirm_entries.sh): its shapes are chosen from its newest "
-                  "job only");
+                  "run only");
   cmd->add_option("--compiled-margin", opt->compiled_margin,
                   "A compiled kernel displaces a cuBLASLt configuration or the fallback only when faster by this "
                   "fraction (measured: winners by less ran slower in the runtime)")

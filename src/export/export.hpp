@@ -60,11 +60,12 @@ struct Options {
   // own, overstates a kernel's lead (bench/results/h100/runtime/README.md).
   double compiled_margin = 0.03;
   // Confirmation stores (bench/confirm_entries.sh): a shape and layout measured there is chosen
-  // only from its newest job there, where the table's entry, the runners-up of the search and
-  // the configurations cuBLASLt's auto-tuning picks from were timed side by side, many rounds, in
-  // one process. The search's own measurements stay out of that choice: the best of many noisy
-  // jobs, each with its own clock, overstates a configuration's lead (on the H100, 25 grid shapes
-  // ran 1-4% slower in the runtime than auto-tuning's pick, in two copies of the library alike).
+  // only from its newest run there (one `cudal2 eval --spec-list`, one job per shape), where the
+  // table's entry, the search's runners-up and the configurations cuBLASLt's auto-tuning picks
+  // from were timed side by side, many rounds, in one process. The search's own measurements stay
+  // out of that choice: the best of many noisy jobs, each at its own clocks, overstates a
+  // configuration's lead (on the H100, 25 grid shapes ran 1-4% slower in the runtime than
+  // auto-tuning's pick, in two copies of the library alike).
   std::vector<std::string> confirmed;
 };
 

@@ -9,9 +9,11 @@
 # Writes $OUT/runtime-NAME.csv (tidy rows) and .log; summarize with bench/summarize_runtime.py.
 # $CUDAL2_RUNTIME_LIB_B and _C, when set, add methods runtime-b-* and runtime-c-*: other builds of
 # the library (other tables) in the same process (summarize_runtime.py --runtime runtime-b).
-# $MODE (both), $REPS (20) and $TIMERS (graph,eager,host) narrow the run. The CSV's paired_ratio
-# column pairs each round's samples (docs/measuring.md); $CUDAL2_RUNTIME_LIB_B set to the same
-# library as $CUDAL2_RUNTIME_LIB is an A/A run: what the noise alone does to the ratios.
+# $MODE (both), $REPS (20) and $TIMERS (graph,eager,host) narrow the run. Ratios are taken against
+# auto-tuning (--reference); the CSV's paired_ratio column pairs each round's samples
+# (docs/measuring.md). $CUDAL2_RUNTIME_LIB_B set to a copy of $CUDAL2_RUNTIME_LIB's file under
+# another path (a second instance; the same path would load the same one) is an A/A run: what
+# the noise alone does to the ratios.
 set -uo pipefail
 source "$(dirname "$0")/device_env.sh" >/dev/null
 name=$1

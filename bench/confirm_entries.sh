@@ -13,7 +13,7 @@ B=${BUILD:-build}
 full="$OUT/confirm-list.txt"
 grep -v '^#' "$list" > "$full"
 t0=$(date +%s)
-# the heuristic's suggestions, 8 shapes at a time (each lt-space call asks cuBLASLt on the GPU)
+# the heuristic's suggestions, 8 (shape, layout) pairs at a time (each lt-space call asks cuBLASLt on the GPU)
 suggest() {
   "$B/cudal2" lt-space --shape "$1" --layout "$2" --max 1 --details 2>/dev/null | grep '# heuristic #' | cut -f1 |
     sed "s/^/$1 /"

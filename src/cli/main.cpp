@@ -375,7 +375,6 @@ int main(int argc, char** argv) {
           auto list = cudal2::read_spec_list(spec_list);
           ev.shapes = std::move(list.shapes);
           ev.spec_shapes = std::move(list.spec_shapes);
-          spec_texts.clear();
           ev.specs = std::move(list.specs);
         }
         if (!(eval_budget_minutes >= 0)) throw cudal2::InputError("--budget-minutes must be 0 or more");

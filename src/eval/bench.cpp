@@ -284,27 +284,23 @@ const std::vector<std::string>& csv_columns() {
   return c;
 }
 
-std::optional<double> ShapeResult::best_baseline(Mode m, TimerKind t) const {
-  std::optional<double> best;
+const MethodResult* ShapeResult::fastest_baseline(Mode m, TimerKind t) const {
+  const MethodResult* best = nullptr;
   for (const auto& mr : methods) {
     if (!mr.baseline || mr.status != Status::Ok || !mr.timing.count(m)) continue;
     const auto& s = mr.timing.at(m)[static_cast<int>(t)];
-    if (s && (!best || s->median < *best)) best = s->median;
+    if (s && (!best || s->median < best->timing.at(m)[static_cast<int>(t)]->median)) best = &mr;
   }
   return best;
 }
 
+std::optional<double> ShapeResult::best_baseline(Mode m, TimerKind t) const {
+  const MethodResult* best = fastest_baseline(m, t);
+  return best ? std::optional<double>(best->timing.at(m)[static_cast<int>(t)]->median) : std::nullopt;
+}
+
 std::optional<double> ShapeResult::paired_ratio(const MethodResult& mr, Mode m, TimerKind t) const {
-  const MethodResult* best = nullptr;
-  double best_median = 0;
-  for (const auto& b : methods) {
-    if (!b.baseline || b.status != Status::Ok || !b.timing.count(m)) continue;
-    const auto& s = b.timing.at(m)[static_cast<int>(t)];
-    if (s && (!best || s->median < best_median)) {
-      best = &b;
-      best_median = s->median;
-    }
-  }
+  const MethodResult* best = fastest_baseline(m, t);
   if (!best || !mr.samples.count(m) || !best->samples.count(m)) return std::nullopt;
   const auto& ours = mr.samples.at(m)[static_cast<int>(t)];
   const auto& theirs = best->samples.at(m)[static_cast<int>(t)];

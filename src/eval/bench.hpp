@@ -67,6 +67,8 @@ struct ShapeResult {
   std::vector<MethodResult> methods;
   int sm_mhz_min = -1, sm_mhz_max = -1;
   uint64_t seed = 0;
+  // The baseline with the lowest median for (mode, timer) among those that ran ok; null if none.
+  const MethodResult* fastest_baseline(Mode m, TimerKind t) const;
   // best baseline's median for (mode, timer); nullopt when no baseline has one
   std::optional<double> best_baseline(Mode m, TimerKind t) const;
   // Paired ratio of `mr` to the best baseline (the one with the lowest median): the median over

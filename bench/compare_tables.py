@@ -10,12 +10,11 @@ A shape where either build failed or was not measured (a run cut short) is left 
       [--mode offline] [--timer graph] [--csv OUT.csv]
 """
 import argparse
-import csv
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from summarize_baselines import CLASSES, cls, gmean, load, times  # noqa: E402
+from summarize_baselines import CLASSES, cls, gmean, load, times, write_rows  # noqa: E402
 
 
 def main():
@@ -42,11 +41,7 @@ def main():
     if not out:
         raise SystemExit(f"no shape with both {a.candidate}-nn/tn and {a.reference}-nn/tn measured")
     if a.out:
-        with open(a.out, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(out[0].keys()))
-            w.writeheader()
-            for o in out:
-                w.writerow({k: (f"{v:.4f}" if isinstance(v, float) else v) for k, v in o.items()})
+        write_rows(a.out, out)
     by = {c: [o["ratio"] for o in out if o["class"] == c] for c in CLASSES}
     print(f"{a.mode} {a.timer}: {a.candidate} vs {a.reference} (reference time / candidate time) on {len(out)} shapes"
           f" ({skipped} left out): all {gmean([o['ratio'] for o in out]):.4f} "

@@ -21,6 +21,15 @@ def load(path):
         return list(csv.DictReader(line for line in f if not line.startswith("#")))
 
 
+def write_rows(path, rows):
+    """Dicts with the same keys as a CSV, floats to 4 decimals."""
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: (f"{v:.4f}" if isinstance(v, float) else v) for k, v in r.items()})
+
+
 def gmean(xs):
     xs = [x for x in xs if x > 0]
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")

@@ -16,14 +16,13 @@ ratio, which cancels drift that a ratio of medians keeps.
 (runtime_vs_cublaslt.sh with CUDAL2_RUNTIME_LIB_B/_C: methods runtime-b-nn/tn, runtime-c-nn/tn).
 """
 import argparse
-import csv
 import json
 import os
 import sys
 from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from summarize_baselines import gmean, load  # noqa: E402  (a bench CSV, .gz or not; geometric mean)
+from summarize_baselines import gmean, load, write_rows  # noqa: E402  (a bench CSV, .gz or not; geometric mean)
 
 
 def main():
@@ -71,11 +70,7 @@ def main():
     if not out:
         sys.exit(f"{a.csv}: no shape with {rt_nn}/{rt_tn} and auto-tuning both measured")
     if a.out:
-        with open(a.out, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(out[0].keys()))
-            w.writeheader()
-            for o in out:
-                w.writerow({k: (f"{v:.4f}" if isinstance(v, float) else v) for k, v in o.items()})
+        write_rows(a.out, out)
     # A failed layout is a wrong answer the library gave: never hidden behind the other layout.
     print(f"{a.runtime}: {len(failed)} shape/layout(s) failed"
           + "".join(f"\n  FAILED {m}x{n}x{k} {lay}: {why}" for (m, n, k, lay), why in sorted(failed.items())))

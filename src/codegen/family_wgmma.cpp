@@ -12,7 +12,7 @@ namespace cudal2 {
 namespace plan = cudal2_wgmma_plan;
 
 // The explicit split counts the enumeration adds to each configuration, beside auto (0).
-constexpr int kWgmmaSplits[] = {0, 2, 4, 8};
+constexpr int kWgmmaSplits[] = {0, 2, 4, 8, 16};
 
 const std::vector<std::string>& wgmma_fields() {
   static const std::vector<std::string> f{"tile", "cluster", "stages", "mainloop", "raster", "swizzle", "splits"};
@@ -113,15 +113,16 @@ std::string wgmma_shape_refusal(const KernelSpec& s, const Shape& shape) {
     return fmt::format("wgmma {} needs K{} to be a multiple of 8 (16-byte rows for TMA); got {}", to_string(s.layout),
                        s.layout == Layout::TN ? "" : " and N", shape.str());
   if (s.splits > 1) {
-    // As the artifact: no more splits than K tiles, and explicit split counts only where the tiles
-    // alone leave SMs idle (splits=auto runs everywhere: it resolves to 1 there).
+    // As the artifact: no more splits than K tiles, and explicit split counts only where every
+    // (tile, split) fits in one wave (splits=auto runs everywhere: it resolves to 1 there).
     if (s.splits > plan::k_tiles(shape.k))
       return fmt::format("splits={} exceeds the {} K tiles of {}", s.splits, plan::k_tiles(shape.k), shape.str());
     const auto units =
         plan::cluster_units(plan::tiles(shape.m, shape.n, s.tile_m, s.tile_n), s.cluster_m, s.cluster_n).count();
-    if (!plan::split_useful(units, s.cluster_m * s.cluster_n, plan::kSplitSms))
-      return fmt::format("explicit split-K only for fewer than {} CTAs of tiles; {} has {}", plan::kSplitSms,
-                         shape.str(), units * s.cluster_m * s.cluster_n);
+    const int cluster = s.cluster_m * s.cluster_n;
+    if (!plan::splits_fit_wave(units, s.splits, plan::kSplitSms / cluster))
+      return fmt::format("explicit split-K only where tiles x splits fit in one wave of {} CTAs; {} has {} x {}",
+                         plan::kSplitSms, shape.str(), units * cluster, s.splits);
   }
   return "";
 }

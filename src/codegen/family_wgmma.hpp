@@ -30,11 +30,11 @@ std::string wgmma_text(const KernelSpec& s);
 std::string invalid_reason_wgmma(const KernelSpec& s);
 // Tiles {64,128} x {64,128,192,256} x clusters {1x1, 2x1, 1x2}, stages 3..6 where they fit (with
 // the epilogue's 16 or 32 KB of buffers); with knobs, raster
-// {heuristic, along_m, along_n} x swizzle {1,2,4,8}, plus splits {auto, 2, 4, 8} (16 per
-// configuration).
+// {heuristic, along_m, along_n} x swizzle {1,2,4,8}, plus splits {auto, 2, 4, 8, 16} (17 per
+// cooperative configuration; ping-pong has no split-K).
 std::vector<KernelSpec> enumerate_wgmma(Layout layout, Accum accum, bool with_runtime_knobs);
-// K % 8 (and N % 8 for nn) for TMA; explicit splits > 1 only up to the K tiles and for shapes
-// with fewer tile CTAs than the H100's 132 SMs (elsewhere split-K only adds reduction traffic).
+// K % 8 (and N % 8 for nn) for TMA; explicit splits > 1 only up to the K tiles and where tiles x
+// splits fit in one wave of the H100's 132 SMs (the splits of a tile wait for each other).
 std::string wgmma_shape_refusal(const KernelSpec& s, const Shape& shape);
 // #include "wgmma_gemm.cuh" and the configuration as the type
 // cudal2_wgmma::Gemm<cudal2_wgmma::Config<...>>, exported through the kernel C ABI.

@@ -21,8 +21,10 @@
 //    stage ring in order; a warpgroup steps over the stages of the other's tiles.
 //  - Split-K (runtime knob `splits`, wgmma_plan.h): the persistent loop deals out (tile, split)
 //    work items; a split's consumers store their fp32 partial in the workspace and count in on a
-//    per-tile counter, and the last to arrive sums the partials in split order, stores C and
-//    re-arms the counter. A separate kernel instance, so the data-parallel path is untouched.
+//    per-tile counter, then every split of the tile, once all have stored, sums its own slice of
+//    the tile over the splits in split order and stores it to C (the reduction spread over the
+//    splits, deterministic bits); a cooperative launch keeps them all resident. A separate kernel
+//    instance, so the data-parallel path is untouched.
 //  - Cluster 2x1 / 1x2: the two CTAs share the B / A tile, each loading half of it with a TMA
 //    multicast; a stage is released to the producers only when the consumers of both CTAs are
 //    done with it (remote arrivals with a CTA-scope release; see mbar_arrive_cluster).
@@ -80,7 +82,7 @@ struct Params {
   int64_t k_tiles;
   int raster, swizzle;
   int splits;        // K splits per tile (> 1 only in the split-K kernel)
-  int* counters;     // split-K: arrivals per (output tile, consumer warpgroup), 0 between launches
+  int* counters;     // split-K: arrivals per output tile, 0 between launches
   float4* partials;  // split-K: fp32 partial tiles, per (output tile, split)
   bool c_vec;        // N even and C 4-byte aligned: half2 stores
   bool c_tma;        // N % 8 == 0 and C 16-byte aligned: the TMA-store epilogue
@@ -151,9 +153,76 @@ struct Tile {
   static constexpr int kPartV = BN / 8;                       // float4s per thread
   static constexpr int64_t kPartWg = 64 * BN / 4;             // float4s per warpgroup
   static constexpr int64_t kPartSlot = kConsumers * kPartWg;  // float4s per (tile, split)
-  static constexpr int kRedChunk = kAccRegs <= 64 ? 8 : 4;    // partial loads in flight per thread
-  static_assert(kPartV % kRedChunk == 0, "the reduction walks whole chunks");
+  // The reduction's loads in flight per thread: kRedQ float4s of the slice x kRedS splits (fewer
+  // beside 128 accumulators, which would otherwise spill).
+  static constexpr int kRedQ = kAccRegs <= 64 ? 4 : 2, kRedS = 4;
+  // Named barrier of all consumer threads (1 .. kConsumers are the warpgroups' own).
+  static constexpr int kAllConsumersBar = 3;
   static_assert((2 * kStages + 2) * 8 <= 256, "the barriers fit in the slack of kSmemSlack");
+
+  // Split-K, after this CTA has stored its partial of `tile`: every split of the tile waits until
+  // all of them have stored theirs, then sums one slice of the tile (1/splits of its float4s) over
+  // the splits in split order and writes it to C. The reduction is spread over all the tile's
+  // splits instead of falling to the last one to arrive (which read splits-1 whole partial tiles
+  // alone: 5 us of a 256x256x16384 call on the H100). The wait needs every split of the tile
+  // resident at once: the launch is cooperative and the planner keeps splits within the grid
+  // (wgmma_plan.h). Deterministic: each element is the same ordered sum whoever finishes first.
+  // i: this thread among the CTA's consumer threads.
+  static __device__ __forceinline__ void reduce_slice(const Params& p, int64_t tile, const plan::Coord& tc, int split,
+                                                      int splits, int i) {
+    constexpr int kThreadsC = kConsumers * 128;
+    __threadfence();  // this thread's partial visible device-wide before the count says so
+    named_sync(kAllConsumersBar, kThreadsC);
+    int* const count = p.counters + tile;
+    if (i == 0) {
+      atomicAdd(count, 1);  // stored
+      while (ld_acquire_gpu(count) < splits) {
+      }
+      // Past the wait, a second count: the last split to pass it re-arms the counter for the next
+      // launch (every split has then stopped reading it).
+      if (atomicAdd(count, 1) == 2 * splits - 1) atomicExch(count, 0);
+    }
+    named_sync(kAllConsumersBar, kThreadsC);
+    const float4* const parts = p.partials + tile * splits * kPartSlot;
+    const int64_t q1 = kPartSlot * (split + 1) / splits;
+    // kRedQ float4s of the slice per thread at once, each summed over the splits in split order
+    // with kRedQ x kRedS loads in flight: loads are not moved past the stores to C by the
+    // compiler (they might alias), so one float4 at a time would wait out a round trip to L2 per
+    // float4 (measured on the H100: 13% slower than the serial reduction at 2 splits).
+    for (int64_t q0 = kPartSlot * split / splits + i; q0 < q1; q0 += kRedQ * kThreadsC) {
+      float4 sum[kRedQ];
+#pragma unroll
+      for (int u = 0; u < kRedQ; ++u)
+        if (q0 + u * kThreadsC < q1) sum[u] = __ldcg(parts + q0 + u * kThreadsC);
+      for (int s0 = 1; s0 < splits; s0 += kRedS) {
+        float4 v[kRedS][kRedQ];
+#pragma unroll
+        for (int ss = 0; ss < kRedS; ++ss)
+#pragma unroll
+          for (int u = 0; u < kRedQ; ++u)
+            if (s0 + ss < splits && q0 + u * kThreadsC < q1)
+              v[ss][u] = __ldcg(parts + (s0 + ss) * kPartSlot + q0 + u * kThreadsC);
+#pragma unroll
+        for (int ss = 0; ss < kRedS; ++ss)
+#pragma unroll
+          for (int u = 0; u < kRedQ; ++u)
+            if (s0 + ss < splits) sum[u] = add4(sum[u], v[ss][u]);
+      }
+#pragma unroll
+      for (int u = 0; u < kRedQ; ++u) {
+        const int64_t q = q0 + u * kThreadsC;
+        if (q >= q1) break;
+        // float4 q: warpgroup q / kPartWg, its float4 j of thread t (j * 128 + t), which holds the
+        // accumulators of n8 block j: rows r and r + 8, columns 2 * (lane % 4) + {0, 1}.
+        const int cw = static_cast<int>(q / kPartWg), j = static_cast<int>(q % kPartWg) / 128;
+        const int t = static_cast<int>(q % 128);
+        const int64_t r = tc.m * BM + cw * 64 + (t / 32) * 16 + (t % 32) / 4;
+        const int64_t col = tc.n * BN + j * 8 + (t % 4) * 2;
+        store2(p.C, p, r, col, __floats2half2_rn(sum[u].x, sum[u].y));
+        store2(p.C, p, r + 8, col, __floats2half2_rn(sum[u].z, sum[u].w));
+      }
+    }
+  }
 
   // Consumer warpgroup c: rows c*64 .. c*64+63 of every tile of this CTA.
   template <bool kSplit, class TileOf>
@@ -242,115 +311,71 @@ struct Tile {
         // A cluster's padding tile (past the edge of C): nothing to add up or store.
         if (tc.m >= p.tiles.m || tc.n >= p.tiles.n) continue;
         const int64_t tile = tc.m * p.tiles.n + tc.n;
-        // fp32 values 4j .. 4j+3 of this thread's accumulators (fp16 ones widened), and back.
-        auto get4 = [&](int j) -> float4 {
+        float4* const mine = p.partials + (tile * splits + wk.split) * kPartSlot + c * kPartWg + tid;
+#pragma unroll
+        for (int j = 0; j < kPartV; ++j) {  // fp32 values 4j .. 4j+3 (fp16 accumulators widened)
+          float4 v;
           if constexpr (kF16) {
             const float2 x = __half22float2(*reinterpret_cast<const __half2*>(&acc[2 * j]));
             const float2 y = __half22float2(*reinterpret_cast<const __half2*>(&acc[2 * j + 1]));
-            return make_float4(x.x, x.y, y.x, y.y);
+            v = make_float4(x.x, x.y, y.x, y.y);
           } else {
-            return make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
+            v = make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
           }
-        };
-        auto set4 = [&](int j, float4 v) {
-          if constexpr (kF16) {
-            const __half2 x = __floats2half2_rn(v.x, v.y), y = __floats2half2_rn(v.z, v.w);
-            acc[2 * j] = *reinterpret_cast<const uint32_t*>(&x);
-            acc[2 * j + 1] = *reinterpret_cast<const uint32_t*>(&y);
-          } else {
-            acc[4 * j] = v.x, acc[4 * j + 1] = v.y, acc[4 * j + 2] = v.z, acc[4 * j + 3] = v.w;
-          }
-        };
-        const float4* const slots = p.partials + tile * splits * kPartSlot + c * kPartWg + tid;
-        float4* const mine = p.partials + (tile * splits + wk.split) * kPartSlot + c * kPartWg + tid;
-#pragma unroll
-        for (int j = 0; j < kPartV; ++j) __stcg(mine + j * 128, get4(j));  // .cg: to L2, where the reducer reads
-        __threadfence();  // this thread's partial visible device-wide before the count says so
-        wg_sync(1 + c);
-        bool last = false;
-        if (tid == 0) {
-          int* const count = p.counters + tile * kConsumers + c;
-          last = atomicAdd(count, 1) == splits - 1;
-          if (last) atomicExch(count, 0);  // re-armed for the next launch (nobody else touches it now)
+          __stcg(mine + j * 128, v);  // .cg: to L2, where the other splits read it
         }
-        if (!wg_any(1 + c, last)) continue;  // the last split to arrive finishes the tile
-        __threadfence();
-        // Sum in split order, this split's own part from its registers (the bits it stored): the
-        // same result whichever split arrives last. kRedChunk float4s of a split in flight at once.
-        auto fetch = [&](int s, int j0, float4(&v)[kRedChunk]) {
-          if (s == wk.split) {
+        reduce_slice(p, tile, tc, wk.split, splits, c * 128 + tid);
+      } else {  // the split-K instance stores C in reduce_slice
+                // Accumulator layout (per n8 block j): this lane holds rows r and r+8, columns 2*(lane%4)+{0,1}.
 #pragma unroll
-            for (int jj = 0; jj < kRedChunk; ++jj) v[jj] = get4(j0 + jj);
-          } else {
+        for (int hb = 0; hb < kRowBlocks; ++hb) {
+          const AccT(&ac)[kAccRegs] = accs[hb];
+          auto pair = [&](int j, int h) -> __half2 {
+            if constexpr (kF16)
+              return *reinterpret_cast<const __half2*>(&ac[2 * j + h]);
+            else
+              return __floats2half2_rn(ac[4 * j + 2 * h], ac[4 * j + 2 * h + 1]);
+          };
+          const int64_t rows = tc.m * BM + row0 + hb * 64;  // this row block's first row of C
+          if (p.c_tma) {
+            // 64-column chunks through two swizzled 8 KB buffers and TMA stores that run on while the
+            // next tile's mainloop starts; TMA clips what falls outside C.
+            const int row = warp * 16 + lane / 4;  // and row + 8
 #pragma unroll
-            for (int jj = 0; jj < kRedChunk; ++jj) v[jj] = __ldcg(slots + s * kPartSlot + (j0 + jj) * 128);
-          }
-        };
+            for (int ch = 0; ch < BN / 64; ++ch) {
+              // The race once seen with BN/64 odd (64, 192): picking ch % 2 restarted each tile on
+              // buffer 0, which the last store of the previous tile could still be reading
+              // (wait_read<1> spares it).
+              const uint32_t buf = sm.epi(c, epi_buf);
+              epi_buf ^= 1;
+              if (tid == 0) bulk_wait_read<1>();  // the store that used this buffer (the one before last) has read it
+              wg_sync(1 + c);
 #pragma unroll
-        for (int j0 = 0; j0 < kPartV; j0 += kRedChunk) {
-          float4 sum[kRedChunk];
-          fetch(0, j0, sum);
-#pragma unroll 2
-          for (int s = 1; s < splits; ++s) {
-            float4 v[kRedChunk];
-            fetch(s, j0, v);
+              for (int jj = 0; jj < 8; ++jj) {
+                const int j = ch * 8 + jj;
 #pragma unroll
-            for (int jj = 0; jj < kRedChunk; ++jj) sum[jj] = add4(sum[jj], v[jj]);
-          }
-#pragma unroll
-          for (int jj = 0; jj < kRedChunk; ++jj) set4(j0 + jj, sum[jj]);
-        }
-      }
-
-      // Accumulator layout (per n8 block j): this lane holds rows r and r+8, columns 2*(lane%4)+{0,1}.
-#pragma unroll
-      for (int hb = 0; hb < kRowBlocks; ++hb) {
-        const AccT(&ac)[kAccRegs] = accs[hb];
-        auto pair = [&](int j, int h) -> __half2 {
-          if constexpr (kF16)
-            return *reinterpret_cast<const __half2*>(&ac[2 * j + h]);
-          else
-            return __floats2half2_rn(ac[4 * j + 2 * h], ac[4 * j + 2 * h + 1]);
-        };
-        const int64_t rows = tc.m * BM + row0 + hb * 64;  // this row block's first row of C
-        if (p.c_tma) {
-          // 64-column chunks through two swizzled 8 KB buffers and TMA stores that run on while the
-          // next tile's mainloop starts; TMA clips what falls outside C.
-          const int row = warp * 16 + lane / 4;  // and row + 8
-#pragma unroll
-          for (int ch = 0; ch < BN / 64; ++ch) {
-            // The race once seen with BN/64 odd (64, 192): picking ch % 2 restarted each tile on
-            // buffer 0, which the last store of the previous tile could still be reading
-            // (wait_read<1> spares it).
-            const uint32_t buf = sm.epi(c, epi_buf);
-            epi_buf ^= 1;
-            if (tid == 0) bulk_wait_read<1>();  // the store that used this buffer (the one before last) has read it
-            wg_sync(1 + c);
-#pragma unroll
-            for (int jj = 0; jj < 8; ++jj) {
-              const int j = ch * 8 + jj;
-#pragma unroll
-              for (int h = 0; h < 2; ++h) {
-                const int rr = row + 8 * h;  // 128-byte rows; 16-byte chunk jj swizzled by rr % 8
-                const uint32_t addr = buf + rr * 128 + ((jj ^ (rr % 8)) * 16) + (lane % 4) * 4;
-                const __half2 v = pair(j, h);
-                st_shared_u32(addr, *reinterpret_cast<const uint32_t*>(&v));
+                for (int h = 0; h < 2; ++h) {
+                  const int rr = row + 8 * h;  // 128-byte rows; 16-byte chunk jj swizzled by rr % 8
+                  const uint32_t addr = buf + rr * 128 + ((jj ^ (rr % 8)) * 16) + (lane % 4) * 4;
+                  const __half2 v = pair(j, h);
+                  st_shared_u32(addr, *reinterpret_cast<const uint32_t*>(&v));
+                }
+              }
+              fence_async_smem();
+              wg_sync(1 + c);
+              if (tid == 0) {
+                tma_store(&map_c, buf, static_cast<int>(tc.n * BN + ch * 64), static_cast<int>(rows));
+                bulk_commit();
               }
             }
-            fence_async_smem();
-            wg_sync(1 + c);
-            if (tid == 0) {
-              tma_store(&map_c, buf, static_cast<int>(tc.n * BN + ch * 64), static_cast<int>(rows));
-              bulk_commit();
-            }
-          }
-        } else {
-          const int64_t r = rows + warp * 16 + lane / 4;
-          const int64_t col = tc.n * BN + (lane % 4) * 2;
+          } else {
+            const int64_t r = rows + warp * 16 + lane / 4;
+            const int64_t col = tc.n * BN + (lane % 4) * 2;
 #pragma unroll
-          for (int j = 0; j < BN / 8; ++j) {
-            store2(p.C, p, r, col + j * 8, pair(j, 0));
-            store2(p.C, p, r + 8, col + j * 8, pair(j, 1));
+            for (int j = 0; j < BN / 8; ++j) {
+              store2(p.C, p, r, col + j * 8, pair(j, 0));
+              store2(p.C, p, r + 8, col + j * 8, pair(j, 1));
+            }
           }
         }
       }
@@ -486,8 +511,9 @@ struct Gemm {
     if (a.splits > 1) {
       const auto units = plan::cluster_units(plan::tiles(a.m, a.n, BM, BN), kClusterM, kClusterN).count();
       const int fit = fit_ctas();
-      if (fit > 0 && !plan::split_useful(units, kCluster, fit))
-        return "explicit splits > 1 only where the tiles leave SMs idle (splits=0 picks by itself)";
+      if (fit > 0 && !plan::splits_fit_wave(units, a.splits, fit / kCluster))
+        return "explicit splits > 1 only where every (tile, split) fits in one wave of the SMs (splits=0 picks by "
+               "itself)";
     }
     if (!plan::tma_rows_ok(a.n, a.k, kTN))
       return kTN ? "TMA needs 16-byte rows: K must be a multiple of 8"
@@ -550,7 +576,8 @@ struct Gemm {
   static int call_splits(const cudal2_gemm_args& a, int fit) {
     if (a.decomposition == 1 || kPing) return 1;
     const auto units = plan::cluster_units(plan::tiles(a.m, a.n, BM, BN), kClusterM, kClusterN);
-    return plan::resolve_splits(a.splits, units.count(), plan::k_tiles(a.k), fit / kCluster);
+    return plan::resolve_splits(a.splits, units.count(), plan::k_tiles(a.k), fit / kCluster,
+                                plan::reduce_steps(BM, BN));
   }
 
   // Split-K: counters and partial tiles (wgmma_plan.h, workspace_bytes); nothing otherwise.
@@ -592,16 +619,25 @@ struct Gemm {
       if (!a.workspace || a.workspace_bytes < need || reinterpret_cast<uintptr_t>(a.workspace) % 16)
         return "workspace too small or misaligned for split-K (see cudal2_workspace_size)";
       p.counters = static_cast<int*>(a.workspace);
-      p.partials = reinterpret_cast<float4*>(static_cast<char*>(a.workspace) + plan::counters_bytes(p.tiles, BM));
+      p.partials = reinterpret_cast<float4*>(static_cast<char*>(a.workspace) + plan::counters_bytes(p.tiles));
     }
     const int64_t ctas = plan::persistent_ctas(p.units.count() * p.splits, fit / kCluster, 1) * kCluster;
     cudaLaunchConfig_t cfg{};
-    cudaLaunchAttribute at{};
-    at.id = cudaLaunchAttributeClusterDimension;
-    at.val.clusterDim.x = kCluster, at.val.clusterDim.y = 1, at.val.clusterDim.z = 1;
+    cudaLaunchAttribute at[2]{};
+    unsigned n_at = 0;
+    if (kCluster > 1) {
+      at[n_at].id = cudaLaunchAttributeClusterDimension;
+      at[n_at].val.clusterDim.x = kCluster, at[n_at].val.clusterDim.y = 1, at[n_at].val.clusterDim.z = 1;
+      ++n_at;
+    }
+    if (p.splits > 1) {  // the splits of a tile wait for each other: all CTAs resident at once
+      at[n_at].id = cudaLaunchAttributeCooperative;
+      at[n_at].val.cooperative = 1;
+      ++n_at;
+    }
     cfg.gridDim = dim3(unsigned(ctas)), cfg.blockDim = dim3(kThreads), cfg.dynamicSmemBytes = kSmem;
     cfg.stream = static_cast<cudaStream_t>(stream);
-    cfg.attrs = &at, cfg.numAttrs = kCluster > 1 ? 1 : 0;
+    cfg.attrs = at, cfg.numAttrs = n_at;
     cudaError_t e = cudaSuccess;
     if constexpr (!kPing) {
       if (p.splits > 1) e = cudaLaunchKernelEx(&cfg, wgmma_gemm_kernel<Cfg, true>, map_a, map_b, map_c, p);

@@ -95,16 +95,15 @@ constexpr Coord tile_coord(int64_t id, const Tiles& t, int raster, int swizzle) 
 // ---- Split-K (the `splits` knob) ------------------------------------------------------------
 // splits S > 1 cuts each output tile's K tiles into S contiguous ranges; the persistent loop deals
 // out (unit, split) work items. Every split stores its fp32 partial tile in the workspace and
-// counts itself in on a per-tile counter; the last to arrive sums the S partials in split order
-// (the same sum whoever is last), writes C and sets the counter back to 0 for the next call.
+// counts itself in on a per-tile counter; once all S have, each split sums 1/S of the tile over
+// the S partials in split order (the same sum whichever finishes first) and writes that part of
+// C; the last split past the wait sets the counter back to 0 for the next call.
 constexpr int kMaxSplits = 64;
 // splits 0 (auto) never leaves a split fewer K tiles than this.
 constexpr int kMinSplitKTiles = 4;
-// Explicit splits > 1 run only where the tiles leave SMs idle: with a full wave of tiles,
-// splitting K only adds reduction traffic (and workspace). The artifact asks the GPU for its SM
-// count; the search (shape_refusal, no GPU) assumes the H100's.
+// The artifact asks the GPU for its SM count; the search (shape_refusal, no GPU) assumes the
+// H100's.
 constexpr int kSplitSms = 132;
-constexpr bool split_useful(int64_t units, int cluster, int sms) { return units * cluster < sms; }
 
 struct KRange {
   int64_t begin = 0, end = 0;  // K tiles [begin, end)
@@ -130,14 +129,17 @@ constexpr Work work_of(int64_t w, int splits, int64_t k_tiles) {
   return {w / splits, s, split_range(k_tiles, splits, s)};
 }
 
+// Cost of the split-K reduction, in K-tile steps of the mainloop: every split writes one fp32
+// partial tile and reads one tile's worth of slices (BM x BN x 8 bytes, through L2 like the
+// mainloop's (BM + BN) x 64 x 2 bytes per step), plus one step for the wait.
+constexpr int64_t reduce_steps(int bm, int bn) { return ceil_div(int64_t{bm} * bn * 8, stage_bytes(bm, bn)) + 1; }
+
 // splits 0: the split count for `units` scheduling units of k_tiles K tiles on `slots` CTAs (or
 // clusters) at once. None when the units fill a wave; else the S that keeps units * S within one
-// wave, no range under kMinSplitKTiles K tiles, and has the least estimated time, counted in one
-// tile's K-tile steps: ceil(k_tiles / S) of mainloop, plus one partial written and, for the CTA
-// that reduces, S - 1 partials read (an fp32 tile read from L2 costs about two K tiles of wgmma:
-// 4 bytes per element at ~100 GB/s per SM against 128 flops per element at ~7.5 TFLOP/s per SM).
-// The smaller S on ties.
-constexpr int auto_splits(int64_t units, int64_t k_tiles, int slots) {
+// wave, no range under kMinSplitKTiles K tiles, and has the least estimated time in K-tile steps:
+// ceil(k_tiles / S) of mainloop plus the reduction (reduce_steps: the same for every S, since the
+// reduction is spread over the splits). The smaller S on ties.
+constexpr int auto_splits(int64_t units, int64_t k_tiles, int slots, int64_t reduce) {
   if (units < 1 || slots < 1 || units >= slots) return 1;
   int64_t most = k_tiles / kMinSplitKTiles;
   if (most > slots / units) most = slots / units;
@@ -145,24 +147,29 @@ constexpr int auto_splits(int64_t units, int64_t k_tiles, int slots) {
   int best = 1;
   int64_t best_cost = k_tiles;
   for (int64_t s = 2; s <= most; ++s) {
-    const int64_t cost = ceil_div(k_tiles, s) + 2 * (s - 1) + 1;
+    const int64_t cost = ceil_div(k_tiles, s) + reduce;
     if (cost < best_cost) best = static_cast<int>(s), best_cost = cost;
   }
   return best;
 }
 
 // The split count a call runs with: `splits` (0: auto_splits), 1 for data-parallel.
-constexpr int resolve_splits(int splits, int64_t units, int64_t k_tiles, int slots) {
-  return splits == 0 ? auto_splits(units, k_tiles, slots) : splits < 1 ? 1 : splits;
+constexpr int resolve_splits(int splits, int64_t units, int64_t k_tiles, int slots, int64_t reduce) {
+  return splits == 0 ? auto_splits(units, k_tiles, slots, reduce) : splits < 1 ? 1 : splits;
 }
 
-// Split-K workspace: one int counter per (output tile, consumer warpgroup), padded to 256 bytes,
-// then one fp32 BM x BN partial tile per (output tile, split). Nothing when splits <= 1.
-constexpr size_t counters_bytes(const Tiles& t, int bm) {
-  return static_cast<size_t>(ceil_div(t.count() * consumers(bm) * 4, 256) * 256);
-}
+// Every split of a tile waits for the others, so every (unit, split) item must hold a CTA (or
+// cluster) of the persistent grid at once, all of them resident (a cooperative launch): one wave.
+// (Items dealt over several laps would be correct but slow: a split would wait a whole lap for a
+// partner dealt in the next one; measured on the H100, 4096x128x4096 with 32 splits of 32 tiles
+// took 330 us against 20 in one wave.)
+constexpr bool splits_fit_wave(int64_t units, int splits, int slots) { return units * splits <= slots; }
+
+// Split-K workspace: one int counter per output tile, padded to 256 bytes, then one fp32 BM x BN
+// partial tile per (output tile, split). Nothing when splits <= 1.
+constexpr size_t counters_bytes(const Tiles& t) { return static_cast<size_t>(ceil_div(t.count() * 4, 256) * 256); }
 constexpr size_t workspace_bytes(const Tiles& t, int bm, int bn, int splits) {
-  return splits <= 1 ? 0 : counters_bytes(t, bm) + static_cast<size_t>(t.count()) * splits * bm * bn * 4;
+  return splits <= 1 ? 0 : counters_bytes(t) + static_cast<size_t>(t.count()) * splits * bm * bn * 4;
 }
 // Split-K slots the workspace may hold (2^24: 2 TB of 128x256 partials): beyond, refuse.
 constexpr bool split_fits(const Tiles& t, int splits) {

@@ -149,7 +149,7 @@ bool plan_kernel(cublasLtHandle_t lt, KernelCall& c, int64_t m, int64_t n, int64
     const size_t cb =
         fam == "mma"
             ? cudal2_plan::counters_bytes(cudal2_plan::grid(m, n, k, ki.tile_m, ki.tile_n, ki.tile_k, c.splits))
-            : cudal2_wgmma_plan::counters_bytes(cudal2_wgmma_plan::tiles(m, n, ki.tile_m, ki.tile_n), ki.tile_m);
+            : cudal2_wgmma_plan::counters_bytes(cudal2_wgmma_plan::tiles(m, n, ki.tile_m, ki.tile_n));
     if (cb > kZone) {
       std::snprintf(why, whylen, "split-K counters (%zu bytes) exceed the zero area", cb);
       return false;

@@ -1,6 +1,6 @@
 // Family wgmma (src/kernels/wgmma_gemm.cuh), compiled by the JIT on this machine: every variant
 // (both layouts, fp32 and fp16 accumulation, tiles 64/128 x 64..256, clusters 1x1 / 2x1 / 1x2,
-// the cooperative and the ping-pong mainloop,
+// the cooperative and the ping-pong mainloop, split-K,
 // the TMA-store epilogue and the register-store one for rows TMA cannot store) passes the full
 // verification on odd shapes: M and N in {1, 7, 65, 1000, 4097} where TMA can address the rows
 // (K % 8 == 0, and N % 8 == 0 for nn), partial tiles on every edge, K below one k-tile, a cluster
@@ -85,6 +85,24 @@ TEST(WgmmaGpu, OddShapesVerifyPingpong) {
                          "wgmma nn f32 tile=64x64x64 cluster=1x1 stages=3 mainloop=pingpong"},
                         nn, Accum::F32));
   expect_all_ok(run_odd({"wgmma tn f16 tile=128x128x64 cluster=1x1 stages=6 mainloop=pingpong"}, tn, Accum::F16));
+}
+
+// Split-K (every split of a tile waits for the others, then reduces its own slice): explicit
+// counts from 2 to 16 and auto, with odd edges and K ranges of unequal length, on shapes with
+// few tiles (explicit counts are refused where tiles x splits exceed one wave); each shape runs
+// twice on one workspace, so the arrival counters must have re-armed themselves.
+TEST(WgmmaGpu, OddShapesVerifySplitK) {
+  const std::vector<Shape> tn{{65, 65, 4104}, {1, 1000, 8200}, {257, 100, 16384}, {1000, 7, 4096}, {130, 70, 1032}};
+  const std::vector<Shape> nn{{65, 72, 4104}, {1, 1000, 8200}, {257, 136, 16384}, {130, 64, 520}};
+  expect_all_ok(run_odd({"wgmma tn f32 tile=128x128x64 cluster=1x1 stages=6 | splits=16",
+                         "wgmma tn f32 tile=64x128x64 cluster=1x1 stages=8 | splits=2",
+                         "wgmma tn f32 tile=128x128x64 cluster=2x1 stages=6 | splits=auto"},
+                        tn, Accum::F32));
+  expect_all_ok(
+      run_odd({"wgmma tn f16 tile=64x64x64 cluster=1x2 stages=8 | splits=8"}, {tn[0], tn[1], tn[2]}, Accum::F16));
+  expect_all_ok(run_odd({"wgmma nn f32 tile=128x256x64 cluster=1x1 stages=4 | splits=auto",
+                         "wgmma nn f32 tile=64x128x64 cluster=1x1 stages=8 | splits=4"},
+                        nn, Accum::F32));
 }
 
 // Large aligned shapes beside cuBLASLt auto-tuning (graph timer); only correctness is asserted.

@@ -143,8 +143,8 @@ TEST(KernelSpec, OwnFamiliesSpaceSizeIsDocumented) {
   EXPECT_EQ(known_families(), (std::vector<std::string>{"sm90_cutlass", "mma", "tiny", "wgmma", "wgmma_swapab"}));
   // 81 cooperative + 66 ping-pong configurations
   EXPECT_EQ(enumerate_specs("wgmma", Layout::NN, Accum::F32, false).size(), 147u);
-  // x (raster 3 x swizzle 4 + splits auto, 2, 4, 8); ping-pong: x (raster 3 x swizzle 4)
-  EXPECT_EQ(enumerate_specs("wgmma", Layout::TN, Accum::F16, true).size(), 1296u + 66u * 12);
+  // x (raster 3 x swizzle 4 + splits auto, 2, 4, 8, 16); ping-pong: x (raster 3 x swizzle 4)
+  EXPECT_EQ(enumerate_specs("wgmma", Layout::TN, Accum::F16, true).size(), 81u * 17 + 66u * 12);
   // tiles {8,16,32,64} x {64,128} x stages {4,8,12}, less 64x128 and 32x128 at 12 (shared memory)
   EXPECT_EQ(enumerate_specs("wgmma_swapab", Layout::NN, Accum::F32, false).size(), 22u);
   EXPECT_EQ(enumerate_specs("wgmma_swapab", Layout::TN, Accum::F16, true).size(), 110u);  // x splits auto,1,2,4,8

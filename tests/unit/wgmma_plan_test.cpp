@@ -137,39 +137,55 @@ TEST(WgmmaPlan, WorkItemsAreUnitMajorAndCoverEveryUnitSplitOnce) {
 }
 
 TEST(WgmmaPlan, AutoSplitsFillTheSmsWithoutShortRanges) {
+  // The reduction costs 4 K-tile steps for 128x128 (64 KB written and read per split against
+  // 32 KB loaded per step) and 6 for 128x256, plus the wait.
+  const int64_t r128 = plan::reduce_steps(128, 128), r256 = plan::reduce_steps(128, 256);
+  EXPECT_EQ(r128, 5);
+  EXPECT_EQ(r256, 7);
   // A full wave of tiles (or more): no split.
-  EXPECT_EQ(plan::auto_splits(132, 64, 132), 1);
-  EXPECT_EQ(plan::auto_splits(512, 64, 132), 1);
+  EXPECT_EQ(plan::auto_splits(132, 64, 132, r128), 1);
+  EXPECT_EQ(plan::auto_splits(512, 64, 132, r128), 1);
   // 4096x128x4096 with 128x128 tiles: 32 tiles of 64 K tiles -> 4 (128 items, one wave).
-  EXPECT_EQ(plan::auto_splits(32, 64, 132), 4);
+  EXPECT_EQ(plan::auto_splits(32, 64, 132, r128), 4);
   // 1024x1024x16384 with 128x256 tiles: 32 tiles of 256 K tiles -> 4.
-  EXPECT_EQ(plan::auto_splits(32, 256, 132), 4);
-  // 256x256x8192 with 128x256 tiles: 2 tiles of 128 K tiles: capped by the reduction's cost.
-  EXPECT_EQ(plan::auto_splits(2, 128, 132), 8);
+  EXPECT_EQ(plan::auto_splits(32, 256, 132, r256), 4);
+  // 256x256x8192 with 128x256 tiles: 2 tiles of 128 K tiles: the reduction is spread over the
+  // splits, so they fill the SMs down to 4 K tiles each.
+  EXPECT_EQ(plan::auto_splits(2, 128, 132, r256), 32);
+  // 256x256x16384 with 128x128 tiles: up to 33 splits; 32 gives the same 8 K tiles each.
+  EXPECT_EQ(plan::auto_splits(4, 256, 132, r128), 32);
   // 2x1 clusters: 66 slots.
-  EXPECT_EQ(plan::auto_splits(16, 64, 66), 4);
+  EXPECT_EQ(plan::auto_splits(16, 64, 66, r128), 4);
+  // Too short to be worth a reduction: 8 K tiles split in 2 cost 4 + 5 > 8.
+  EXPECT_EQ(plan::auto_splits(4, 8, 132, r128), 1);
   for (int64_t units : {1, 2, 3, 16, 33, 65, 100, 131})
     for (int64_t kt : {1, 4, 7, 8, 64, 1000}) {
-      const int s = plan::auto_splits(units, kt, 132);
+      const int s = plan::auto_splits(units, kt, 132, r128);
       EXPECT_GE(s, 1);
       EXPECT_LE(s, plan::kMaxSplits);
       if (s > 1) {
         EXPECT_GE(kt / s, plan::kMinSplitKTiles) << units << " " << kt;  // no range under 4 K tiles
         EXPECT_LE(units * s, 132) << units << " " << kt;                 // one wave
+        EXPECT_TRUE(plan::splits_fit_wave(units, s, 132));
       }
     }
-  EXPECT_EQ(plan::auto_splits(10, 7, 132), 1);  // K too short to split
-  EXPECT_EQ(plan::resolve_splits(0, 32, 64, 132), 4);
-  EXPECT_EQ(plan::resolve_splits(3, 32, 64, 132), 3);
-  EXPECT_EQ(plan::resolve_splits(1, 32, 64, 132), 1);
+  EXPECT_EQ(plan::auto_splits(10, 7, 132, r128), 1);  // K too short to split
+  EXPECT_EQ(plan::resolve_splits(0, 32, 64, 132, r128), 4);
+  EXPECT_EQ(plan::resolve_splits(3, 32, 64, 132, r128), 3);
+  EXPECT_EQ(plan::resolve_splits(1, 32, 64, 132, r128), 1);
+  // Every (unit, split) item must hold a slot of the grid at once.
+  EXPECT_TRUE(plan::splits_fit_wave(2, 33, 66));
+  EXPECT_FALSE(plan::splits_fit_wave(2, 33, 57));  // 2-CTA clusters on a 114-SM GPU
+  EXPECT_FALSE(plan::splits_fit_wave(32, 8, 132));
 }
 
 TEST(WgmmaPlan, SplitWorkspace) {
   const plan::Tiles t{32, 1};
   EXPECT_EQ(plan::workspace_bytes(t, 128, 128, 1), 0u);
-  EXPECT_EQ(plan::counters_bytes(t, 128), 256u);  // 32 tiles x 2 warpgroups x 4 bytes, padded
+  EXPECT_EQ(plan::counters_bytes(t), 256u);  // 32 tiles x 4 bytes, padded
   EXPECT_EQ(plan::workspace_bytes(t, 128, 128, 4), 256u + 32u * 4 * 128 * 128 * 4);
-  EXPECT_EQ(plan::counters_bytes(plan::Tiles{100, 1}, 64), 512u);
+  EXPECT_EQ(plan::counters_bytes(plan::Tiles{100, 1}), 512u);
+  EXPECT_EQ(plan::counters_bytes(plan::Tiles{64, 2}), 512u);
   EXPECT_TRUE(plan::split_fits(t, 64));
   EXPECT_FALSE(plan::split_fits(plan::Tiles{1 << 20, 1 << 4}, 2));
   EXPECT_EQ(plan::persistent_ctas(int64_t(128), 132, 1), 128);
@@ -207,18 +223,20 @@ TEST(WgmmaSpec, TextRoundTripsAndValidity) {
   EXPECT_NE(shape_refusal(parse_spec("wgmma nn f32"), {64, 7, 64}), "");
   EXPECT_EQ(shape_refusal(parse_spec("wgmma tn f32"), {64, 7, 64}), "");
   EXPECT_NE(shape_refusal(parse_spec("wgmma tn f32"), {64, 64, 7}), "");
-  // Explicit split counts: at most the K tiles, and only where the tiles leave SMs idle.
+  // Explicit split counts: at most the K tiles, and only where tiles x splits fit in one wave.
   const auto s4 = parse_spec("wgmma tn f32 tile=128x128x64 stages=6 | splits=4");
-  EXPECT_EQ(shape_refusal(s4, {4096, 128, 4096}), "");   // 32 tiles
+  EXPECT_EQ(shape_refusal(s4, {4096, 128, 4096}), "");   // 32 tiles x 4 = 128 items
   EXPECT_NE(shape_refusal(s4, {4096, 4096, 4096}), "");  // 1024 tiles
-  EXPECT_NE(shape_refusal(s4, {128, 128, 192}), "");     // 3 K tiles
+  EXPECT_NE(shape_refusal(parse_spec("wgmma tn f32 tile=128x128x64 stages=6 | splits=8"), {4096, 128, 4096}),
+            "");                                      // 256 items: two laps
+  EXPECT_NE(shape_refusal(s4, {128, 128, 192}), "");  // 3 K tiles
   EXPECT_EQ(shape_refusal(parse_spec("wgmma tn f32 tile=128x128x64 stages=6 | splits=auto"), {4096, 4096, 4096}), "");
   EXPECT_NE(
-      shape_refusal(parse_spec("wgmma tn f32 tile=128x128x64 cluster=2x1 stages=6 | splits=2"), {128 * 132, 128, 4096}),
-      "");  // 66 pairs: 132 CTAs
+      shape_refusal(parse_spec("wgmma tn f32 tile=128x128x64 cluster=2x1 stages=6 | splits=2"), {128 * 68, 128, 4096}),
+      "");  // 34 pairs x 2 splits: 68 items for 66 clusters
   EXPECT_EQ(
-      shape_refusal(parse_spec("wgmma tn f32 tile=128x128x64 cluster=2x1 stages=6 | splits=2"), {128 * 130, 128, 4096}),
-      "");  // 65 pairs
+      shape_refusal(parse_spec("wgmma tn f32 tile=128x128x64 cluster=2x1 stages=6 | splits=2"), {128 * 66, 128, 4096}),
+      "");  // 33 pairs x 2 splits
   // Ping-pong: printed only when chosen (the cooperative texts are unchanged), no split-K, tiles
   // whose accumulators one warpgroup holds.
   const auto pp = parse_spec("wgmma nn f32 tile=128x128x64 stages=6 mainloop=pingpong | raster=along_m swizzle=8");
@@ -245,8 +263,8 @@ TEST(WgmmaSpec, EnumerationIsValidAndDistinct) {
     const auto all = enumerate_specs("wgmma", layout, Accum::F32, true);
     size_t ping = 0;
     for (const auto& s : compile) ping += s.mainloop == Mainloop::Pingpong;
-    // Cooperative: raster 3 x swizzle 4, then splits auto, 2, 4, 8; ping-pong: no splits.
-    EXPECT_EQ(all.size(), (compile.size() - ping) * 16 + ping * 12);
+    // Cooperative: raster 3 x swizzle 4, then splits auto, 2, 4, 8, 16; ping-pong: no splits.
+    EXPECT_EQ(all.size(), (compile.size() - ping) * 17 + ping * 12);
     // Ping-pong tiles 128x{64,128}, 64x{64..256}, x 3 clusters x stages 3..6 where they fit
     // (64x256: 3..4): 22 x 3.
     EXPECT_EQ(ping, 66u);
@@ -259,7 +277,7 @@ TEST(WgmmaSpec, EnumerationIsValidAndDistinct) {
     EXPECT_EQ(texts.size(), all.size());
     std::set<int> splits;
     for (const auto& s : all) splits.insert(s.splits);
-    EXPECT_EQ(splits, (std::set<int>{0, 1, 2, 4, 8}));
+    EXPECT_EQ(splits, (std::set<int>{0, 1, 2, 4, 8, 16}));
     // 8 tiles x 3 clusters x stages 3..6 where they fit (128x256, 128x192: 3..4; 64x256: 3..5): 27.
     EXPECT_EQ(compile.size() - ping, 3u * 27);
   }

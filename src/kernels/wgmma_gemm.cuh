@@ -25,6 +25,8 @@
 //    the tile over the splits in split order and stores it to C (the reduction spread over the
 //    splits, deterministic bits); a cooperative launch keeps them all resident. A separate kernel
 //    instance, so the data-parallel path is untouched.
+//  - Programmatic dependent launch: the prologue overlaps the previous kernel in the stream
+//    (griddepcontrol, wgmma_ptx.cuh); back to back, the launch gap between GEMMs is hidden.
 //  - Cluster 2x1 / 1x2: the two CTAs share the B / A tile, each loading half of it with a TMA
 //    multicast; a stage is released to the producers only when the consumers of both CTAs are
 //    done with it (remote arrivals with a CTA-scope release; see mbar_arrive_cluster).
@@ -86,6 +88,7 @@ struct Params {
   float4* partials;  // split-K: fp32 partial tiles, per (output tile, split)
   bool c_vec;        // N even and C 4-byte aligned: half2 stores
   bool c_tma;        // N % 8 == 0 and C 16-byte aligned: the TMA-store epilogue
+  bool pdl_early;    // PDL: let the next kernel launch as soon as every CTA has started (plan::pdl_early)
 };
 
 __device__ __forceinline__ void store2(__half* C, const Params& p, int64_t r, int64_t c, __half2 v) {
@@ -417,6 +420,11 @@ __global__ void __launch_bounds__(Tile<Cfg>::kThreads, 1)
   __syncthreads();
   // Clusters: the peer's barriers are initialized before anyone multicasts or arrives on them.
   if constexpr (kCluster > 1) cluster_sync();
+  // PDL (wgmma_ptx.cuh): the prologue above may have overlapped the previous kernel; global memory
+  // only from here on. Triggering early is safe for split-K's waits: the next grid can start only
+  // once every CTA of this one has got here, i.e. is resident. Otherwise the trigger is our exit.
+  grid_dependency_wait();
+  if (p.pdl_early) launch_dependents();
   const uint32_t rank = kCluster > 1 ? cluster_rank() : 0;
   const int64_t first = blockIdx.x / kCluster, stride = gridDim.x / kCluster;
   // Unit id -> this CTA's output tile.
@@ -551,10 +559,10 @@ struct Gemm {
       if (kCluster == 1) return sms;
       cudaLaunchConfig_t cfg{};
       cudaLaunchAttribute at{};
-      at.id = cudaLaunchAttributeClusterDimension;
-      at.val.clusterDim.x = kCluster, at.val.clusterDim.y = 1, at.val.clusterDim.z = 1;
+      unsigned n_at = 0;
+      add_cluster_attribute(&at, n_at, kCluster);
       cfg.gridDim = dim3(kCluster * (sms / kCluster)), cfg.blockDim = dim3(kThreads), cfg.dynamicSmemBytes = kSmem;
-      cfg.attrs = &at, cfg.numAttrs = 1;
+      cfg.attrs = &at, cfg.numAttrs = n_at;
       int clusters = 0;
       if (cudaOccupancyMaxActiveClusters(&clusters, wgmma_gemm_kernel<Cfg, false>, &cfg) != cudaSuccess ||
           clusters < 1) {
@@ -622,19 +630,17 @@ struct Gemm {
       p.partials = reinterpret_cast<float4*>(static_cast<char*>(a.workspace) + plan::counters_bytes(p.tiles));
     }
     const int64_t ctas = plan::persistent_ctas(p.units.count() * p.splits, fit / kCluster, 1) * kCluster;
+    p.pdl_early = plan::pdl_early(p.units.count() * p.splits, ctas / kCluster);
     cudaLaunchConfig_t cfg{};
-    cudaLaunchAttribute at[2]{};
+    cudaLaunchAttribute at[3]{};
     unsigned n_at = 0;
-    if (kCluster > 1) {
-      at[n_at].id = cudaLaunchAttributeClusterDimension;
-      at[n_at].val.clusterDim.x = kCluster, at[n_at].val.clusterDim.y = 1, at[n_at].val.clusterDim.z = 1;
-      ++n_at;
-    }
+    if (kCluster > 1) add_cluster_attribute(at, n_at, kCluster);
     if (p.splits > 1) {  // the splits of a tile wait for each other: all CTAs resident at once
       at[n_at].id = cudaLaunchAttributeCooperative;
       at[n_at].val.cooperative = 1;
       ++n_at;
     }
+    add_pdl_attribute(at, n_at);  // the kernel's prologue overlaps the previous one
     cfg.gridDim = dim3(unsigned(ctas)), cfg.blockDim = dim3(kThreads), cfg.dynamicSmemBytes = kSmem;
     cfg.stream = static_cast<cudaStream_t>(stream);
     cfg.attrs = at, cfg.numAttrs = n_at;

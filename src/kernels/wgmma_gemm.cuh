@@ -25,8 +25,8 @@
 //    the tile over the splits in split order and stores it to C (the reduction spread over the
 //    splits, deterministic bits); a cooperative launch keeps them all resident. A separate kernel
 //    instance, so the data-parallel path is untouched.
-//  - Programmatic dependent launch: the prologue overlaps the previous kernel in the stream
-//    (griddepcontrol, wgmma_ptx.cuh); back to back, the launch gap between GEMMs is hidden.
+//  - Programmatic dependent launch: the launch and prologue overlap the previous kernel in the
+//    stream (griddepcontrol.wait before any global access, wgmma_ptx.cuh).
 //  - Cluster 2x1 / 1x2: the two CTAs share the B / A tile, each loading half of it with a TMA
 //    multicast; a stage is released to the producers only when the consumers of both CTAs are
 //    done with it (remote arrivals with a CTA-scope release; see mbar_arrive_cluster).
@@ -88,7 +88,6 @@ struct Params {
   float4* partials;  // split-K: fp32 partial tiles, per (output tile, split)
   bool c_vec;        // N even and C 4-byte aligned: half2 stores
   bool c_tma;        // N % 8 == 0 and C 16-byte aligned: the TMA-store epilogue
-  bool pdl_early;    // PDL: let the next kernel launch as soon as every CTA has started (plan::pdl_early)
 };
 
 __device__ __forceinline__ void store2(__half* C, const Params& p, int64_t r, int64_t c, __half2 v) {
@@ -421,10 +420,12 @@ __global__ void __launch_bounds__(Tile<Cfg>::kThreads, 1)
   // Clusters: the peer's barriers are initialized before anyone multicasts or arrives on them.
   if constexpr (kCluster > 1) cluster_sync();
   // PDL (wgmma_ptx.cuh): the prologue above may have overlapped the previous kernel; global memory
-  // only from here on. Triggering early is safe for split-K's waits: the next grid can start only
-  // once every CTA of this one has got here, i.e. is resident. Otherwise the trigger is our exit.
+  // only from here on. No early trigger (launch_dependents): the next grid launches at our exit.
+  // On the H100 a trigger at every CTA's start made few-tile shapes 2-18% faster but others up to
+  // 24% slower, both with several tiles per CTA (64x128 ping-pong on 2048^3) and with one (15-19%:
+  // 2048x512x2048 on 128 CTAs, 4096x128x4096 split-K 4); no rule we found separated them, and the
+  // exit trigger measured neutral (bench/results/h100/wgmma-final/).
   grid_dependency_wait();
-  if (p.pdl_early) launch_dependents();
   const uint32_t rank = kCluster > 1 ? cluster_rank() : 0;
   const int64_t first = blockIdx.x / kCluster, stride = gridDim.x / kCluster;
   // Unit id -> this CTA's output tile.
@@ -630,7 +631,6 @@ struct Gemm {
       p.partials = reinterpret_cast<float4*>(static_cast<char*>(a.workspace) + plan::counters_bytes(p.tiles));
     }
     const int64_t ctas = plan::persistent_ctas(p.units.count() * p.splits, fit / kCluster, 1) * kCluster;
-    p.pdl_early = plan::pdl_early(p.units.count() * p.splits, ctas / kCluster);
     cudaLaunchConfig_t cfg{};
     cudaLaunchAttribute at[3]{};
     unsigned n_at = 0;

@@ -60,13 +60,6 @@ constexpr int64_t persistent_ctas(const Tiles& t, int sms, int cluster) {
   return persistent_ctas(t.count(), sms, cluster);
 }
 
-// Programmatic dependent launch: trigger the next kernel's launch as soon as every CTA has started
-// only when each CTA has at most one work item (`slots`: the persistent grid's CTAs, or clusters).
-// Back to back on the H100 that hid 3-18% of few-tile shapes' time; with several items per CTA an
-// early trigger was up to 24% slower (64x128 ping-pong on 2048^3), so there the trigger is the
-// CTA's exit, which measured neutral (bench/results/h100/wgmma-final/).
-constexpr bool pdl_early(int64_t items, int64_t slots) { return items <= slots; }
-
 // What the persistent loop deals out: output tiles, or for a 2-CTA cluster pairs of tiles along
 // M (2x1) or N (1x2), the CTA of rank r taking tile 2u + r of the pair (past the edge: a tile of
 // zeros it computes but does not store, so that its half of the shared operand still arrives).

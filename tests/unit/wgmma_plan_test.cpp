@@ -66,18 +66,6 @@ TEST(WgmmaPlan, PersistentGridAndTiles) {
   EXPECT_EQ(plan::cluster_units(plan::Tiles{33, 17}, 1, 2).n, 9);
 }
 
-TEST(WgmmaPlan, EarlyPdlTriggerOnlyWithOneWorkItemPerCta) {
-  // 1x4096x4096 on 64x128 tiles: 32 items on 32 CTAs, each CTA one item: early trigger.
-  const int64_t few = plan::tiles(1, 4096, 64, 128).count();
-  EXPECT_TRUE(plan::pdl_early(few, plan::persistent_ctas(few, 132, 1)));
-  // 2048^3 on 64x128 tiles: 512 items on 132 CTAs: the trigger is the exit.
-  const int64_t many = plan::tiles(2048, 2048, 64, 128).count();
-  EXPECT_FALSE(plan::pdl_early(many, plan::persistent_ctas(many, 132, 1)));
-  // Split-K fills one wave exactly: one (tile, split) item per CTA.
-  EXPECT_TRUE(plan::pdl_early(16 * 8, plan::persistent_ctas(int64_t(16 * 8), 132, 1)));
-  EXPECT_FALSE(plan::pdl_early(133, 132));
-}
-
 TEST(WgmmaPlan, SharedMemoryAndAlignmentRules) {
   EXPECT_EQ(plan::stage_bytes(128, 256), 48 * 1024);
   EXPECT_EQ(plan::max_stages(128, 256), 4);

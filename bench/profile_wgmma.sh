@@ -10,8 +10,10 @@
 # ncu locks the clocks to base and flushes the caches before each pass (its defaults): the
 # percentages are of the peak at that clock, durations are longer than the timed ones.
 #
-# PROFILES: "tag|shape|spec|knobs;..." (spec as in wgmma_bench.sh: layout accum tile_m tile_n
-# stages cluster_m cluster_n; knobs raster,swizzle,splits).
+# PROFILES: "tag|shape|spec|knobs[|ncu options];..." (spec as in wgmma_bench.sh: layout accum
+# tile_m tile_n stages cluster_m cluster_n [pp], or swapab layout accum tile_m tile_n stages; knobs
+# raster,swizzle,splits; ncu options e.g. "--clock-control none --cache-control none" to profile at
+# the clocks and with the caches a timed run has).
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-out}
@@ -36,8 +38,13 @@ for p in "${profs[@]}"; do
   seen[$spec]=1
 done
 name_of() {  # the artifact wgmma_bench.sh builds for a spec
-  read -r lay acc bm bn st cm cn <<<"$1"
-  echo "$dir/wgmma_${lay}_${acc}_${bm}x${bn}_c${cm}x${cn}_s${st}.so"
+  if [[ $1 == swapab\ * ]]; then
+    read -r _ lay acc bm bn st <<<"$1"
+    echo "$dir/wgmma_swapab_${lay}_${acc}_${bm}x${bn}_s${st}.so"
+    return
+  fi
+  read -r lay acc bm bn st cm cn pp <<<"$1"
+  echo "$dir/wgmma_${lay}_${acc}_${bm}x${bn}_c${cm}x${cn}_s${st}${pp:+_pp}.so"
 }
 need_build=0
 for s in "${specs[@]}"; do [ -f "$(name_of "$s")" ] || need_build=1; done
@@ -80,10 +87,11 @@ mflag=()
 
 echo "tag,shape,variant,duration_us,tensor_gmma_pct,dram_pct,l2_pct,occupancy_pct,top_stalls" >"$out/profile_summary.csv"
 for p in "${profs[@]}"; do
-  IFS='|' read -r tag shape spec knobs <<<"$p"
+  IFS='|' read -r tag shape spec knobs flags <<<"$p"
   art="$(name_of "$spec")@$knobs"
-  echo "== $tag: $shape $spec @$knobs"
-  timeout "${NCU_TIMEOUT:-50}" "$ncu" --kernel-name regex:wgmma_gemm_kernel --launch-skip 1 --launch-count 1 \
+  echo "== $tag: $shape $spec @$knobs ${flags:-}"
+  # shellcheck disable=SC2086  # flags: extra ncu options, word-split on purpose
+  timeout "${NCU_TIMEOUT:-50}" "$ncu" --kernel-name regex:'wgmma_gemm_kernel|swapab_kernel' --launch-skip 1 --launch-count 1 ${flags:-} \
     --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
     --section SchedulerStats --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis "${mflag[@]}" \
     -f -o "$out/prof-$tag" "$dir/wgmma_time" --no-time --shape "$shape" "$art" >"$out/prof-$tag.log" 2>&1 ||

@@ -19,19 +19,18 @@ import gzip
 import statistics
 from collections import Counter, defaultdict
 
-from summarize_baselines import gmean, roof_us, write_rows
+from summarize_baselines import compute_us, gmean, memory_us, roof_us, write_rows
 from summarize_table import shape_class as grid_class  # docs/grids.md, as src/core/roofline.cpp
 
 STATUS = {"offline": ("ok", "base"), "server": ("server", "sbase")}
 
 
-def hbm_bound(m, n, k):
-    return 2 * (m * k + k * n + m * n) / 3.0e12 > 2 * m * n * k / 800e12
+def hbm_bound(s):
+    return memory_us(s) > compute_us(s)
 
 
 def bandwidth_pct(s, us):
-    m, n, k = s
-    return 100 * 2 * (m * k + k * n + m * n) / 3.0e12 * 1e6 / us
+    return 100 * memory_us(s) / us
 
 
 def main():
@@ -72,7 +71,7 @@ def main():
         xs = [ratio[s] for s in ss]
         roof = statistics.median(100 * roof_us(s) / best[s][0] for s in ss)
         roof_lt = statistics.median(100 * roof_us(s) / base[s] for s in ss)
-        hb = [s for s in ss if hbm_bound(*s)]
+        hb = [s for s in ss if hbm_bound(s)]
         bw = f"{statistics.median(bandwidth_pct(s, best[s][0]) for s in hb):8.1f}" if hb else f"{'-':>8}"
         bw_lt = f"{statistics.median(bandwidth_pct(s, base[s]) for s in hb):7.1f}" if hb else f"{'-':>7}"
         print(f"{c:8} {len(xs):6d} {gmean(xs):8.4f} {sum(x >= 1 for x in xs):5d} {min(xs):6.3f} {max(xs):6.3f} "

@@ -6,9 +6,9 @@
 //  - PDL: everything before griddepcontrol.wait (index math, the K range) overlaps the previous
 //    kernel's tail, and every CTA triggers the next launch at once, so the next call's launch
 //    latency overlaps this one's work (a CTA owns one item: nothing is left to starve);
-//  - fragments straight from global memory (L2) into registers, the next k-block's loads in
-//    flight while the current one multiplies (the `tiny` mainloop, tiny_gemm.cuh): no shared-
-//    memory staging, no barriers in the mainloop;
+//  - fragments straight from global memory (L2) into registers, the next k-block's loads (or
+//    the next stages-1) in flight while the current one multiplies (the `tiny` mainloop,
+//    tiny_gemm.cuh): no shared-memory staging, no barriers in the mainloop;
 //  - K split three ways without a second kernel or a workspace: across a CTA's warps (kwarps,
 //    reduced through shared memory) and across the CTAs of one thread-block cluster (the
 //    runtime knob `splits`, up to 16), whose partial tiles are reduced through distributed
@@ -33,9 +33,15 @@ using namespace cudal2_mma_common;
 using namespace cudal2_pdl;
 namespace plan = cudal2_plan;
 
-// The compile-time knobs are tiny's: layout, accumulator, CTA tile, warps along M, N and K.
-template <bool kLayoutTN, bool kAccumF16, int kTileM, int kTileN, int kTileK, int kWarpsM, int kWarpsN, int kWarpsK>
-using Config = cudal2_tiny::Config<kLayoutTN, kAccumF16, kTileM, kTileN, kTileK, kWarpsM, kWarpsN, kWarpsK>;
+// The compile-time knobs are tiny's (layout, accumulator, CTA tile, warps along M, N and K) and
+// kStages: the k-blocks a warp keeps in flight in registers (2: the next one while the current one
+// multiplies; more: a K-heavy warp's later loads overlap its first ones).
+template <bool kLayoutTN, bool kAccumF16, int kTileM, int kTileN, int kTileK, int kWarpsM, int kWarpsN, int kWarpsK,
+          int kStages = 2>
+struct Config : cudal2_tiny::Config<kLayoutTN, kAccumF16, kTileM, kTileN, kTileK, kWarpsM, kWarpsN, kWarpsK> {
+  static constexpr int kDepth = kStages;
+  static_assert(kStages >= 2 && kStages <= 8, "lat: 2..8 k-blocks in flight");
+};
 
 constexpr int kMaxClusterSplits = plan::kMaxLatSplits;
 
@@ -70,16 +76,38 @@ __global__ void __launch_bounds__(cudal2_tiny::Tile<Cfg>::kThreads)
       T::template load_frags<kAligned>(f, p.A, p.B, p.m, p.n, p.k, row0, col0, it * BK, lane);
       T::compute(f, acc);
     }
-  } else if (it0 + kw < it1) {
-    Frags cur;
-    T::template load_frags<kAligned>(cur, p.A, p.B, p.m, p.n, p.k, row0, col0, (it0 + kw) * BK, lane);
-    for (int64_t it = it0 + kw + KW; it < it1; it += KW) {
-      Frags nxt;
-      T::template load_frags<kAligned>(nxt, p.A, p.B, p.m, p.n, p.k, row0, col0, it * BK, lane);
+  } else if constexpr (Cfg::kDepth == 2) {
+    if (it0 + kw < it1) {
+      Frags cur;
+      T::template load_frags<kAligned>(cur, p.A, p.B, p.m, p.n, p.k, row0, col0, (it0 + kw) * BK, lane);
+      for (int64_t it = it0 + kw + KW; it < it1; it += KW) {
+        Frags nxt;
+        T::template load_frags<kAligned>(nxt, p.A, p.B, p.m, p.n, p.k, row0, col0, it * BK, lane);
+        T::compute(cur, acc);
+        cur = nxt;
+      }
       T::compute(cur, acc);
-      cur = nxt;
     }
-    T::compute(cur, acc);
+  } else {
+    // A ring of D buffers, indexed by compile-time constants (the loop over d is unrolled), so it
+    // stays in registers: D-1 k-blocks are in flight while one multiplies.
+    constexpr int D = Cfg::kDepth;
+    Frags buf[D];
+#pragma unroll
+    for (int d = 0; d < D - 1; ++d)
+      if (it0 + kw + d * KW < it1)
+        T::template load_frags<kAligned>(buf[d], p.A, p.B, p.m, p.n, p.k, row0, col0, (it0 + kw + d * KW) * BK, lane);
+    for (int64_t base = it0 + kw; base < it1; base += int64_t(D) * KW) {
+#pragma unroll
+      for (int d = 0; d < D; ++d) {
+        const int64_t it = base + d * KW;
+        if (it >= it1) break;
+        if (it + (D - 1) * KW < it1)
+          T::template load_frags<kAligned>(buf[(d + D - 1) % D], p.A, p.B, p.m, p.n, p.k, row0, col0,
+                                           (it + (D - 1) * KW) * BK, lane);
+        T::compute(buf[d], acc);
+      }
+    }
   }
 
   float4 out[MI][NI];

@@ -50,14 +50,17 @@ TEST(LatGpu, OddShapesVerifyFp32) {
                          "lat nn f32 tile=32x32x64 warps=1x1 kwarps=2 | splits=16",
                          "lat nn f32 tile=64x64x32 warps=2x2 kwarps=2 | splits=3",
                          "lat tn f32 tile=16x16x64 warps=1x1 kwarps=8 | splits=5",
-                         "lat nn f32 tile=16x32x32 warps=1x1 kwarps=1 | splits=2"},
+                         "lat nn f32 tile=16x32x32 warps=1x1 kwarps=1 | splits=2",
+                         "lat tn f32 tile=16x16x64 warps=1x1 kwarps=4 stages=4 | splits=3",
+                         "lat nn f32 tile=16x16x32 warps=1x1 kwarps=2 stages=8 | splits=1"},
                         kOddShapes, Accum::F32));
 }
 
 TEST(LatGpu, OddShapesVerifyFp16Accumulate) {
   expect_all_ok(run_odd({"lat tn f16 tile=32x32x64 warps=1x1 kwarps=4 | splits=8",
                          "lat nn f16 tile=64x32x32 warps=2x1 kwarps=2 | splits=4",
-                         "lat nn f16 tile=16x16x64 warps=1x1 kwarps=8 | splits=16"},
+                         "lat nn f16 tile=16x16x64 warps=1x1 kwarps=8 | splits=16",
+                         "lat tn f16 tile=32x32x32 warps=1x1 kwarps=4 stages=4 | splits=2"},
                         {{1, 1, 1}, {7, 65, 1000}, {4097, 7, 65}, {65, 4097, 7}, {64, 64, 16384}, {200, 136, 520}},
                         Accum::F16));
 }
@@ -164,7 +167,8 @@ TEST(LatGpu, PdlChainsNeverRace) {
   const std::vector<std::string> texts{"lat tn f32 tile=32x32x64 warps=1x1 kwarps=4 | splits=1",
                                        "lat tn f32 tile=32x32x64 warps=1x1 kwarps=2 | splits=8",
                                        "lat nn f32 tile=16x16x64 warps=1x1 kwarps=8 | splits=16",
-                                       "lat nn f16 tile=64x32x32 warps=2x1 kwarps=2 | splits=3"};
+                                       "lat nn f16 tile=64x32x32 warps=2x1 kwarps=2 | splits=3",
+                                       "lat tn f32 tile=16x16x64 warps=1x1 kwarps=2 stages=4 | splits=2"};
   std::vector<KernelSpec> specs;
   std::vector<std::string> sources;
   for (const auto& t : texts) {

@@ -153,8 +153,9 @@ TEST(KernelSpec, OwnFamiliesSpaceSizeIsDocumented) {
   EXPECT_EQ(enumerate_specs("mma", Layout::TN, Accum::F16, true).size(), 342u);  // x splits 1,2,4,8,16,32
   EXPECT_EQ(enumerate_specs("tiny", Layout::NN, Accum::F32, false).size(), 96u);
   EXPECT_EQ(enumerate_specs("tiny", Layout::TN, Accum::F16, true).size(), 96u);  // splits=1 only
-  EXPECT_EQ(enumerate_specs("lat", Layout::NN, Accum::F32, false).size(), 96u);  // tiny's tiles
-  EXPECT_EQ(enumerate_specs("lat", Layout::TN, Accum::F16, true).size(), 480u);  // x splits 1,2,4,8,16
+  // tiny's 96 tiles at 2 stages, and the 60 whose k-block fits 32 fragment registers at 4
+  EXPECT_EQ(enumerate_specs("lat", Layout::NN, Accum::F32, false).size(), 156u);
+  EXPECT_EQ(enumerate_specs("lat", Layout::TN, Accum::F16, true).size(), 780u);  // x splits 1,2,4,8,16
   EXPECT_EQ(enumerate_specs("sm90_cutlass", Layout::NN, Accum::F32, false).size(), 368u);
   EXPECT_THROW(enumerate_specs("sm80", Layout::NN, Accum::F32), InputError);
 }
@@ -169,6 +170,11 @@ TEST(KernelSpec, OwnFamiliesCanonicalTextAndHash) {
   EXPECT_EQ(tiny.text(), "tiny nn f32 tile=32x32x64 warps=1x1 kwarps=1 | splits=1");
   EXPECT_EQ(tiny.hash(), "c6593ff011400586");
   EXPECT_EQ(default_spec("lat").text(), "lat nn f32 tile=32x32x64 warps=1x1 kwarps=1 | splits=1");
+  // stages is written only when it is not 2: the two-deep texts (and hashes) stay as stored
+  EXPECT_EQ(parse_spec("lat tn f32 tile=16x16x64 kwarps=8 stages=2").text(),
+            "lat tn f32 tile=16x16x64 warps=1x1 kwarps=8 | splits=1");
+  EXPECT_EQ(parse_spec("lat tn f32 tile=16x16x64 kwarps=8 stages=4 | splits=2").text(),
+            "lat tn f32 tile=16x16x64 warps=1x1 kwarps=8 stages=4 | splits=2");
   const auto s = parse_spec("mma tn f16 tile=32x128x64 warps=1x4 stages=4 | splits=8");
   EXPECT_EQ(s.layout, Layout::TN);
   EXPECT_EQ(s.accum, Accum::F16);
@@ -219,6 +225,9 @@ TEST(KernelSpec, OwnFamiliesValidityRules) {
   EXPECT_NE(why("lat tn f32 tile=32x32x64 | splits=17").find("splits must be 1..16"), std::string::npos);
   EXPECT_NE(why("lat nn f32 tile=64x32x64 warps=1x1").find("warp tile M"), std::string::npos);
   EXPECT_NE(why("lat nn f32 tile=64x64x32 warps=2x2 kwarps=4").find("at most 8 warps"), std::string::npos);
+  EXPECT_NE(why("lat nn f32 tile=32x32x64 stages=4").find("fragment registers"), std::string::npos);
+  EXPECT_NE(why("lat nn f32 tile=16x16x64 stages=9").find("stages 9 not in 2..8"), std::string::npos);
+  EXPECT_EQ(why("lat nn f32 tile=16x16x64 stages=4"), "");
   KernelSpec knob = default_spec("mma");
   knob.raster = Raster::AlongN;
   EXPECT_NE(invalid_reason(knob).find("raster"), std::string::npos);
@@ -327,6 +336,7 @@ TEST(Codegen, GoldenSources) {
       {"tiny_nn_f32_kwarps4", "tiny nn f32 tile=16x32x32 warps=1x2 kwarps=4"},
       {"tiny_tn_f16_32x32x64", "tiny tn f16 tile=32x32x64 warps=1x2 kwarps=2"},
       {"lat_tn_f32_32x32x64", "lat tn f32 tile=32x32x64 warps=1x1 kwarps=4"},
+      {"lat_nn_f16_stages4", "lat nn f16 tile=16x16x64 warps=1x1 kwarps=8 stages=4 | splits=4"},
       {"wgmma_nn_f32_default", "wgmma nn f32"},
       {"wgmma_tn_f16_cluster2x1", "wgmma tn f16 tile=64x128x64 cluster=2x1 stages=5 | splits=auto"},
       {"wgmma_tn_f32_pingpong", "wgmma tn f32 tile=128x128x64 stages=6 mainloop=pingpong | raster=along_n swizzle=8"},

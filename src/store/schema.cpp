@@ -168,13 +168,32 @@ CREATE TABLE profiles (
 CREATE INDEX profiles_by_spec ON profiles (spec_hash, m, n, k);
 )sql";
 
+// Schema version 4: work claims (store/claims.hpp), so tuners sharing a store never measure the
+// same (spec, GPU, problem, mode) twice. host and pid name the claiming process.
+constexpr std::string_view kV4 = R"sql(
+CREATE TABLE claims (
+  spec_hash  TEXT NOT NULL,
+  gpu        TEXT NOT NULL,
+  dtype      TEXT NOT NULL,
+  layout     TEXT NOT NULL,
+  m          INTEGER NOT NULL,
+  n          INTEGER NOT NULL,
+  k          INTEGER NOT NULL,
+  mode       TEXT NOT NULL,
+  host       TEXT NOT NULL,
+  pid        INTEGER NOT NULL,
+  claimed_at TEXT NOT NULL DEFAULT )sql" CUDAL2_NOW R"sql(,
+  PRIMARY KEY (spec_hash, gpu, dtype, layout, m, n, k, mode)
+);
+)sql";
+
 #undef CUDAL2_NOW
 
 static_assert(kApplicationId == 1668637746, "keep migration 1's PRAGMA application_id in step");
 
 }  // namespace
 
-const std::array<std::string_view, 3> kMigrations = {kV1, kV2, kV3};
+const std::array<std::string_view, 4> kMigrations = {kV1, kV2, kV3, kV4};
 
 int user_version(const sql::Db& db) { return static_cast<int>(pragma_int(db, "PRAGMA user_version")); }
 

@@ -55,12 +55,16 @@ void check_output_file(const fs::path& path, std::string_view option) {
   if (fs::is_directory(path, ec))
     throw InputError(fmt::format("{} '{}' is a directory; name a file", option, path.string()));
   const fs::path dir = directory_of(path);
-  if (!fs::is_directory(dir, ec))
-    throw InputError(fmt::format("{} '{}': directory '{}' does not exist", option, path.string(), dir.string()));
+  if (!fs::is_directory(dir, ec) && !fs::is_directory(directory_of(dir), ec))
+    throw InputError(
+        fmt::format("{} '{}': directory '{}' does not exist", option, path.string(), directory_of(dir).string()));
 }
 
 void write_file_atomically(const fs::path& path, std::string_view text, std::string_view option) {
   check_output_file(path, option);
+  std::error_code ec;
+  if (!fs::is_directory(directory_of(path), ec) && !fs::create_directory(directory_of(path), ec) && ec)
+    fail(path, "cannot create its directory", ec.value());
   auto name = temp_template(path);
   const int fd = ::mkstemp(name.data());
   if (fd < 0) fail(path, "cannot create a temporary file beside it", errno);

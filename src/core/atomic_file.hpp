@@ -10,12 +10,13 @@
 
 namespace cudal2 {
 
-// Throws InputError when `path` cannot be an output file: a directory, or in a directory that
-// does not exist (parents are not created: a mistyped path must not grow a tree from the root).
-// `option` names the option in the message ("--out").
+// Throws InputError when `path` cannot be an output file: a directory, or in a directory whose
+// parent does not exist either (the file's own directory is created when missing, no more: a
+// mistyped path must not grow a tree from the root). `option` names the option ("--out").
 void check_output_file(const std::filesystem::path& path, std::string_view option);
 
-// check_output_file, then writes `text` to `path` atomically as above. Throws InputError for a
+// check_output_file, creates the file's directory if missing, then writes `text` to `path`
+// atomically as above. Throws InputError for a
 // bad path and std::runtime_error naming the path and the system's reason when writing fails.
 void write_file_atomically(const std::filesystem::path& path, std::string_view text, std::string_view option);
 

@@ -48,6 +48,9 @@ TEST(AtomicFile, BadPathsAreInputErrorsAndCreateNothing) {
   EXPECT_THROW(write_file_atomically(dir / "missing" / "deeper" / "t.json", "x", "--out"), InputError);
   EXPECT_FALSE(fs::exists(dir / "missing"));
   EXPECT_EQ(entries(dir.path()), 0u);
+  // The file's own directory is made, no more.
+  write_file_atomically(dir / "tables" / "t.json", "x", "--out");
+  EXPECT_EQ(read(dir / "tables" / "t.json"), "x");
 }
 
 TEST(AtomicFile, ADirectoryIsSwappedInWhole) {

@@ -422,6 +422,10 @@ TuneResult run_tune(const TuneOptions& o) {
   const Mode mode = o.eval.modes.front();
   if (!o.skip_search) {
     const std::string gpu = stored_gpu_name(o.db_path, ordinals.front());
+    // Claims need a name every tuner on the store agrees on from the start: without a local GPU,
+    // the stored name above depends on whether another tuner has stored a row yet, so claim under
+    // "" (the worker's GPU, store/claims.hpp).
+    const std::string claim_gpu = gpu_available() ? gpu : std::string();
     store::WorkClaims claims(o.db_path);
     {
       // Resume: what the store knows about this GPU, these problems and the run's specs.
@@ -468,7 +472,7 @@ TuneResult run_tune(const TuneOptions& o) {
       // resumed 14-shape wgmma_swapab run spent its whole budget on the 7 shapes already done).
       for (auto& prop : round)
         if (prop.source.empty()) prop.shapes = wanted[prop.spec.text()];
-      claim_round(claims, gpu, mode, o.accum, o.eval.shapes, round);
+      claim_round(claims, claim_gpu, mode, o.accum, o.eval.shapes, round);
       if (result.rounds == 0) {
         result.first_round = round.size();
         if (o.progress)

@@ -37,12 +37,22 @@ std::vector<bool> WorkClaims::claim(const std::vector<WorkKey>& keys) {
   std::vector<bool> out;
   out.reserve(keys.size());
   sql::Transaction t(db_);
+  // The GPU names a key without one (any GPU) is looked up under: every one the store holds.
+  std::vector<std::string> all_gpus;
+  sql::Stmt list(db_, "SELECT DISTINCT gpu FROM measurements");
+  while (list.step()) all_gpus.push_back(list.text(0));
+  auto is_measured = [&](const WorkKey& key) {
+    for (const auto& gpu : key.gpu.empty() ? all_gpus : std::vector<std::string>{key.gpu}) {
+      sql::Stmt measured(db_,
+                         "SELECT 1 FROM measurements WHERE gpu = ? AND dtype = ? AND layout = ? AND m = ? AND n = ? "
+                         "AND k = ? AND spec_hash = ? AND mode = ? LIMIT 1");
+      measured.bind_all(gpu, key.dtype, key.layout, key.m, key.n, key.k, key.spec_hash, key.mode);
+      if (measured.step()) return true;
+    }
+    return false;
+  };
   for (const auto& key : keys) {
-    sql::Stmt measured(db_,
-                       "SELECT 1 FROM measurements WHERE gpu = ? AND dtype = ? AND layout = ? AND m = ? AND n = ? "
-                       "AND k = ? AND spec_hash = ? AND mode = ? LIMIT 1");
-    measured.bind_all(key.gpu, key.dtype, key.layout, key.m, key.n, key.k, key.spec_hash, key.mode);
-    if (measured.step()) {
+    if (is_measured(key)) {
       out.push_back(false);
       continue;
     }

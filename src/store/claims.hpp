@@ -15,6 +15,9 @@
 namespace cudal2::store {
 
 struct WorkKey {
+  // gpu "": whatever GPU the worker has (a tuner without a local GPU, whose worker replays
+  // recorded results, cannot know its name before the first result): claimed under "", and
+  // measured when the store holds a row of any GPU.
   std::string spec_hash, gpu, dtype, layout;
   std::int64_t m = 0, n = 0, k = 0;
   std::string mode;

@@ -321,16 +321,20 @@ def section_tuners(e):
     s.check(code == 0 and n == want, f"re-run of a finished tune: exit {code}, {n} rows (want {want}): {short(err)}")
 
     # Two tuners at once on one store, the same shapes: never a (spec, shape, mode, timer) twice.
-    for i in range(2):
+    # Started together, and the second once the first has stored rows.
+    for i, delay in enumerate([0.0, 0.4, 0.8]):
         shared = e.path(f"shared{i}.db")
         env = dict(e.env, CUDAL2_REPLAY_DB=e.replay)
-        procs = [subprocess.Popen([e.cli] + e.tune_args(shared), env=env, cwd=e.work, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE) for _ in range(2)]
+        procs = []
+        for _ in range(2):
+            procs.append(subprocess.Popen([e.cli] + e.tune_args(shared), env=env, cwd=e.work,
+                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+            time.sleep(delay)
         results = [p.communicate(timeout=240) for p in procs]
         codes = [p.returncode for p in procs]
         n, dup = rows(shared)
         s.check(codes == [0, 0] and n == want and dup == 0,
-                f"two tuners on one store (try {i + 1}): exits {codes}, {n} rows (a clean run: {want}), "
+                f"two tuners on one store (second {delay} s later): exits {codes}, {n} rows (a clean run: {want}), "
                 f"{dup} keys measured twice: {short(results[0][1].decode() + results[1][1].decode())}")
 
     # kill -9 at random moments, then resume: exactly a clean run's rows.

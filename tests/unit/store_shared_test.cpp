@@ -106,6 +106,10 @@ TEST(WorkClaims, AMeasuredKeyIsNotClaimed) {
   }
   WorkClaims mine(path);
   EXPECT_EQ(mine.claim({key("a", 64), key("a", 128)}), (std::vector<bool>{false, true}));
+  // Without a GPU name (a tuner without a local GPU): measured under any GPU counts.
+  WorkKey any = key("a", 64);
+  any.gpu = "";
+  EXPECT_EQ(mine.claim({any}), (std::vector<bool>{false}));
 }
 
 TEST(StoreIntegrity, ADamagedIndexIsRefusedOnOpenNamingTheFile) {

@@ -38,9 +38,13 @@ int lt_space_main(int argc, char** argv) {
     return 2;
   }
   return cli::exit_code_of([&] {
+    // Every argument is checked before the GPU is asked for: bad input is exit 2 on any machine.
     const Shape shape = parse_shape(shape_text);
+    const Layout lay = parse_layout(layout);
+    const Accum acc = parse_accum(accum);
+    if (max < 0) throw InputError(fmt::format("--max {}: must be 0 (all) or more", max));
     require_gpu();
-    const auto specs = cublaslt_space(shape, parse_layout(layout), parse_accum(accum), max, workspace_mib << 20);
+    const auto specs = cublaslt_space(shape, lay, acc, max, workspace_mib << 20);
     for (const auto& c : specs) {
       if (details)
         std::printf("%s\t# %s, workspace %zu, waves %.2f%s\n", c.spec.text().c_str(), c.origin.c_str(), c.workspace,

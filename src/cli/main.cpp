@@ -6,16 +6,17 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 
 #include "baselines/baselines.hpp"
 #include "cli/exit_with.hpp"
 #include "cli/lt_space.hpp"
+#include "cli/measure_options.hpp"
 #include "cli/report.hpp"
 #include "cli/show.hpp"
 #include "cli/spec_list.hpp"
 #include "cli/suggest.hpp"
+#include "core/input_file.hpp"
 #include "core/problem.hpp"
 #include "core/roofline.hpp"
 #include "eval/bench.hpp"
@@ -134,8 +135,7 @@ cudal2::BenchOptions to_options(const BenchArgs& a, const ShapeArgs& sa, const s
   }
   o.modes = parse_modes(a.mode);
   o.timers = parse_timers(a.timers);
-  if (a.reps < 1) throw InputError(fmt::format("--reps {} must be at least 1", a.reps));
-  if (!(a.qps > 0)) throw InputError(fmt::format("--qps {} must be positive", a.qps));
+  cudal2::cli::check_measure_options({.reps = a.reps, .qps = a.qps, .verify_budget = a.verify_budget});
   if (a.resume && a.csv.empty()) throw InputError("--resume needs --csv FILE");
   o.reps = a.reps;
   o.qps = a.qps;
@@ -290,9 +290,10 @@ int main(int argc, char** argv) {
   tune->add_flag("--no-gpu-check", no_gpu_check, "Do not require a local GPU (only with a --worker that needs none)")
       ->group("");
   add_eval_opts(tune, tune_shapes);
-  std::string show_db = "cudal2.db";
+  std::string show_db = "cudal2.db", show_gpu;
   auto* show = app.add_subcommand("show", "Best kernel per shape in the store, with its speedup over the baselines");
   show->add_option("--db", show_db, "SQLite results store")->capture_default_str();
+  show->add_option("--gpu", show_gpu, "GPU name as stored (default: the local GPU's, else the only one in the store)");
   auto* worker = app.add_subcommand("worker", "Internal: serve evaluation jobs on stdin/stdout");
   worker->group("");
   auto* runner = app.add_subcommand("runner", "Internal: run one untrusted candidate for the judge (confined)");
@@ -326,10 +327,14 @@ int main(int argc, char** argv) {
     if (runner->parsed()) return cudal2::runner_main();
     if (eval->parsed() || tune->parsed()) {
       const bool is_tune = tune->parsed();
+      cudal2::cli::check_measure_options({.reps = ev.reps,
+                                          .qps = ev.qps,
+                                          .verify_budget = ev.verify_budget,
+                                          .timeout_s = ev.timeout_s,
+                                          .batch = ev.batch});
       ev.shapes = (is_tune ? tune_shapes : eval_shapes).resolve();
       ev.modes = parse_modes(eval_mode);
       ev.timers = parse_timers(timers);
-      if (ev.batch < 1) throw cudal2::InputError("--batch must be at least 1");
       ev.baselines = split_list(baselines);
       for (const auto& b : ev.baselines)
         if (!cudal2::is_baseline(b))
@@ -348,6 +353,11 @@ int main(int argc, char** argv) {
         to.families = split_list(families);
         to.space = space;
         to.accum = cudal2::parse_accum(tune_accum);
+        if (!(budget_minutes >= 0 && budget_minutes < 1e9))
+          throw cudal2::InputError(fmt::format("--budget-minutes {}: must be 0 (no limit) or more", budget_minutes));
+        if (final_reps < 1) throw cudal2::InputError(fmt::format("--final-reps {}: must be at least 1", final_reps));
+        if (lt_max < 0) throw cudal2::InputError(fmt::format("--lt-max {}: must be 0 or more", lt_max));
+        if (round < 0) throw cudal2::InputError(fmt::format("--round {}: must be 0 (the whole budget) or more", round));
         to.budget = budget;
         to.budget_minutes = budget_minutes;
         to.round = round;
@@ -380,13 +390,8 @@ int main(int argc, char** argv) {
         if (!(eval_budget_minutes >= 0)) throw cudal2::InputError("--budget-minutes must be 0 or more");
         ev.deadline_minutes = eval_budget_minutes;
         for (const auto& t : spec_texts) ev.specs.push_back(cudal2::parse_spec(t));
-        for (const auto& f : source_files) {
-          std::ifstream in(f);
-          if (!in) throw cudal2::InputError(fmt::format("cannot read source file '{}'", f));
-          std::stringstream ss;
-          ss << in.rdbuf();
-          ev.free_sources.push_back(ss.str());
-        }
+        for (const auto& f : source_files)
+          ev.free_sources.push_back(cudal2::read_input_file(f, "source file", size_t{16} << 20));
         ev.free_layout = cudal2::parse_layout(src_layout);
         ev.free_accum = cudal2::parse_accum(src_accum);
         if (ev.specs.empty() && ev.free_sources.empty())
@@ -397,7 +402,7 @@ int main(int argc, char** argv) {
       cudal2::print_outcomes(outcomes);
       return 0;
     }
-    if (show->parsed()) return cudal2::cli::print_best(show_db);
+    if (show->parsed()) return cudal2::cli::print_best(show_db, show_gpu);
     if (bench->parsed()) {
       const auto opt = to_options(b, bench_shapes, cmdline);
       const auto report = cudal2::run_bench(opt);

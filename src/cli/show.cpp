@@ -1,19 +1,47 @@
 #include "cli/show.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 
+#include "core/problem.hpp"
 #include "eval/device.hpp"
 #include "store/store.hpp"
 
 namespace cudal2::cli {
 
+namespace {
+
+// The GPU to show: the one asked for (it must be in the store), else the local GPU's, else the
+// only one the store holds. (Without a GPU it used to assume an H100 and print "0 shape(s)" for a
+// store of any other GPU.)
+std::string pick_gpu(const store::Store& db, const std::string& asked) {
+  const auto gpus = db.gpus();
+  if (!asked.empty()) {
+    if (std::find(gpus.begin(), gpus.end(), asked) == gpus.end())
+      throw InputError(fmt::format("no measurement for GPU '{}' in '{}' (GPUs: {})", asked, db.path(),
+                                   gpus.empty() ? std::string("none") : fmt::format("{}", fmt::join(gpus, ", "))));
+    return asked;
+  }
+  if (gpu_available()) return query_gpu(0).name;
+  if (gpus.size() > 1)
+    throw InputError(
+        fmt::format("'{}' holds several GPUs ({}): pick one with --gpu NAME", db.path(), fmt::join(gpus, ", ")));
+  return gpus.empty() ? std::string("(none)") : gpus.front();
+}
+
+}  // namespace
+
 int print_best(const std::string& db_path, const std::string& gpu_in) {
+  // Reading a store never creates one: a mistyped path is an error, not an empty store.
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(db_path, ec)) throw InputError(fmt::format("no store '{}'", db_path));
   auto db = store::Store::open(db_path);
-  const std::string gpu = !gpu_in.empty() ? gpu_in : gpu_available() ? query_gpu(0).name : "NVIDIA H100 80GB HBM3";
+  const std::string gpu = pick_gpu(db, gpu_in);
   const auto best = db.list_best(gpu);
   std::printf("best kernels on %s (offline, graph timer): %zu shape(s)\n", gpu.c_str(), best.size());
   std::printf("%-20s %-6s %10s %12s %14s  %s\n", "shape", "layout", "us", "vs cuBLAS", "vs cuBLASLt-AT", "spec");

@@ -3,16 +3,16 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 #include <map>
+#include <sstream>
 
+#include "core/input_file.hpp"
 #include "core/problem.hpp"
 
 namespace cudal2 {
 
 SpecList read_spec_list(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("cannot read spec list '{}'", path));
+  std::istringstream in(read_input_file(path, "spec list"));
   SpecList out;
   std::map<std::string, size_t> index;  // spec text -> position in out.specs
   std::string line;
@@ -22,7 +22,8 @@ SpecList read_spec_list(const std::string& path) {
     if (first == std::string::npos) continue;
     const auto gap = line.find_first_of(" \t", first);
     if (gap == std::string::npos)
-      throw InputError(fmt::format("{}:{}: expected 'M,N,K SPEC TEXT', got '{}'", path, no, line.substr(first)));
+      throw InputError(
+          fmt::format("{}:{}: expected 'M,N,K SPEC TEXT', got '{}'", path, no, excerpt(line.substr(first))));
     try {
       const Shape shape = parse_shape(line.substr(first, gap - first));
       const KernelSpec spec = parse_spec(line.substr(gap + 1));
@@ -35,7 +36,7 @@ SpecList read_spec_list(const std::string& path) {
       auto& on = out.spec_shapes[it->second];
       if (std::find(on.begin(), on.end(), shape) == on.end()) on.push_back(shape);
     } catch (const InputError& e) {
-      throw InputError(fmt::format("{}:{}: {}", path, no, e.what()));
+      throw InputError(fmt::format("{}:{}: {}", path, no, excerpt(e.what(), 300)));
     }
   }
   if (out.specs.empty()) throw InputError(fmt::format("spec list '{}' names no (shape, spec) pair", path));

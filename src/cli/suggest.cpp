@@ -15,6 +15,7 @@
 
 #include "cli/exit_with.hpp"
 #include "cli/suggest.hpp"
+#include "core/input_file.hpp"
 #include "core/roofline.hpp"
 #include "search/rl_policy.hpp"
 #include "search/space.hpp"
@@ -48,8 +49,7 @@ std::vector<std::string> split(const std::string& s) {
 // heuristic suggestions first, best first (the policy treats the first cublaslt spec as the
 // heuristic's top-1: src/search/rl_policy.hpp, "Ranked spaces").
 std::map<std::pair<std::string, std::string>, std::vector<KernelSpec>> read_candidates(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("cannot read candidates file '{}'", path));
+  std::istringstream in(read_input_file(path, "candidates file"));
   std::map<std::pair<std::string, std::string>, std::vector<KernelSpec>> out;
   int line_no = 0;
   for (std::string line; std::getline(in, line);) {

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/input_file.hpp"
+
 namespace cudal2 {
 
 std::string_view to_string(Layout l) { return l == Layout::NN ? "nn" : "tn"; }
@@ -44,9 +46,9 @@ int64_t parse_dim(std::string_view field, char name, std::string_view whole) {
   if (*first == '+') ++first;
   auto [ptr, ec] = std::from_chars(first, last, v);
   if (ec == std::errc::result_out_of_range)
-    throw InputError(fmt::format("bad shape '{}': {}={} is too large (max {})", whole, name, field, kMaxDim));
+    throw InputError(fmt::format("bad shape '{}': {}={} is too large (max {})", whole, name, excerpt(field), kMaxDim));
   if (ec != std::errc() || ptr != last)
-    throw InputError(fmt::format("bad shape '{}': {}='{}' is not a whole number", whole, name, field));
+    throw InputError(fmt::format("bad shape '{}': {}='{}' is not a whole number", whole, name, excerpt(field)));
   if (v <= 0) throw InputError(fmt::format("bad shape '{}': {}={} must be positive", whole, name, v));
   if (v > kMaxDim)
     throw InputError(fmt::format("bad shape '{}': {}={} is too large (max {})", whole, name, v, kMaxDim));
@@ -56,8 +58,10 @@ int64_t parse_dim(std::string_view field, char name, std::string_view whole) {
 }  // namespace
 
 Shape parse_shape(std::string_view text) {
-  const auto whole = trim(text);
-  std::string norm(whole);
+  // What messages show of the text: a bad line may be megabytes long.
+  const std::string shown = excerpt(trim(text));
+  const std::string_view whole = shown;
+  std::string norm(trim(text));
   if (norm.find(',') == std::string::npos) {  // "MxNxK" form
     std::replace(norm.begin(), norm.end(), 'x', ',');
     std::replace(norm.begin(), norm.end(), 'X', ',');
@@ -101,12 +105,7 @@ std::vector<Shape> parse_shapes_text(std::string_view text, const std::string& o
 }
 
 std::vector<Shape> read_shapes_file(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) throw InputError(fmt::format("cannot read shapes file '{}'", path));
-  std::stringstream ss;
-  ss << f.rdbuf();
-  if (f.bad()) throw InputError(fmt::format("cannot read shapes file '{}'", path));
-  auto shapes = parse_shapes_text(ss.str(), path);
+  auto shapes = parse_shapes_text(read_input_file(path, "shapes file"), path);
   if (shapes.empty()) throw InputError(fmt::format("shapes file '{}' holds no shapes", path));
   return shapes;
 }

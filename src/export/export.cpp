@@ -15,6 +15,7 @@
 
 #include "cli/exit_with.hpp"
 #include "codegen/spec.hpp"
+#include "core/atomic_file.hpp"
 #include "core/problem.hpp"
 #include "store/sqlite.hpp"
 #include "store/store.hpp"
@@ -103,7 +104,9 @@ Table collect(const Options& opt) {
   for (const auto& path : opt.confirmed) paths.emplace_back(path, true);
   for (const auto& [path, confirmation] : paths) {
     if (!std::filesystem::is_regular_file(path)) throw InputError(fmt::format("no such store '{}'", path));
-    store::Store::open(path);  // checks it is a cudal2 store and migrates it to this build's schema
+    // Checks it is a cudal2 store, intact to the last index (a damaged one exported half its
+    // entries without a word), and migrates it to this build's schema.
+    store::Store::open(path, store::Verify::Full);
     auto db = std::make_unique<store::sql::Db>(path);
     db->exec("PRAGMA busy_timeout = 5000");
     store::sql::Stmt g(*db, "SELECT DISTINCT gpu FROM best ORDER BY gpu");
@@ -322,17 +325,8 @@ int run(const Options& opt) {
   std::printf("table: %zu kernel(s)%s, geomean loss %.4fx\n", p.kernels.size(),
               opt.portfolio > 0 ? fmt::format(" (limit {})", opt.portfolio).c_str() : "", p.geomean_loss);
   if (!opt.out.empty()) {
-    const auto text = to_json_text(t, p, curve, opt.portfolio);
-    const std::filesystem::path out(opt.out);
-    if (out.has_parent_path()) std::filesystem::create_directories(out.parent_path());
-    const auto tmp = out.string() + ".tmp";
-    {
-      std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-      if (!f) throw InputError(fmt::format("cannot write '{}'", tmp));
-      f << text;
-      if (!f.flush()) throw InputError(fmt::format("cannot write '{}'", tmp));
-    }
-    std::filesystem::rename(tmp, out);
+    // Whole or not at all: a full disk used to leave a 0-byte temporary file beside the table.
+    write_file_atomically(opt.out, to_json_text(t, p, curve, opt.portfolio), "--out");
     std::printf("wrote %s\n", opt.out.c_str());
   }
   return 0;
@@ -375,6 +369,9 @@ void add_export_command(CLI::App& app) {
       if (opt->portfolio < 0) throw InputError("--portfolio must be 0 or more");
       if (!(opt->compiled_margin >= 0 && opt->compiled_margin < 1))
         throw InputError("--compiled-margin must be in [0, 1)");
+      // Before any store is read: a bad output path is refused at once, not after the work.
+      if (!opt->out.empty()) check_output_file(opt->out, "--out");
+      if (!trajectories->empty()) check_output_file(*trajectories, "--trajectories");
       return trajectories->empty() ? run(*opt) : write_trajectories(opt->dbs, *trajectories, *unscored);
     });
   });

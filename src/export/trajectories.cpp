@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include <cstdio>
-#include <fstream>
+#include <filesystem>
 
+#include "core/atomic_file.hpp"
 #include "export/export.hpp"
 #include "llm/records.hpp"
+#include "store/store.hpp"
 
 namespace cudal2::exporter {
 
@@ -38,10 +40,14 @@ nlohmann::json trajectory_record(const llm::TurnRow& t) {
 }
 
 int write_trajectories(const std::vector<std::string>& dbs, const std::string& out_path, bool include_unscored) {
-  std::ofstream out(out_path, std::ios::binary | std::ios::trunc);
-  if (!out) throw InputError(fmt::format("cannot write '{}'", out_path));
+  // Built whole, then written atomically: rewriting the file in place left a truncated JSON line
+  // when the disk filled up.
+  std::string text;
   size_t written = 0, skipped = 0;
   for (const auto& db : dbs) {
+    // Never creates a store, never reads a damaged one (store/integrity.hpp).
+    if (!std::filesystem::is_regular_file(db)) throw InputError(fmt::format("no store '{}'", db));
+    store::Store::open(db, store::Verify::Full);
     llm::Records rec(db);
     for (const auto& t : rec.turns()) {
       // A turn the model never answered is no sample; an unevaluated one has no reward yet.
@@ -49,12 +55,12 @@ int write_trajectories(const std::vector<std::string>& dbs, const std::string& o
         ++skipped;
         continue;
       }
-      out << trajectory_record(t).dump() << '\n';
+      text += trajectory_record(t).dump();
+      text += '\n';
       ++written;
     }
   }
-  out.flush();
-  if (!out) throw std::runtime_error(fmt::format("writing '{}' failed", out_path));
+  write_file_atomically(out_path, text, "--trajectories");
   std::printf("cudal2 export: %zu trajectory record(s) to %s (%zu turn(s) without a reply or a reward skipped)\n",
               written, out_path.c_str(), skipped);
   return 0;

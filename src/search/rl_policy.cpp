@@ -12,6 +12,7 @@
 #include <tuple>
 #include <unordered_set>
 
+#include "core/input_file.hpp"
 #include "core/roofline.hpp"
 #include "search/space.hpp"
 
@@ -868,11 +869,10 @@ void RlPolicy::save(const std::string& path) const {
 }
 
 void RlPolicy::load(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("cannot read policy file '{}'", path));
+  const std::string text = read_input_file(path, "policy file", size_t{1} << 30);
   json j;
   try {
-    j = json::parse(in);
+    j = json::parse(text);
     if (j.value("format", "") != "cudal2-rl-policy")
       throw InputError(fmt::format("'{}' is not a cudal2 rl policy file", path));
     if (j.at("version").get<int>() > kFileVersion)

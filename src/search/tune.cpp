@@ -1,6 +1,7 @@
 #include "search/tune.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include "search/record.hpp"
 #include "search/reward.hpp"
 #include "search/space.hpp"
+#include "store/claims.hpp"
 #include "store/store.hpp"
 
 namespace cudal2::search {
@@ -25,9 +27,55 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The GPU results are stored under (the store is keyed by device name). Through eval/, which
-// owns the device; "unknown" on a machine without one.
-std::string gpu_name(int ordinal = 0) { return gpu_available() ? query_gpu(ordinal).name : "unknown"; }
+// The GPU name this run's results are found under (the store is keyed by device name; the device
+// through eval/, which owns it): the local GPU's; on a machine without one (a
+// --worker that answers from recorded measurements) the one GPU the store holds results of, which
+// is the worker's: the rows are stored under the name the worker reports, and looking them up
+// under "unknown" found nothing, so a finished tune re-ran (and re-stored) everything.
+std::string stored_gpu_name(const std::string& db_path, int ordinal) {
+  if (gpu_available()) return query_gpu(ordinal).name;
+  const auto gpus = store::Store::open(db_path).gpus();
+  if (gpus.size() > 1)
+    throw InputError(
+        fmt::format("the store '{}' holds results of several GPUs ({}); without a local GPU tune cannot "
+                    "tell which one its worker measures on: give it a store of one GPU",
+                    db_path, fmt::join(gpus, ", ")));
+  return gpus.empty() ? "unknown" : gpus.front();
+}
+
+// Keeps the round's spec candidates on the shapes this tuner could claim in the store (store/
+// claims.hpp): what another tuner on the same store measures, or has measured, is left out.
+void claim_round(store::WorkClaims& claims, const std::string& gpu, Mode mode, Accum accum,
+                 const std::vector<Shape>& all_shapes, std::vector<Proposal>& round) {
+  std::vector<store::WorkKey> keys;
+  std::vector<std::pair<size_t, Shape>> at;  // key i -> (proposal, shape)
+  for (size_t i = 0; i < round.size(); ++i) {
+    if (!round[i].source.empty()) continue;  // free-form sources are not shared work
+    const std::string hash = round[i].spec.hash();
+    for (const auto& sh : round[i].shapes.empty() ? all_shapes : round[i].shapes) {
+      keys.push_back({hash, gpu, std::string(to_string(accum)), std::string(to_string(round[i].spec.layout)), sh.m,
+                      sh.n, sh.k, std::string(to_string(mode))});
+      at.emplace_back(i, sh);
+    }
+  }
+  if (keys.empty()) return;
+  const auto got = claims.claim(keys);
+  std::vector<std::vector<Shape>> kept(round.size());
+  std::vector<bool> is_spec(round.size(), false);
+  for (size_t j = 0; j < keys.size(); ++j) {
+    is_spec[at[j].first] = true;
+    if (got[j]) kept[at[j].first].push_back(at[j].second);
+  }
+  std::vector<Proposal> out;
+  for (size_t i = 0; i < round.size(); ++i) {
+    if (is_spec[i]) {
+      if (kept[i].empty()) continue;
+      round[i].shapes = std::move(kept[i]);
+    }
+    out.push_back(std::move(round[i]));
+  }
+  round = std::move(out);
+}
 
 std::string trim(const std::string& t) {
   const auto b = t.find_first_not_of(" \t"), e = t.find_last_not_of(" \t");
@@ -286,8 +334,8 @@ std::optional<double> score_measurement(const ScoreInput& in) {
 std::vector<std::pair<Shape, std::vector<KernelSpec>>> top_candidates(const std::string& db_path,
                                                                       const std::vector<Shape>& shapes, Accum accum,
                                                                       int top) {
+  const std::string gpu = stored_gpu_name(db_path, 0);
   auto db = store::Store::open(db_path);
-  const std::string gpu = gpu_name();
   std::vector<std::pair<Shape, std::vector<KernelSpec>>> out;
   for (const auto& sh : shapes) {
     std::vector<KernelSpec> specs;
@@ -306,8 +354,12 @@ std::vector<std::pair<Shape, std::vector<KernelSpec>>> top_candidates(const std:
 TuneResult run_tune(const TuneOptions& o) {
   // Everything that can be refused is refused before the GPU is touched.
   auto policy = make_policy(o.search, o.policy);
+  if (o.families.empty()) throw InputError("--families names no kernel family");
+  // A listed space (@FILE) is the run's whole space, cublaslt specs included; otherwise cublaslt's
+  // space is asked of a worker per problem (below) and the other families' is enumerated here.
+  const bool listed = o.space.starts_with("@");
   ProblemSpace space;
-  space.common = search_space(shape_independent(o.families), o.space, o.accum);
+  space.common = search_space(listed ? o.families : shape_independent(o.families), o.space, o.accum);
   if (o.final_top > 0 && o.final_csv.empty()) throw InputError("--final-top needs --final-csv FILE");
   if (o.budget < 0) throw InputError("--budget must be 0 (no limit) or positive");
   if (o.per_problem < 0) throw InputError("--per-problem must be 0 (as --round) or positive");
@@ -329,7 +381,7 @@ TuneResult run_tune(const TuneOptions& o) {
                           ordinals.front(), query_gpu(ordinals.front()).name, d, query_gpu(d).name));
   }
   // One problem's own space: cuBLASLt's neighbourhood of its heuristic.
-  if (needs_gpu_space(o.families) && !o.skip_search) {
+  if (needs_gpu_space(o.families) && !o.skip_search && !listed) {
     // cuBLASLt answers for the GPU in use: ask a worker (the process that owns the device).
     for (auto& [p, specs] : worker_lt_space(o.eval.worker_exe, o.eval.shapes, {Layout::NN, Layout::TN}, o.accum,
                                             o.lt_max, o.eval.job_overhead_s + o.eval.timeout_s))
@@ -369,10 +421,15 @@ TuneResult run_tune(const TuneOptions& o) {
   req.command_line = lanes.front().req.command_line;
   const Mode mode = o.eval.modes.front();
   if (!o.skip_search) {
+    const std::string gpu = stored_gpu_name(o.db_path, ordinals.front());
+    // Claims need a name every tuner on the store agrees on from the start: without a local GPU,
+    // the stored name above depends on whether another tuner has stored a row yet, so claim under
+    // "" (the worker's GPU, store/claims.hpp).
+    const std::string claim_gpu = gpu_available() ? gpu : std::string();
+    store::WorkClaims claims(o.db_path);
     {
       // Resume: what the store knows about this GPU, these problems and the run's specs.
       const auto db = store::Store::open(o.db_path);
-      const std::string gpu = gpu_name(ordinals.front());
       for (const auto& p : problems) policy->observe(stored_observations(db, gpu, p, mode, space.for_problem(p)));
     }
     const auto t0 = Clock::now();
@@ -415,6 +472,7 @@ TuneResult run_tune(const TuneOptions& o) {
       // resumed 14-shape wgmma_swapab run spent its whole budget on the 7 shapes already done).
       for (auto& prop : round)
         if (prop.source.empty()) prop.shapes = wanted[prop.spec.text()];
+      claim_round(claims, claim_gpu, mode, o.accum, o.eval.shapes, round);
       if (result.rounds == 0) {
         result.first_round = round.size();
         if (o.progress)

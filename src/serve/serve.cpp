@@ -1,8 +1,10 @@
 #include "serve/serve.hpp"
 
 #include <httplib.h>
+#include <netdb.h>
+#include <sys/socket.h>
 
-#include <csignal>
+#include <cmath>
 #include <cstdlib>
 
 #include <fmt/format.h>
@@ -12,6 +14,8 @@
 #include "eval/candidate.hpp"
 #include "eval/device.hpp"
 #include "search/record.hpp"
+#include "serve/connections.hpp"
+#include "serve/signals.hpp"
 
 namespace cudal2::serve {
 
@@ -38,6 +42,28 @@ bool same_secret(const std::string& given, const std::string& want) {
 }
 
 }  // namespace
+
+void validate(const ServeOptions& opt) {
+  if (opt.port < 0 || opt.port > 65535)
+    throw InputError(fmt::format("--port {}: a TCP port is 1..65535 (0: any free port)", opt.port));
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* found = nullptr;
+  const int rc = getaddrinfo(opt.host.c_str(), nullptr, &hints, &found);
+  if (found) freeaddrinfo(found);
+  if (opt.host.empty() || rc != 0)
+    throw InputError(fmt::format("--host '{}': not an address to listen on ({})", opt.host,
+                                 opt.host.empty() ? "empty" : gai_strerror(rc)));
+  if (!std::isfinite(opt.rate_per_minute) || opt.rate_per_minute < 0)
+    throw InputError(fmt::format("--rate {}: requests a minute must be a finite number, 0 or more (0: no limit)",
+                                 opt.rate_per_minute));
+  if (opt.queue_capacity < 1) throw InputError("--queue must be at least 1");
+  if (opt.max_body_bytes < 1) throw InputError("--max-body must be at least 1 byte");
+  if (!(opt.request_timeout_s > 0)) throw InputError("the request timeout must be positive");
+  if (opt.workers < 1 || opt.workers > 64) throw InputError(fmt::format("--workers {}: 1..64", opt.workers));
+}
 
 std::optional<EvalJob> parse_job(const std::string& body, const ServeOptions& opt, std::string& error) {
   const auto j = nlohmann::json::parse(body, nullptr, false);
@@ -110,7 +136,7 @@ Server::Server(ServeOptions opt, EvalFn eval) : opt_(std::move(opt)), eval_(std:
   if (opt_.token.empty() && !opt_.allow_no_token)
     throw InputError(
         "cudal2 serve needs a bearer token (--token-env NAME naming an environment variable that holds it)");
-  if (opt_.workers < 1) throw InputError("--workers must be at least 1");
+  validate(opt_);
   http_ = std::make_unique<httplib::Server>();
 }
 
@@ -138,6 +164,8 @@ bool Server::allow(const std::string& client) {
 nlohmann::json Server::health() const {
   std::lock_guard<std::mutex> l(mu_);
   return {{"ok", true},
+          {"ready", opt_.unavailable.empty()},
+          {"unavailable", opt_.unavailable},
           {"workers", opt_.workers},
           {"busy", busy_},
           {"queued", queue_.size()},
@@ -181,30 +209,53 @@ void Server::worker_loop(int gpu) {
   }
 }
 
-int Server::start() {
-  auto& s = *http_;
-  s.set_payload_max_length(opt_.max_body_bytes);
-  s.set_read_timeout(30, 0);
-  s.set_write_timeout(30, 0);
-  const int threads = std::max(2, opt_.http_threads);
-  s.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+bool Server::refuse_early(const httplib::Request& req, httplib::Response& res) {
+  // Rate first: guessing tokens costs the same as evaluating.
+  if (!allow(req.remote_addr)) {
+    ++rejected_;
+    res.set_header("Retry-After", "10");
+    reply(res, 429, error_body("rate-limited", fmt::format("more than {} requests a minute", opt_.rate_per_minute)));
+    return true;
+  }
+  const std::string auth = req.get_header_value("Authorization");
+  const std::string want = "Bearer " + opt_.token;
+  if (!opt_.token.empty() && !same_secret(auth, want)) {
+    ++rejected_;
+    res.set_header("WWW-Authenticate", "Bearer");
+    reply(res, 401, error_body("unauthorized", "a valid 'Authorization: Bearer <token>' header is required"));
+    return true;
+  }
+  // Only a declared length can be refused before reading: a chunked body has none.
+  const std::string length = req.get_header_value("Content-Length");
+  if (length.empty() || req.has_header("Transfer-Encoding")) {
+    ++rejected_;
+    reply(res, 411, error_body("length-required", "send the body with a Content-Length header (no chunked encoding)"));
+    return true;
+  }
+  const bool digits = length.size() <= 18 && length.find_first_not_of("0123456789") == std::string::npos;
+  if (!digits) {
+    ++rejected_;
+    reply(res, 400, error_body("bad-request", "Content-Length is not a number"));
+    return true;
+  }
+  if (std::stoull(length) > opt_.max_body_bytes) {
+    ++rejected_;
+    reply(res, 413, error_body("too-large", fmt::format("the body is limited to {} bytes", opt_.max_body_bytes)));
+    return true;
+  }
+  return false;
+}
 
+void Server::install_routes() {
+  auto& s = *http_;
+  s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    if (req.method == "POST" && req.path == "/evaluate" && refuse_early(req, res))
+      return httplib::Server::HandlerResponse::Handled;
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
   s.Get("/health", [this](const httplib::Request&, httplib::Response& res) { reply(res, 200, health()); });
   s.Post("/evaluate", [this](const httplib::Request& req, httplib::Response& res) {
-    // Rate first: guessing tokens costs the same as evaluating.
-    if (!allow(req.remote_addr)) {
-      ++rejected_;
-      res.set_header("Retry-After", "10");
-      return reply(res, 429,
-                   error_body("rate-limited", fmt::format("more than {} requests a minute", opt_.rate_per_minute)));
-    }
-    const std::string auth = req.get_header_value("Authorization");
-    const std::string want = "Bearer " + opt_.token;
-    if (!opt_.token.empty() && !same_secret(auth, want)) {
-      ++rejected_;
-      res.set_header("WWW-Authenticate", "Bearer");
-      return reply(res, 401, error_body("unauthorized", "a valid 'Authorization: Bearer <token>' header is required"));
-    }
+    // Rate, token and declared length were checked before the body was read (refuse_early).
     if (req.body.size() > opt_.max_body_bytes) {
       ++rejected_;
       return reply(res, 413,
@@ -215,6 +266,11 @@ int Server::start() {
     if (!job) {
       ++rejected_;
       return reply(res, 400, error_body("bad-request", why));
+    }
+    // Nothing measured, nothing stored: a reward here would be the server's fault, not the kernel's.
+    if (!opt_.unavailable.empty()) {
+      ++rejected_;
+      return reply(res, 503, error_body("unavailable", opt_.unavailable));
     }
     auto q = std::make_shared<Queued>();
     q->job = std::move(*job);
@@ -236,7 +292,8 @@ int Server::start() {
       return reply(res, 504,
                    error_body("timeout", "the evaluation did not finish in time; it goes on, its result is stored"));
     auto out = fut.get();
-    reply(res, out.is_object() && out.value("ok", false) ? 200 : 500, out);
+    const bool stopped = out.is_object() && out.value("error", "") == "stopping";
+    reply(res, out.is_object() && out.value("ok", false) ? 200 : stopped ? 503 : 500, out);
   });
   s.set_exception_handler([](const httplib::Request&, httplib::Response& res, const std::exception_ptr& ep) {
     std::string what = "internal error";
@@ -254,6 +311,27 @@ int Server::start() {
       reply(res, res.status, error_body(kind, fmt::format("HTTP {}", res.status)));
     }
   });
+}
+
+int Server::start() {
+  auto& s = *http_;
+  s.set_payload_max_length(opt_.max_body_bytes);
+  s.set_read_timeout(opt_.read_timeout_s, 0);
+  s.set_write_timeout(30, 0);
+  s.set_keep_alive_timeout(2);
+  const auto threads = static_cast<size_t>(std::max(2, opt_.http_threads));
+  // Open connections wait at most this long at shutdown: a client that never finishes its request
+  // must not keep the server from exiting.
+  s.new_task_queue = [threads] { return new ConnectionThreads(threads, std::chrono::milliseconds(1500)); };
+  install_routes();
+  // httplib listens with a backlog of 5: 50 clients connecting at once had SYNs dropped and waited
+  // a second for the retry. Note the socket here (SO_REUSEADDR as httplib would set, but not
+  // SO_REUSEPORT, which let a second server bind the same port) and listen again with a real one.
+  s.set_socket_options([this](int sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    listen_fd_ = sock;
+  });
 
   if (opt_.port == 0) {
     port_ = s.bind_to_any_port(opt_.host);
@@ -261,6 +339,7 @@ int Server::start() {
     port_ = s.bind_to_port(opt_.host, opt_.port) ? opt_.port : -1;
   }
   if (port_ <= 0) throw std::runtime_error(fmt::format("cannot listen on {}:{}", opt_.host, opt_.port));
+  if (listen_fd_ >= 0) ::listen(listen_fd_, 1024);
   {
     std::lock_guard<std::mutex> l(mu_);
     stopping_ = false;
@@ -269,18 +348,43 @@ int Server::start() {
   return port_;
 }
 
-void Server::run() { http_->listen_after_bind(); }
+void Server::run() {
+  run_state_ = 1;
+  if (!stop_requested_) http_->listen_after_bind();
+  run_state_ = 2;
+}
 
-void Server::stop() {
-  if (http_) http_->stop();
+void Server::shutdown() {
+  std::lock_guard<std::mutex> once(stop_mu_);
+  stop_requested_ = true;
+  // httplib's stop() only works once its loop runs: wait for that, unless run() never started or
+  // already returned (it checks stop_requested_ first, so it will not start the loop now).
+  while (!http_stopped_ && run_state_ == 1) {
+    if (http_->is_running()) {
+      http_->stop();
+      http_stopped_ = true;
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  }
+  std::deque<std::shared_ptr<Queued>> waiting;
   {
     std::lock_guard<std::mutex> l(mu_);
     stopping_ = true;
+    waiting.swap(queue_);
   }
   cv_.notify_all();
+  for (auto& q : waiting) q->done.set_value(error_body("stopping", "the server shut down before this job ran"));
+}
+
+void Server::stop() {
+  shutdown();
+  std::lock_guard<std::mutex> once(stop_mu_);
+  if (joined_) return;
   for (auto& t : workers_)
     if (t.joinable()) t.join();
   workers_.clear();
+  joined_ = true;
 }
 
 EvalFn gpu_eval(const GpuEvalOptions& opt) {
@@ -335,18 +439,14 @@ EvalFn gpu_eval(const GpuEvalOptions& opt) {
   };
 }
 
-namespace {
-std::atomic<Server*> g_server{nullptr};
-void on_signal(int) {
-  if (Server* s = g_server.load()) std::thread([s] { s->stop(); }).detach();
-}
-}  // namespace
-
 void add_serve_command(CLI::App& app, std::function<std::optional<double>(const ScoreInput&)> score) {
   auto opt = std::make_shared<ServeOptions>();
   auto gopt = std::make_shared<GpuEvalOptions>();
   gopt->score = std::move(score);
   auto token_env = std::make_shared<std::string>("CUDAL2_SERVE_TOKEN");
+  // Signed, so that a negative value is refused instead of wrapping around to a huge one.
+  auto max_body = std::make_shared<std::int64_t>(static_cast<std::int64_t>(opt->max_body_bytes));
+  auto queue = std::make_shared<std::int64_t>(static_cast<std::int64_t>(opt->queue_capacity));
   auto* cmd = app.add_subcommand(
       "serve", "Reward service over HTTP: POST /evaluate a kernel source, get its verdict and reward");
   cmd->add_option("--host", opt->host, "Address to listen on")->capture_default_str();
@@ -355,27 +455,46 @@ void add_serve_command(CLI::App& app, std::function<std::optional<double>(const 
   cmd->add_option("--workers", opt->workers, "Evaluation workers (one per GPU)")->capture_default_str();
   cmd->add_option("--db", gopt->db_path, "Results store every evaluation is written to")->capture_default_str();
   cmd->add_option("--timeout", gopt->timeout_s, "Per-candidate evaluation timeout (s)")->capture_default_str();
-  cmd->add_option("--max-body", opt->max_body_bytes, "Largest request body (bytes)")->capture_default_str();
+  cmd->add_option("--max-body", *max_body, "Largest request body (bytes)")->capture_default_str();
   cmd->add_option("--rate", opt->rate_per_minute, "Requests a minute per client address (0: no limit)")
       ->capture_default_str();
-  cmd->add_option("--queue", opt->queue_capacity, "Waiting jobs before 429")->capture_default_str();
-  cmd->callback([opt, gopt, token_env] {
-    cli::exit_with([&] {
+  cmd->add_option("--queue", *queue, "Waiting jobs before 429")->capture_default_str();
+  cmd->callback([opt, gopt, token_env, max_body, queue] {
+    cli::exit_with([&]() -> int {
+      if (*max_body < 1) throw InputError(fmt::format("--max-body {}: must be at least 1 byte", *max_body));
+      if (*queue < 1) throw InputError(fmt::format("--queue {}: must be at least 1", *queue));
+      if (gopt->timeout_s < 1) throw InputError(fmt::format("--timeout {}: must be at least 1 s", gopt->timeout_s));
+      opt->max_body_bytes = static_cast<size_t>(*max_body);
+      opt->queue_capacity = static_cast<size_t>(*queue);
+      validate(*opt);
       if (const char* t = std::getenv(token_env->c_str())) opt->token = t;
       if (opt->token.empty())
         throw InputError(
             fmt::format("set the bearer token in ${} (or name another variable with --token-env)", *token_env));
+      // First, before anything starts a thread (the CUDA runtime may): every thread then inherits
+      // the blocked signals, and only StopOnSignal's own thread receives them.
+      std::atomic<Server*> running{nullptr};
+      std::atomic<bool> stop_asked{false};
+      StopOnSignal on_signal([&] {
+        stop_asked = true;
+        if (Server* s = running.load()) s->shutdown();
+      });
+      std::string why;
+      if (!gpu_available(&why)) opt->unavailable = fmt::format("{}: nothing is evaluated or stored", why);
       Server server(*opt, gpu_eval(*gopt));
       const int port = server.start();
+      running = &server;
+      if (stop_asked) server.shutdown();  // a signal before `running` was set
       std::fprintf(stderr, "cudal2 serve: listening on http://%s:%d (POST /evaluate, GET /health), %d worker(s)\n",
                    opt->host.c_str(), port, opt->workers);
-      g_server = &server;
-      std::signal(SIGINT, on_signal);
-      std::signal(SIGTERM, on_signal);
+      if (!opt->unavailable.empty())
+        std::fprintf(stderr, "cudal2 serve: warning: %s; POST /evaluate answers 503\n", opt->unavailable.c_str());
       server.run();
       server.stop();
-      g_server = nullptr;
-      return 0;
+      // Connections still open after shutdown's grace period keep their threads, which refer to the
+      // server: end the process here rather than destroy the server under them.
+      std::fflush(nullptr);
+      std::_Exit(0);
     });
   });
 }

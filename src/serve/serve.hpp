@@ -3,8 +3,12 @@
 // source, its layout and accumulator and the shapes; the answer is the verdict, failure kind,
 // times, speedup and reward as JSON (docs/llm.md). Requests wait in one bounded queue served by
 // one worker thread per GPU (each runs the hardened evaluator: compile, then verify and time in a
-// confined runner). A bearer token, a request-size limit and a per-client rate limit guard it.
-// GET /health answers without a token. The evaluation is a function, so tests run without a GPU.
+// confined runner). A bearer token, a request-size limit and a per-client rate limit guard it,
+// checked on the request's headers before its body is read. Each open connection has a thread of
+// its own (serve/connections.hpp), so slow clients cannot starve /health. GET /health answers
+// without a token. Without a GPU the service still starts, but POST /evaluate answers 503 and
+// nothing is evaluated or stored (ServeOptions::unavailable). The evaluation is a function, so
+// tests run without a GPU.
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -28,7 +32,9 @@ class App;
 }
 namespace httplib {
 class Server;
-}
+struct Request;
+struct Response;
+}  // namespace httplib
 
 namespace cudal2 {
 struct ScoreInput;
@@ -65,8 +71,17 @@ struct ServeOptions {
   double rate_per_minute = 60;  // per client address (token bucket; 0: no limit)
   double burst = 10;
   double request_timeout_s = 1800;  // a handler waits this long for its job, then 504
-  int http_threads = 16;
+  int http_threads = 256;           // connections served at once (one thread each); more wait
+  int read_timeout_s = 10;          // a connection that sends nothing for this long is closed
+  // Non-empty: why nothing can be evaluated here (no GPU). POST /evaluate then answers 503 with
+  // this reason after validating the request, and /health says "ready": false.
+  std::string unavailable;
 };
+
+// Throws InputError for an option out of range: a port outside 0..65535, a host that is not an
+// address of this machine's resolver, a non-finite or negative rate, an empty queue, a zero body
+// limit, a non-positive timeout, no worker.
+void validate(const ServeOptions& opt);
 
 // Parses and validates a request body; on error returns nullopt and sets `error`.
 std::optional<EvalJob> parse_job(const std::string& body, const ServeOptions& opt, std::string& error);
@@ -77,8 +92,12 @@ class Server {
   ~Server();
   // Binds (throws std::runtime_error when it cannot) and starts the workers; returns the port.
   int start();
-  // Serves until stop() (blocking).
+  // Serves until shutdown() or stop() (blocking); returns at once if either came first.
   void run();
+  // Asks run() to return: stops accepting, answers waiting jobs 503. From any thread, any number
+  // of times; does not wait for the evaluation in progress.
+  void shutdown();
+  // shutdown(), then waits for the workers (the evaluation in progress). Idempotent.
   void stop();
   int port() const { return port_; }
   nlohmann::json health() const;
@@ -91,17 +110,29 @@ class Server {
   };
   bool allow(const std::string& client);
   void worker_loop(int gpu);
+  void install_routes();
+  // POST /evaluate's checks on the headers alone (rate, token, declared length): answered before
+  // the body is read, so a client cannot hold a connection by declaring a body it never sends.
+  bool refuse_early(const httplib::Request& req, httplib::Response& res);
 
   ServeOptions opt_;
   EvalFn eval_;
   std::unique_ptr<httplib::Server> http_;
   int port_ = 0;
+  int listen_fd_ = -1;  // the listening socket, to give it a real backlog (start())
   std::vector<std::thread> workers_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::shared_ptr<Queued>> queue_;
   bool stopping_ = false;
   int busy_ = 0;
+  // run()'s progress (0: not entered, 1: serving, 2: returned) and whether stop was asked: with
+  // shutdown() they close the window where a stop lands after run() checked but before httplib's
+  // loop started (httplib's stop() is a no-op until then, and the server then ran forever).
+  std::atomic<int> run_state_{0};
+  std::atomic<bool> stop_requested_{false};
+  std::mutex stop_mu_;  // one shutdown()/stop() at a time
+  bool http_stopped_ = false, joined_ = false;
   std::atomic<std::int64_t> next_id_{0}, served_{0}, rejected_{0};
   struct Bucket {
     double tokens = 0;
@@ -122,7 +153,7 @@ struct GpuEvalOptions {
 EvalFn gpu_eval(const GpuEvalOptions& opt);
 
 // Registers `cudal2 serve` (options --host --port --token-env --workers --db --max-body --rate
-// --queue --timeout); its callback runs the server until SIGINT/SIGTERM.
+// --queue --timeout); its callback runs the server until SIGINT/SIGTERM, then exits 0.
 void add_serve_command(CLI::App& app, std::function<std::optional<double>(const ScoreInput&)> score = {});
 
 }  // namespace cudal2::serve

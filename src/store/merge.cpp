@@ -36,7 +36,8 @@ std::vector<Table> tables_of(const sql::Db& db) {
                  "ORDER BY rowid");
   while (list.step()) {
     Table t{list.text(0), {}, false};
-    if (t.name == "best") continue;  // derived from measurements: recomputed
+    if (t.name == "best") continue;    // derived from measurements: recomputed
+    if (t.name == "claims") continue;  // a source's tuners' intents, not results
     sql::Stmt info(db, fmt::format("PRAGMA main.table_info({})", sql_name(t.name)));
     std::vector<std::pair<std::string, std::string>> pk;  // name, type
     std::vector<std::string> cols;
@@ -73,6 +74,7 @@ bool prepare_source(const fs::path& src) {
     sql::Db db(src.string());
     sqlite3_busy_timeout(db.get(), Store::kBusyTimeoutMs);
     check_identity(db, kMigrations);
+    require_intact(db, Verify::Full);  // errors name this source, not the output store
     version = user_version(db);
     if (version == 0 && scalar(db, "SELECT count(*) FROM sqlite_master") == 0) return false;
   }
@@ -84,16 +86,17 @@ bool prepare_source(const fs::path& src) {
 
 std::vector<MergeStats> merge_stores(const fs::path& out, const std::vector<fs::path>& sources,
                                      const std::string& command) {
-  for (const auto& src : sources)
-    if (!fs::exists(src)) throw StoreError(fmt::format("cudal2 merge: no store '{}'", src.string()));
-  auto store = Store::open(out);  // creates and migrates OUT
-  // Every source is checked before anything is written to OUT.
-  std::vector<bool> has_rows;
   for (const auto& src : sources) {
-    if (fs::exists(src) && fs::equivalent(src, out))
+    if (!fs::is_regular_file(src)) throw StoreError(fmt::format("cudal2 merge: no store '{}'", src.string()));
+    if (fs::exists(out) && fs::equivalent(src, out))
       throw StoreError(fmt::format("cudal2 merge: '{}' is the output store itself", src.string()));
-    has_rows.push_back(prepare_source(src));
   }
+  if (fs::exists(out) && !fs::is_regular_file(out))
+    throw StoreError(fmt::format("cudal2 merge: '{}' is not a store file", out.string()));
+  // Every source is checked before OUT is created or written.
+  std::vector<bool> has_rows;
+  for (const auto& src : sources) has_rows.push_back(prepare_source(src));
+  auto store = Store::open(out, Verify::Full);  // creates, checks and migrates OUT
   const std::string run = store.begin_run(command);
   sql::Db db(out.string());
   sqlite3_busy_timeout(db.get(), Store::kBusyTimeoutMs);

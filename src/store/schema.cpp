@@ -168,21 +168,49 @@ CREATE TABLE profiles (
 CREATE INDEX profiles_by_spec ON profiles (spec_hash, m, n, k);
 )sql";
 
+// Schema version 4: work claims (store/claims.hpp), so tuners sharing a store never measure the
+// same (spec, GPU, problem, mode) twice. host and pid name the claiming process.
+constexpr std::string_view kV4 = R"sql(
+CREATE TABLE claims (
+  spec_hash  TEXT NOT NULL,
+  gpu        TEXT NOT NULL,
+  dtype      TEXT NOT NULL,
+  layout     TEXT NOT NULL,
+  m          INTEGER NOT NULL,
+  n          INTEGER NOT NULL,
+  k          INTEGER NOT NULL,
+  mode       TEXT NOT NULL,
+  host       TEXT NOT NULL,
+  pid        INTEGER NOT NULL,
+  claimed_at TEXT NOT NULL DEFAULT )sql" CUDAL2_NOW R"sql(,
+  PRIMARY KEY (spec_hash, gpu, dtype, layout, m, n, k, mode)
+);
+)sql";
+
 #undef CUDAL2_NOW
 
 static_assert(kApplicationId == 1668637746, "keep migration 1's PRAGMA application_id in step");
 
 }  // namespace
 
-const std::array<std::string_view, 3> kMigrations = {kV1, kV2, kV3};
+const std::array<std::string_view, 4> kMigrations = {kV1, kV2, kV3, kV4};
 
 int user_version(const sql::Db& db) { return static_cast<int>(pragma_int(db, "PRAGMA user_version")); }
 
 void check_identity(const sql::Db& db, std::span<const std::string_view> migrations) {
-  // The first read of the file: a non-SQLite file fails here with SQLITE_NOTADB.
-  const auto app_id = pragma_int(db, "PRAGMA application_id");
-  const int version = user_version(db);
-  const auto objects = pragma_int(db, "SELECT count(*) FROM sqlite_master");
+  // The first read of the file: a non-SQLite file fails here with SQLITE_NOTADB. One statement, so
+  // one snapshot: read one by one, a second process migrating a fresh file between the reads showed
+  // its tables without its application_id ("not a cudal2 database" for two tuners started at once).
+  sql::Stmt s(db,
+              "SELECT (SELECT application_id FROM pragma_application_id()), (SELECT user_version FROM "
+              "pragma_user_version()), (SELECT count(*) FROM sqlite_master)");
+  std::int64_t app_id = 0, objects = 0;
+  int version = 0;
+  if (s.step()) {
+    app_id = s.int64(0);
+    version = static_cast<int>(s.int64(1));
+    objects = s.int64(2);
+  }
   const int latest = static_cast<int>(migrations.size());
   if (app_id != kApplicationId && !(app_id == 0 && version == 0 && objects == 0)) {
     throw StoreError(

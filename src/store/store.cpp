@@ -115,12 +115,14 @@ Store::Store(Store&&) noexcept = default;
 Store& Store::operator=(Store&&) noexcept = default;
 Store::~Store() = default;
 
-Store Store::open(const std::filesystem::path& path) {
+Store Store::open(const std::filesystem::path& path, Verify verify) {
   auto impl = std::make_unique<Impl>(path.string());
   const sql::Db& db = impl->db;
   sqlite3_busy_timeout(db.get(), kBusyTimeoutMs);
-  // Before anything writes: never turn someone else's file into WAL mode or add tables to it.
+  // Before anything writes: never turn someone else's file into WAL mode or add tables to it, and
+  // never write into a damaged one.
   check_identity(db, kMigrations);
+  require_intact(db, verify);
   set_pragmas(db);
   migrate(db, kMigrations);
   return Store(std::move(impl));
@@ -257,6 +259,13 @@ std::vector<BestRow> Store::list_best(std::string_view gpu) const {
   s.bind_all(gpu);
   std::vector<BestRow> out;
   while (s.step()) out.push_back(read_best(s));
+  return out;
+}
+
+std::vector<std::string> Store::gpus() const {
+  sql::Stmt s(impl_->db, "SELECT DISTINCT gpu FROM measurements ORDER BY gpu");
+  std::vector<std::string> out;
+  while (s.step()) out.push_back(s.text(0));
   return out;
 }
 

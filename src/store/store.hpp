@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "store/error.hpp"
+#include "store/integrity.hpp"
 
 namespace cudal2::store {
 
@@ -91,10 +92,10 @@ class Store {
  public:
   static constexpr int kBusyTimeoutMs = 5000;
 
-  // Creates the file or opens it, and migrates it to the newest schema. Throws StoreError naming
-  // the path for a file that is not a cudal2 database, a corrupt one, or one whose schema is
-  // newer than this build knows.
-  static Store open(const std::filesystem::path& path);
+  // Creates the file or opens it, checks it is intact (`verify`, store/integrity.hpp) and migrates
+  // it to the newest schema. Throws StoreError naming the path for a file that is not a cudal2
+  // database, a damaged one, or one whose schema is newer than this build knows.
+  static Store open(const std::filesystem::path& path, Verify verify = Verify::Quick);
 
   Store(Store&&) noexcept;
   Store& operator=(Store&&) noexcept;
@@ -141,6 +142,9 @@ class Store {
                                   std::int64_t n, std::int64_t k) const;
   // Ordered by dtype, layout, m, n, k.
   std::vector<BestRow> list_best(std::string_view gpu) const;
+
+  // The GPU names measurements are stored under, sorted.
+  std::vector<std::string> gpus() const;
 
   // Records a run and returns its id, unique across processes and machines.
   std::string begin_run(std::string_view command);

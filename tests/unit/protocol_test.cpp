@@ -178,7 +178,7 @@ TEST(WorkerProtocol, EvalJobOptionalFieldsTakeTheirDefaults) {
   const json minimal = json::parse(R"({"op":"eval","candidates":[],"shapes":[[64,64,64]],"modes":["offline"],
                                        "baselines":[]})");
   const auto back = std::get<protocol::EvalJob>(protocol::parse_worker_request(minimal));
-  EXPECT_EQ(back.timers, (std::array<bool, 3>{true, true, true}));
+  EXPECT_EQ(back.timers, (cudal2::kDefaultTimers));
   EXPECT_EQ(back.accum, Accum::F32);
   EXPECT_EQ(back.reps, 20);
   EXPECT_DOUBLE_EQ(back.qps, 200);

@@ -1,0 +1,89 @@
+#include "eval/interlude.hpp"
+
+#include <cuda_fp16.h>
+
+#include <algorithm>
+
+#include "eval/device.hpp"
+
+namespace cudal2 {
+
+namespace {
+
+__device__ __forceinline__ unsigned long long mix(unsigned long long x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// Element `logical` (row-major index) of operand `which` (0: A, 1: B) of one call: a function of
+// the call's key alone, so the judge regenerates exactly what the interlude wrote.
+__device__ __forceinline__ __half value(unsigned long long call_key, int which, int64_t logical) {
+  const unsigned long long h = mix(call_key ^ mix(2ull * static_cast<unsigned long long>(logical) + which));
+  return __float2half_rn(static_cast<float>(h >> 40) * (2.0f / 16777216.0f) - 1.0f);
+}
+
+__device__ __forceinline__ unsigned long long call_key(unsigned long long seed, int call) {
+  return mix(seed ^ mix(0xC4A1ull + static_cast<unsigned long long>(call)));
+}
+
+// Writes one call's A (mk elements) and B (kn) at storage index j of the concatenation.
+__device__ __forceinline__ void write_input(__half* A, __half* B, unsigned long long key, int64_t j, int64_t mk,
+                                            int64_t n, int64_t k, bool col_major) {
+  if (j < mk) {
+    A[j] = value(key, 0, j);
+    return;
+  }
+  const int64_t b = j - mk;
+  // Column-major storage holds logical (row b % k, column b / k).
+  const int64_t logical = col_major ? (b % k) * n + b / k : b;
+  B[b] = value(key, 1, logical);
+}
+
+__global__ void interlude_kernel(InterludeArgs a, int call) {
+  const int64_t mn = a.m * a.n, mk = a.m * a.k, kn = a.k * a.n;
+  const bool keep = call > 0 && a.slots != nullptr;
+  const int64_t copy = keep ? mn : 0, total = copy + mk + kn;
+  const unsigned long long key = call_key(*a.seed, call);
+  const auto* C = static_cast<const __half*>(a.C);
+  __half* slot = keep ? static_cast<__half*>(a.slots) + static_cast<int64_t>(call - 1) * mn : nullptr;
+  for (int64_t j = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; j < total; j += int64_t{gridDim.x} * blockDim.x) {
+    if (j < copy)
+      slot[j] = C[j];
+    else
+      write_input(static_cast<__half*>(a.A), static_cast<__half*>(a.B), key, j - copy, mk, a.n, a.k, a.b_col_major);
+  }
+}
+
+__global__ void generate_kernel(unsigned long long seed, int first, __half* A, __half* B, int64_t m, int64_t n,
+                                int64_t k, bool col_major) {
+  const int64_t mk = m * k, kn = k * n, total = mk + kn;
+  const int i = static_cast<int>(blockIdx.y);
+  const unsigned long long key = call_key(seed, first + i);
+  __half* Ai = A + i * mk;
+  __half* Bi = B + i * kn;
+  for (int64_t j = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; j < total; j += int64_t{gridDim.x} * blockDim.x)
+    write_input(Ai, Bi, key, j, mk, n, k, col_major);
+}
+
+unsigned blocks_for(int64_t n) { return static_cast<unsigned>(std::clamp<int64_t>((n + 255) / 256, 1, 2048)); }
+
+}  // namespace
+
+void launch_interlude(const InterludeArgs& a, int call, cudaStream_t s) {
+  const int64_t total = (call > 0 && a.slots ? a.m * a.n : 0) + a.m * a.k + a.k * a.n;
+  interlude_kernel<<<blocks_for(total), 256, 0, s>>>(a, call);
+  CUDAL2_CUDA(cudaGetLastError());
+}
+
+void generate_call_inputs(unsigned long long seed, int first, int count, void* A, void* B, int64_t m, int64_t n,
+                          int64_t k, bool b_col_major, cudaStream_t s) {
+  if (count <= 0) return;
+  const dim3 grid(std::max(1u, blocks_for(m * k + k * n) / 4), static_cast<unsigned>(count));
+  generate_kernel<<<grid, 256, 0, s>>>(seed, first, static_cast<__half*>(A), static_cast<__half*>(B), m, n, k,
+                                       b_col_major);
+  CUDAL2_CUDA(cudaGetLastError());
+}
+
+}  // namespace cudal2

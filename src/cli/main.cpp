@@ -174,9 +174,10 @@ int main(int argc, char** argv) {
   bench->add_option("--mode", b.mode, "offline, server or both")->capture_default_str();
   bench->add_option("--reps", b.reps, "Samples per timer, method and mode")->capture_default_str();
   bench->add_option("--qps", b.qps, "Server mode: mean request rate; idle gaps ~ Exp(qps)")->capture_default_str();
-  bench->add_option("--timers", b.timers,
-                    "Timers to run: graph, eager, host, chain (comma-separated; chain: every call after a trusted "
-                    "interlude, docs/measuring.md)")
+  bench
+      ->add_option("--timers", b.timers,
+                   "Timers to run: graph, eager, host, chain (comma-separated; chain: every call after a trusted "
+                   "interlude, docs/measuring.md)")
       ->capture_default_str();
   bench->add_option("--reference", b.reference,
                     "Methods the ratios (ratio_to_best_baseline, paired_ratio) are taken against, comma-separated "

@@ -662,7 +662,8 @@ BenchReport run_bench(const BenchOptions& opt) {
             TimingConfig c = cfg;
             c.interlude = buf.interlude(runners[i]->layout());
             if (chained(c, t)) {
-              ok = checked_chain(i, [&] { timers[i]->sample(t, nullptr); }, timers[i]->inner());
+              ok = checked_chain(
+                  i, [&] { timers[i]->sample(t, nullptr); }, timers[i]->inner());
               continue;
             }
             judge->fresh_inputs(timing_inputs, rng());

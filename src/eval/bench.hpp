@@ -36,13 +36,13 @@ struct BenchOptions {
   bool resume = false;   // keep csv_path's rows, skip shapes already complete there
   std::string command_line;
   Ceilings ceilings;
-  bool progress = true;                          // progress lines on stderr
+  bool progress = true;              // progress lines on stderr
   TimerSet timers = kDefaultTimers;  // by TimerKind
   // With untrusted methods, offline graph and eager batches are chains for every method
   // (eval/interlude.hpp). false: back-to-back batches on one set of inputs, gameable by reuse;
   // only to measure what chains cost.
   bool interleave = true;
-  std::optional<JobSecrets> secrets;             // tests only: fixed secrets instead of fresh ones
+  std::optional<JobSecrets> secrets;  // tests only: fixed secrets instead of fresh ones
 };
 
 struct MethodResult {

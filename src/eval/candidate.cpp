@@ -463,7 +463,7 @@ class Evaluator {
                                                         : kind;
           if (!first_fault.empty())
             mr.failure = (row.failed() && is_fatal_fault(row.kind) ? reproduced(first_fault, mr.failure)
-                                                                     : transient(first_fault) + mr.failure)
+                                                                   : transient(first_fault) + mr.failure)
                              .substr(0, 4000);
           mr.status = std::string(to_string(row));
           if (row == Status::Ok) {

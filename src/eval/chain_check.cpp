@@ -32,8 +32,8 @@ void ChainChecker::reserve(int calls) {
   chunk_ = want;
 }
 
-Finding ChainChecker::check(unsigned long long seed, int calls, const ChainOutputs& out, uint16_t poison,
-                            uint64_t key, DeviceChecker& chk, cudaStream_t st) {
+Finding ChainChecker::check(unsigned long long seed, int calls, const ChainOutputs& out, uint16_t poison, uint64_t key,
+                            DeviceChecker& chk, cudaStream_t st) {
   if (calls < 1) return {};
   reserve(calls);
   const int64_t m = shape_.m, n = shape_.n, k = shape_.k, mn = m * n;
@@ -69,8 +69,8 @@ Finding ChainChecker::check(unsigned long long seed, int calls, const ChainOutpu
       if (!c.ok()) return report(c, first);
     }
     if (first + count == calls) {
-      const auto c = chk.compare(out.C, R + static_cast<int64_t>(count - 1) * mn, static_cast<size_t>(mn), tol_,
-                                 poison, st);
+      const auto c =
+          chk.compare(out.C, R + static_cast<int64_t>(count - 1) * mn, static_cast<size_t>(mn), tol_, poison, st);
       if (!c.ok()) return report(c, calls - 1);
     }
   }

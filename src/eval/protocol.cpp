@@ -188,8 +188,8 @@ EvalJob eval_job_of(const json& j) {
       const std::string name = string_of((*t)[i], at(sub(p, "timers"), i));
       const auto k = timer_kind(name);
       if (!k)
-        throw Malformed{
-            fmt::format("{}: unknown timer '{}' (expected graph, eager, host or chain)", at(sub(p, "timers"), i), name)};
+        throw Malformed{fmt::format("{}: unknown timer '{}' (expected graph, eager, host or chain)",
+                                    at(sub(p, "timers"), i), name)};
       job.timers[static_cast<int>(*k)] = true;
     }
   }

@@ -525,9 +525,9 @@ void RemoteTimer::setup() {
   const auto r = payload(r_.call(protocol::TimerRequest{cfg_.mode, cfg_.target_batch_us, cfg_.max_inner, il}),
                          protocol::parse_timer_answer);
   if (r.inner > cfg_.max_inner)
-    throw CandidateFault(FailureKind::ProtocolError,
-                         fmt::format("the runner set up batches of {} calls, more than the {} asked for", r.inner,
-                                     cfg_.max_inner));
+    throw CandidateFault(
+        FailureKind::ProtocolError,
+        fmt::format("the runner set up batches of {} calls, more than the {} asked for", r.inner, cfg_.max_inner));
   inner_ = r.inner;
   graph_error_ = r.graph_error;
   if (il && cfg_.mode == Mode::Offline) alone_ = std::make_unique<InterludeTimer>(*cfg_.interlude, stream_, inner_);
@@ -575,7 +575,9 @@ void RemoteTimer::sample(TimerKind t, std::mt19937_64* gap_rng) {
   out.push_back(std::max(timed_request(protocol::SampleRequest{false, t}, 2) - interludes, 1e-3));
 }
 
-void RemoteTimer::sample_single() { single_.push_back(timed_request(protocol::SampleRequest{true, TimerKind::Graph}, 1)); }
+void RemoteTimer::sample_single() {
+  single_.push_back(timed_request(protocol::SampleRequest{true, TimerKind::Graph}, 1));
+}
 
 Finding RemoteTimer::defect(double floor_us) const {
   for (auto t : kTimers) {

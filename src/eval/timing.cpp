@@ -174,7 +174,8 @@ std::unique_ptr<SampleTimer> Runner::make_timer(cudaStream_t s, const TimingConf
 
 MethodTimer::MethodTimer(Runner& runner, cudaStream_t s, const TimingConfig& cfg, L2Flusher* flusher)
     : runner_(runner), stream_(s), cfg_(cfg), flusher_(flusher), fn_([&r = runner](cudaStream_t st) { r.run(st); }) {
-  if (cfg_.interlude) interlude_ = [args = *cfg_.interlude](int call, cudaStream_t st) { launch_interlude(args, call, st); };
+  if (cfg_.interlude)
+    interlude_ = [args = *cfg_.interlude](int call, cudaStream_t st) { launch_interlude(args, call, st); };
 }
 
 void MethodTimer::setup() {
@@ -232,7 +233,7 @@ void MethodTimer::sample(TimerKind t, std::mt19937_64* gap_rng) {
     g = graph_.get();
   } else if (t == TimerKind::Chain) {
     if (cfg_.mode == Mode::Offline && !cfg_.interlude) return;  // no interlude buffers: no chains
-    g = chain_ ? chain_.get() : graph_.get();  // graph_ is a chain when interleaved (or server mode)
+    g = chain_ ? chain_.get() : graph_.get();                   // graph_ is a chain when interleaved (or server mode)
     if (cfg_.mode == Mode::Offline && !chain_ && !chained(cfg_, TimerKind::Graph)) g = nullptr;
   }
   if ((t == TimerKind::Graph || t == TimerKind::Chain) && !g) return;

@@ -41,8 +41,8 @@ std::vector<Variant> variants() {
   const std::string skip = slurp(dir + "/memo_skip.cu");
   for (int k = 2; k <= 10; ++k)
     v.push_back({"memo_skip.cu k=" + std::to_string(k), "#define ADV_SKIP_K " + std::to_string(k) + "\n" + skip});
-  for (const char* f : {"memo_partial.cu", "memo_whole_input.cu", "memo_pointer_cache.cu", "memo_across_batches.cu",
-                        "memoize.cu"})
+  for (const char* f :
+       {"memo_partial.cu", "memo_whole_input.cu", "memo_pointer_cache.cu", "memo_across_batches.cu", "memoize.cu"})
     v.push_back({f, slurp(dir + "/" + f)});
   return v;
 }

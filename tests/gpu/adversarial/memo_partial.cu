@@ -46,7 +46,9 @@ __global__ void gemm16(const __half* A, const __half* B, __half* C, int64_t m, i
 }  // namespace
 
 extern "C" int cudal2_abi_version(void) { return CUDAL2_KERNEL_ABI_VERSION; }
-extern "C" const char* cudal2_describe(void) { return "adversarial: copies a third of its output from its cache on every repeated call"; }
+extern "C" const char* cudal2_describe(void) {
+  return "adversarial: copies a third of its output from its cache on every repeated call";
+}
 extern "C" int cudal2_can_implement(const cudal2_gemm_args*, char*, size_t) { return 0; }
 extern "C" size_t cudal2_workspace_size(const cudal2_gemm_args* a) { return static_cast<size_t>(a->m * a->n) * 2; }
 extern "C" int cudal2_run(const cudal2_gemm_args* a, void* stream, char*, size_t) {

@@ -17,11 +17,23 @@ __device__ __forceinline__ unsigned long long mix(unsigned long long x) {
   return x ^ (x >> 31);
 }
 
+__device__ __forceinline__ uint32_t fmix32(uint32_t h) {
+  h ^= h >> 16;
+  h *= 0x85EBCA6Bu;
+  h ^= h >> 13;
+  h *= 0xC2B2AE35u;
+  return h ^ (h >> 16);
+}
+
 // Element `logical` (row-major index) of operand `which` (0: A, 1: B) of one call: a function of
-// the call's key alone, so the judge regenerates exactly what the interlude wrote.
+// the call's key alone, so the judge regenerates exactly what the interlude wrote. 32-bit mixing
+// (four 32-bit multiplies an element): the interlude writes every input of every call, and 64-bit
+// multiplies would make it compute-bound on large operands.
 __device__ __forceinline__ __half value(unsigned long long call_key, int which, int64_t logical) {
-  const unsigned long long h = mix(call_key ^ mix(2ull * static_cast<unsigned long long>(logical) + which));
-  return __float2half_rn(static_cast<float>(h >> 40) * (2.0f / 16777216.0f) - 1.0f);
+  const auto idx = static_cast<uint32_t>(logical) ^ (static_cast<uint32_t>(logical >> 32) * 0x9E3779B9u);
+  const uint32_t h = fmix32(static_cast<uint32_t>(call_key) ^
+                            fmix32(2u * idx + static_cast<uint32_t>(which) + static_cast<uint32_t>(call_key >> 32)));
+  return __float2half_rn(static_cast<float>(h >> 8) * (2.0f / 16777216.0f) - 1.0f);
 }
 
 __device__ __forceinline__ unsigned long long call_key(unsigned long long seed, int call) {

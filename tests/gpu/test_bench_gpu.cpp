@@ -21,6 +21,7 @@ BenchOptions quick(std::vector<Shape> shapes) {
   o.shapes = std::move(shapes);
   o.reps = 3;
   o.progress = false;
+  o.timers = {true, true, true, true};  // the chain timer of every baseline too
   return o;
 }
 
@@ -178,12 +179,12 @@ TEST(Timing, ServerModeAndResume) {
   auto first = o;
   first.shapes.resize(1);
   run_bench(first);
-  EXPECT_EQ(read_csv(o.csv_path).size(), 6u);  // 1 shape x 1 method x 2 modes x 3 timers
+  EXPECT_EQ(read_csv(o.csv_path).size(), 8u);  // 1 shape x 1 method x 2 modes x 4 timers
   o.resume = true;
   const auto r = run_bench(o);
   EXPECT_EQ(r.skipped_resumed, 1);
   EXPECT_EQ(r.shapes.size(), 1u);
-  EXPECT_EQ(read_csv(o.csv_path).size(), 12u);
+  EXPECT_EQ(read_csv(o.csv_path).size(), 16u);
   const auto& mr = r.shapes[0].methods[0];
   for (auto t : kTimers) EXPECT_TRUE(mr.timing.at(Mode::Server)[static_cast<int>(t)].has_value());
   std::filesystem::remove_all(dir);

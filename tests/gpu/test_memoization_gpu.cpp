@@ -84,8 +84,9 @@ TEST(Memoization, EveryVariantFailsOrTakesHonestTime) {
     for (const auto& [shape, us] : out[i].graph_us) {
       const double r = us / honest.graph_us.at(shape);
       ratios += fmt::format("{} {:.3f}  ", shape, r);
-      // Reusing one call in ten saves about 10%: anything 5% faster than the twin is not honest.
-      honest_times = honest_times && r >= 0.95;
+      // Reusing one call in ten saves about 10%: anything 7% faster than the twin is not honest (the
+      // margin is the run-to-run spread of two jobs).
+      honest_times = honest_times && r >= 0.93;
     }
     const bool pass = caught.count(status) > 0 || honest_times;
     std::printf("%-24s %-18s %-8s %s\n", all[i].name.c_str(), status.c_str(),

@@ -11,11 +11,12 @@
 # Verdict tables, CSVs and logs go to OUT_DIR (default $OUT, else out/).
 #   bash bench/check_memoization.sh BUILD_DIR [OUT_DIR]
 set -uo pipefail
-B=${1:-build}
+B=$(cd "${1:-build}" && pwd) || exit 2
 OUT=${2:-${OUT:-out}}
+mkdir -p "$OUT/src" && OUT=$(cd "$OUT" && pwd)
 export OUT
-source "$(dirname "$0")/device_env.sh"
-mkdir -p "$OUT/src"
+cd "$(dirname "$0")/.."
+source bench/device_env.sh
 T0=$(date +%s)
 phase() { echo "== $1 ($(( $(date +%s) - T0 )) s)"; }
 
@@ -92,5 +93,5 @@ phase "4. the chain timer of every baseline and the runtime (cudal2 bench)"
 echo "bench rc=$?"
 
 phase "summary"
-python3 "$(dirname "$0")/summarize_memoization.py" "$OUT" | tee "$OUT/summary.txt"
+python3 bench/summarize_memoization.py "$OUT" | tee "$OUT/summary.txt"
 phase "done"

@@ -93,7 +93,8 @@ def verdicts():
     twin_new = next((h for f, h, _ in new if f == "tiled.cu"), "")
     twin_old = old.get("tiled.cu", ("", ""))[0]
     out, missed = [], 0
-    print(f"{'candidate':26} {'old status':18} {'old speedup':>11}  {'new status':18} {'new speedup':>11}  verdict")
+    print(f"{'candidate':26} {'old status':18} {'old speedup':>11} {'old':>7}  {'new status':18} {'new speedup':>11}  "
+          "verdict")
     for f, h, status in new:
         base = re.sub(r"_k\d+\.cu$", ".cu", f)
         kinds, ok_probe, ok_honest = acc.get(base, (set(), False, False))
@@ -112,10 +113,14 @@ def verdicts():
             missed += 1
         oh, os_ = old.get(f, ("", ""))
         osp = speedups(old_med, oh, twin_old) if oh else {}
+        # Under the old protocol: did the cheat get through (ok, faster than its twin)?
+        old_verdict = ("-" if not os_ or f in ("tiled.cu", "naive.cu") else
+                       "FOOLED" if os_ == "ok" and osp and max(osp.values()) > 1 / HONEST else
+                       "honest" if os_ == "ok" else "caught")
         fmt = lambda d: f"{gmean(d.values()):.3f}" if d else "-"
-        print(f"{f:26} {os_ or '-':18} {fmt(osp):>11}  {status:18} {fmt(sp):>11}  {verdict}")
-        out.append({"candidate": f, "old_status": os_, "old_speedup_vs_twin": fmt(osp), "new_status": status,
-                    "new_speedup_vs_twin": fmt(sp), "verdict": verdict})
+        print(f"{f:26} {os_ or '-':18} {fmt(osp):>11} {old_verdict:>7}  {status:18} {fmt(sp):>11}  {verdict}")
+        out.append({"candidate": f, "old_status": os_, "old_speedup_vs_twin": fmt(osp), "old_verdict": old_verdict,
+                    "new_status": status, "new_speedup_vs_twin": fmt(sp), "verdict": verdict})
     with open(path("verdicts.csv"), "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=list(out[0]) if out else ["candidate"])
         w.writeheader()

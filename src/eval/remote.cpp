@@ -554,7 +554,8 @@ double RemoteTimer::timed_request(const protocol::SampleRequest& req, int nodes_
 }
 
 void RemoteTimer::sample(TimerKind t, std::mt19937_64* gap_rng) {
-  if (t == TimerKind::Graph && !graph_error_.empty()) return;
+  // A candidate whose calls cannot be captured has no graph, chained or not.
+  if ((t == TimerKind::Graph || t == TimerKind::Chain) && !graph_error_.empty()) return;
   if (gap_rng) {
     // Server mode: the judge flushes the L2 (one cache for every context on the GPU) and waits.
     if (flusher_) flusher_->flush(stream_);

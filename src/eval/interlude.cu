@@ -53,7 +53,7 @@ __device__ __forceinline__ void write_input(__half* A, __half* B, unsigned long 
   B[b] = value(key, 1, logical);
 }
 
-__global__ void interlude_kernel(InterludeArgs a, int call) {
+__global__ void cudal2_chain_interlude(InterludeArgs a, int call) {
   const int64_t mn = a.m * a.n, mk = a.m * a.k, kn = a.k * a.n;
   const bool keep = call > 0 && a.slots != nullptr;
   const int64_t copy = keep ? mn : 0, total = copy + mk + kn;
@@ -68,8 +68,8 @@ __global__ void interlude_kernel(InterludeArgs a, int call) {
   }
 }
 
-__global__ void generate_kernel(unsigned long long seed, int first, __half* A, __half* B, int64_t m, int64_t n,
-                                int64_t k, bool col_major) {
+__global__ void cudal2_chain_inputs(unsigned long long seed, int first, __half* A, __half* B, int64_t m, int64_t n,
+                                    int64_t k, bool col_major) {
   const int64_t mk = m * k, kn = k * n, total = mk + kn;
   const int i = static_cast<int>(blockIdx.y);
   const unsigned long long key = call_key(seed, first + i);
@@ -85,7 +85,7 @@ unsigned blocks_for(int64_t n) { return static_cast<unsigned>(std::clamp<int64_t
 
 void launch_interlude(const InterludeArgs& a, int call, cudaStream_t s) {
   const int64_t total = (call > 0 && a.slots ? a.m * a.n : 0) + a.m * a.k + a.k * a.n;
-  interlude_kernel<<<blocks_for(total), 256, 0, s>>>(a, call);
+  cudal2_chain_interlude<<<blocks_for(total), 256, 0, s>>>(a, call);
   CUDAL2_CUDA(cudaGetLastError());
 }
 
@@ -93,8 +93,8 @@ void generate_call_inputs(unsigned long long seed, int first, int count, void* A
                           int64_t k, bool b_col_major, cudaStream_t s) {
   if (count <= 0) return;
   const dim3 grid(std::max(1u, blocks_for(m * k + k * n) / 4), static_cast<unsigned>(count));
-  generate_kernel<<<grid, 256, 0, s>>>(seed, first, static_cast<__half*>(A), static_cast<__half*>(B), m, n, k,
-                                       b_col_major);
+  cudal2_chain_inputs<<<grid, 256, 0, s>>>(seed, first, static_cast<__half*>(A), static_cast<__half*>(B), m, n, k,
+                                           b_col_major);
   CUDAL2_CUDA(cudaGetLastError());
 }
 

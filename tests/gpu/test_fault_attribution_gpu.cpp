@@ -68,9 +68,10 @@ TEST(FaultAttribution, NeighboursKilledHangsAreNotTheHonestCandidatesFaults) {
   std::atomic<int> kills{0};
   std::thread neighbour([&] {
     while (!stop) {
-      run_quietly({cli, "eval", "--source", hang, "--shape", "256,256,256", "--reps", "1", "--timers", "graph",
-                   "--baselines", "cublas-nn", "--timeout", "2", "--db", (work / "hang.db").string()},
-                  (work / "neighbour.log").string());
+      run_quietly(
+          {cli, "eval", "--source", hang, "--shape", "256,256,256", "--reps", "1", "--timers", "graph", "--baselines",
+           "cublas-nn", "--timeout", "2", "--db", (work / ("hang" + std::to_string(kills.load()) + ".db")).string()},
+          (work / "neighbour.log").string());
       ++kills;
     }
   });

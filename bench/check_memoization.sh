@@ -4,7 +4,8 @@
 #   1. every adversarial candidate of tests/gpu/adversarial/ (old and new, memo_skip.cu for
 #      k = 2..10), the honest twin and the naive control through `cudal2 eval`, chained (the
 #      default): a verdict per candidate;
-#   2. the reuse class alone with `--back-to-back` (the old protocol): what got through before;
+#   2. the reuse class (memo*.cu, the twin, the control) with `--back-to-back`, the old protocol:
+#      what got through before (OLD_ALL=1: the whole suite, about 1.5 minutes more);
 #   3. the cost: honest kernels (the twin, the naive control, four generated specs) and the
 #      baselines timed by both protocols one after the other, and the wall time of each (tuning
 #      throughput); the chain timer of every baseline and the runtime by `cudal2 bench`.
@@ -33,7 +34,9 @@ for f in tests/gpu/adversarial/*.cu; do
 done
 srcs+=(tests/gpu/candidates/tiled.cu tests/gpu/candidates/naive.cu)
 memo=()
-for f in "${srcs[@]}"; do case $(basename "$f") in memo*|tiled.cu|naive.cu) memo+=("$f") ;; esac; done
+for f in "${srcs[@]}"; do
+  case $(basename "$f") in memo*|tiled.cu|naive.cu) memo+=("$f") ;; *) [ "${OLD_ALL:-0}" = 1 ] && memo+=("$f") ;; esac
+done
 args() { for f in "$@"; do printf -- '--source\n%s\n' "$f"; done; }
 SHAPES=(--shape 256,256,256 --shape 200,136,520)
 
@@ -50,7 +53,7 @@ mapfile -t a < <(args "${srcs[@]}")
 echo "eval rc=$?"
 verdicts "$OUT/new.log" "${srcs[@]}" > "$OUT/new_verdicts.txt"
 
-phase "2. back-to-back (old): the reuse class"
+phase "2. back-to-back (old): the reuse class$([ "${OLD_ALL:-0}" = 1 ] && echo ' and the rest of the suite')"
 mapfile -t a < <(args "${memo[@]}")
 "$B/cudal2" eval "${a[@]}" "${SHAPES[@]}" --reps 5 --timers graph,eager,host --baselines cublas-nn \
   --batch 8 --timeout 10 --back-to-back --db "$OUT/old.db" --csv "$OUT/old.csv" > "$OUT/old.log" 2>&1

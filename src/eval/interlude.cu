@@ -48,8 +48,17 @@ __device__ __forceinline__ void write_input(__half* A, __half* B, unsigned long 
     return;
   }
   const int64_t b = j - mk;
-  // Column-major storage holds logical (row b % k, column b / k).
-  const int64_t logical = col_major ? (b % k) * n + b / k : b;
+  // Column-major storage holds logical (row b % k, column b / k); in 32 bits where B fits (64-bit
+  // division costs several times as much, for every element of every call).
+  int64_t logical = b;
+  if (col_major) {
+    if (k * n <= int64_t{UINT32_MAX}) {
+      const auto b32 = static_cast<uint32_t>(b), k32 = static_cast<uint32_t>(k);
+      logical = static_cast<int64_t>(b32 % k32) * n + b32 / k32;
+    } else {
+      logical = (b % k) * n + b / k;
+    }
+  }
   B[b] = value(key, 1, logical);
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "codegen/family.hpp"
+#include "codegen/family_tiny.hpp"
 #include "kernels/mma_plan.h"
 
 namespace cudal2 {
@@ -36,7 +37,9 @@ std::string tiny_compile_text(const KernelSpec& s) {
                      s.tile_m, s.tile_n, s.tile_k, s.warps_m, s.warps_n, s.warps_k);
 }
 
-std::string invalid_reason_tiny(const KernelSpec& s) {
+}  // namespace
+
+std::string tiny_tile_invalid_reason(const KernelSpec& s) {
   if (!is_pow2(s.warps_m) || !is_pow2(s.warps_n) || !is_pow2(s.warps_k) || s.warps_m * s.warps_n * s.warps_k > 8)
     return fmt::format("warps {}x{} kwarps {}: powers of two, at most 8 warps", s.warps_m, s.warps_n, s.warps_k);
   if (s.tile_m % s.warps_m || s.tile_n % s.warps_n) return "tile not divisible by the warps";
@@ -50,16 +53,10 @@ std::string invalid_reason_tiny(const KernelSpec& s) {
   if (plan::tiny_fragment_regs(wtm, wtn, s.tile_k) > plan::kMaxTinyFragmentRegs)
     return fmt::format("tile K {} with a {}x{} warp tile: over {} fragment registers per k-block", s.tile_k, wtm, wtn,
                        plan::kMaxTinyFragmentRegs);
-  if (plan::tiny_smem_bytes(s.tile_m, s.tile_n, s.warps_k) > plan::kStaticSmemBudget)
-    return "kwarps reduction buffer over 48 KB of static shared memory";
-  if (auto why = splits_only_knobs_reason(s); !why.empty()) return why;
-  if (s.splits != 1) return "tiny takes splits=1 only (K is split across a CTA's warps: kwarps)";
-  return "";
+  return splits_only_knobs_reason(s);
 }
 
-// 96 configurations: 4 warp tiles x 12 warp layouts x tile K 32/64; splits=1 only (no runtime
-// knobs to add).
-std::vector<KernelSpec> enumerate_tiny(Layout layout, Accum accum, bool /*with_runtime_knobs*/) {
+std::vector<KernelSpec> enumerate_tiny_tiles(Layout layout, Accum accum) {
   std::vector<KernelSpec> out;
   const std::vector<std::tuple<int, int, int>> warps{{1, 1, 1}, {1, 1, 2}, {1, 1, 4}, {1, 1, 8}, {1, 2, 1}, {1, 2, 2},
                                                      {1, 2, 4}, {2, 1, 1}, {2, 1, 2}, {2, 1, 4}, {2, 2, 1}, {2, 2, 2}};
@@ -71,8 +68,27 @@ std::vector<KernelSpec> enumerate_tiny(Layout layout, Accum accum, bool /*with_r
         s.accum = accum;
         s.tile_m = wtm * wm, s.tile_n = wtn * wn, s.tile_k = bk;
         s.warps_m = wm, s.warps_n = wn, s.warps_k = wk;
-        if (invalid_reason_tiny(s).empty()) out.push_back(s);
+        if (tiny_tile_invalid_reason(s).empty()) out.push_back(s);
       }
+  return out;
+}
+
+namespace {
+
+std::string invalid_reason_tiny(const KernelSpec& s) {
+  if (auto why = tiny_tile_invalid_reason(s); !why.empty()) return why;
+  if (plan::tiny_smem_bytes(s.tile_m, s.tile_n, s.warps_k) > plan::kStaticSmemBudget)
+    return "kwarps reduction buffer over 48 KB of static shared memory";
+  if (s.splits != 1) return "tiny takes splits=1 only (K is split across a CTA's warps: kwarps)";
+  return "";
+}
+
+// 96 configurations: 4 warp tiles x 12 warp layouts x tile K 32/64; splits=1 only (no runtime
+// knobs to add).
+std::vector<KernelSpec> enumerate_tiny(Layout layout, Accum accum, bool /*with_runtime_knobs*/) {
+  std::vector<KernelSpec> out;
+  for (const KernelSpec& s : enumerate_tiny_tiles(layout, accum))
+    if (invalid_reason_tiny(s).empty()) out.push_back(s);
   return out;
 }
 

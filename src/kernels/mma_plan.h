@@ -81,6 +81,12 @@ constexpr int acc_floats_per_thread(int wtm, int wtn) { return wtm * wtn / 32; }
 constexpr int tiny_smem_bytes(int bm, int bn, int kwarps) {
   return (kwarps > 1 ? kwarps - 1 : 0) * bm * bn * static_cast<int>(sizeof(float));
 }
+// `lat` family: the same buffer, which also holds the CTA's partial tile for the cluster's
+// reduction through distributed shared memory, so it has at least one slot.
+constexpr int lat_smem_bytes(int bm, int bn, int kwarps) {
+  return (kwarps > 2 ? kwarps - 1 : 1) * bm * bn * static_cast<int>(sizeof(float));
+}
+constexpr int kMaxLatSplits = 16;  // CTAs of one cluster (more than 8: non-portable on the H100)
 // 32-bit registers of A and B fragments one thread loads per k-block of bk (a 16x32 A block is
 // two 16-byte loads, an 8x32 B block one), for a (wtm x wtn) warp tile.
 constexpr int tiny_fragment_regs(int wtm, int wtn, int bk) { return (wtm / 16 * 8 + wtn / 8 * 4) * (bk / 32); }

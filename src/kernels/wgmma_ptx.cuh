@@ -9,13 +9,11 @@
 
 #include <cstdint>
 
-// Programmatic dependent launch on (1) or off (0: an A/B build); see grid_dependency_wait.
-#ifndef CUDAL2_PDL
-#define CUDAL2_PDL 1
-#endif
+#include "pdl.cuh"
 
 namespace cudal2_wgmma_ptx {
 namespace {
+using namespace cudal2_pdl;  // grid_dependency_wait, launch_dependents, the launch attributes
 
 __device__ __forceinline__ uint32_t smem_u32(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
@@ -120,30 +118,6 @@ __device__ __forceinline__ int ld_acquire_gpu(const int* p) {
 }
 __device__ __forceinline__ void st_shared_u32(uint32_t addr, uint32_t v) {
   asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
-}
-// Programmatic dependent launch (PDL). Launched with cudaLaunchAttributeProgrammaticStreamSerialization,
-// a kernel may start while the kernel before it in the stream is still finishing: its prologue
-// (barrier set-up, tensor-map prefetch) overlaps that kernel's tail instead of following its launch
-// latency. grid_dependency_wait() returns once the previous grid has completed and its writes are
-// visible: every thread calls it before touching global memory. launch_dependents() lets the next
-// PDL kernel be scheduled once every CTA of this grid has called it (or exited). Both are no-ops
-// when the launch had no such attribute.
-__device__ __forceinline__ void grid_dependency_wait() { asm volatile("griddepcontrol.wait;\n" ::: "memory"); }
-__device__ __forceinline__ void launch_dependents() {
-  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
-}
-// The launch side, for cudaLaunchKernelEx: attributes appended to at[n++]. CUDAL2_PDL=0 builds
-// without PDL (an A/B build).
-inline void add_cluster_attribute(cudaLaunchAttribute* at, unsigned& n, unsigned ctas) {
-  at[n].id = cudaLaunchAttributeClusterDimension;
-  at[n].val.clusterDim.x = ctas, at[n].val.clusterDim.y = 1, at[n].val.clusterDim.z = 1;
-  ++n;
-}
-inline void add_pdl_attribute(cudaLaunchAttribute* at, unsigned& n) {
-  if (!CUDAL2_PDL) return;
-  at[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  at[n].val.programmaticStreamSerializationAllowed = 1;
-  ++n;
 }
 __device__ __forceinline__ void prefetch_map(const CUtensorMap* map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");

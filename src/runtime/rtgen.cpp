@@ -109,7 +109,7 @@ int main(int argc, char** argv) {
           "    {{{}, {}, {}, {}, {}, {}, {}, {}, false, {{}}, &cudal2_rt_k{}_can_implement, "
           "&cudal2_rt_k{}_workspace_size, &cudal2_rt_k{}_run}},\n",
           cstr(spec.compile_text()), cstr(spec.family), layout, accum, spec.tile_m, spec.tile_n, spec.tile_k,
-          spec.family == "mma" || spec.family == "tiny" ? "true" : "false", i, i, i);
+          spec.family == "mma" || spec.family == "tiny" || spec.family == "lat" ? "true" : "false", i, i, i);
     }
     // A kernel_<i>.cu of an earlier table that this one does not ask for (fewer kernels, or kernel
     // i is a cublaslt configuration now): not built, so removed.

@@ -119,7 +119,7 @@ TEST(Codegen, DeterministicAndCarriesTheSpec) {
 // ---- our own families: mma and tiny ----
 
 TEST(KernelSpec, OwnFamiliesRoundTripWithUniqueHashes) {
-  for (const char* family : {"mma", "tiny"})
+  for (const char* family : {"mma", "tiny", "lat"})
     for (auto layout : {Layout::NN, Layout::TN})
       for (auto acc : {Accum::F32, Accum::F16}) {
         const auto all = enumerate_specs(family, layout, acc);
@@ -129,7 +129,7 @@ TEST(KernelSpec, OwnFamiliesRoundTripWithUniqueHashes) {
           EXPECT_EQ(s.family, family);
           EXPECT_EQ(invalid_reason(s), "") << s.text();
           ASSERT_EQ(parse_spec(s.text()).text(), s.text());
-          EXPECT_EQ(shape_refusal(s, {7, 65, 1000}), "") << "mma/tiny run any shape";
+          EXPECT_EQ(shape_refusal(s, {7, 65, 1000}), "") << "mma/tiny/lat run any shape";
           hashes.insert(s.hash());
           builds.insert(s.compile_hash());
         }
@@ -140,7 +140,8 @@ TEST(KernelSpec, OwnFamiliesRoundTripWithUniqueHashes) {
 
 TEST(KernelSpec, OwnFamiliesSpaceSizeIsDocumented) {
   // docs/kernel-space.md quotes these numbers; update both together.
-  EXPECT_EQ(known_families(), (std::vector<std::string>{"sm90_cutlass", "mma", "tiny", "wgmma", "wgmma_swapab"}));
+  EXPECT_EQ(known_families(),
+            (std::vector<std::string>{"sm90_cutlass", "mma", "tiny", "wgmma", "wgmma_swapab", "lat"}));
   // 81 cooperative + 66 ping-pong configurations
   EXPECT_EQ(enumerate_specs("wgmma", Layout::NN, Accum::F32, false).size(), 147u);
   // x (raster 3 x swizzle 4 + splits auto, 2, 4, 8, 16); ping-pong: x (raster 3 x swizzle 4)
@@ -152,6 +153,9 @@ TEST(KernelSpec, OwnFamiliesSpaceSizeIsDocumented) {
   EXPECT_EQ(enumerate_specs("mma", Layout::TN, Accum::F16, true).size(), 342u);  // x splits 1,2,4,8,16,32
   EXPECT_EQ(enumerate_specs("tiny", Layout::NN, Accum::F32, false).size(), 96u);
   EXPECT_EQ(enumerate_specs("tiny", Layout::TN, Accum::F16, true).size(), 96u);  // splits=1 only
+  // tiny's 96 tiles at 2 stages, and the 60 whose k-block fits 32 fragment registers at 4
+  EXPECT_EQ(enumerate_specs("lat", Layout::NN, Accum::F32, false).size(), 156u);
+  EXPECT_EQ(enumerate_specs("lat", Layout::TN, Accum::F16, true).size(), 780u);  // x splits 1,2,4,8,16
   EXPECT_EQ(enumerate_specs("sm90_cutlass", Layout::NN, Accum::F32, false).size(), 368u);
   EXPECT_THROW(enumerate_specs("sm80", Layout::NN, Accum::F32), InputError);
 }
@@ -165,6 +169,12 @@ TEST(KernelSpec, OwnFamiliesCanonicalTextAndHash) {
   const auto tiny = default_spec("tiny");
   EXPECT_EQ(tiny.text(), "tiny nn f32 tile=32x32x64 warps=1x1 kwarps=1 | splits=1");
   EXPECT_EQ(tiny.hash(), "c6593ff011400586");
+  EXPECT_EQ(default_spec("lat").text(), "lat nn f32 tile=32x32x64 warps=1x1 kwarps=1 | splits=1");
+  // stages is written only when it is not 2: the two-deep texts (and hashes) stay as stored
+  EXPECT_EQ(parse_spec("lat tn f32 tile=16x16x64 kwarps=8 stages=2").text(),
+            "lat tn f32 tile=16x16x64 warps=1x1 kwarps=8 | splits=1");
+  EXPECT_EQ(parse_spec("lat tn f32 tile=16x16x64 kwarps=8 stages=4 | splits=2").text(),
+            "lat tn f32 tile=16x16x64 warps=1x1 kwarps=8 stages=4 | splits=2");
   const auto s = parse_spec("mma tn f16 tile=32x128x64 warps=1x4 stages=4 | splits=8");
   EXPECT_EQ(s.layout, Layout::TN);
   EXPECT_EQ(s.accum, Accum::F16);
@@ -209,6 +219,15 @@ TEST(KernelSpec, OwnFamiliesValidityRules) {
   EXPECT_NE(why("tiny nn f32 tile=32x32x128").find("fragment registers"), std::string::npos);
   EXPECT_EQ(why("tiny nn f32 tile=16x16x128"), "");
   EXPECT_NE(why("tiny nn f32 tile=32x32x32 warps=2x2 kwarps=4").find("at most 8 warps"), std::string::npos);
+  // lat: tiny's tile rules, splits are the CTAs of one cluster (1..16), one reduction slot even
+  // without kwarps.
+  EXPECT_EQ(why("lat tn f32 tile=32x32x64 warps=1x1 kwarps=4 | splits=16"), "");
+  EXPECT_NE(why("lat tn f32 tile=32x32x64 | splits=17").find("splits must be 1..16"), std::string::npos);
+  EXPECT_NE(why("lat nn f32 tile=64x32x64 warps=1x1").find("warp tile M"), std::string::npos);
+  EXPECT_NE(why("lat nn f32 tile=64x64x32 warps=2x2 kwarps=4").find("at most 8 warps"), std::string::npos);
+  EXPECT_NE(why("lat nn f32 tile=32x32x64 stages=4").find("fragment registers"), std::string::npos);
+  EXPECT_NE(why("lat nn f32 tile=16x16x64 stages=9").find("stages 9 not in 2..8"), std::string::npos);
+  EXPECT_EQ(why("lat nn f32 tile=16x16x64 stages=4"), "");
   KernelSpec knob = default_spec("mma");
   knob.raster = Raster::AlongN;
   EXPECT_NE(invalid_reason(knob).find("raster"), std::string::npos);
@@ -236,9 +255,9 @@ TEST(KernelSpec, OwnFamiliesParseErrorsNameTheField) {
   EXPECT_NE(err("mma nn f32 warps=2").find("warps"), std::string::npos);
   EXPECT_NE(err("mma nn f32 | raster=along_m").find("unknown field 'raster'"), std::string::npos);
   EXPECT_NE(err("tile=64x64x32 mma nn f32").find("expected '<family>"), std::string::npos);
-  EXPECT_NE(
-      err("mmx nn f32").find("unknown family 'mmx' (known: sm90_cutlass, mma, tiny, wgmma, wgmma_swapab, cublaslt)"),
-      std::string::npos);
+  EXPECT_NE(err("mmx nn f32")
+                .find("unknown family 'mmx' (known: sm90_cutlass, mma, tiny, wgmma, wgmma_swapab, lat, cublaslt)"),
+            std::string::npos);
   EXPECT_NE(err("tiny nn").find("expected"), std::string::npos);
 }
 
@@ -316,6 +335,8 @@ TEST(Codegen, GoldenSources) {
       {"mma_tn_f16_32x64x64", "mma tn f16 tile=32x64x64 warps=1x2 stages=4 | splits=8"},
       {"tiny_nn_f32_kwarps4", "tiny nn f32 tile=16x32x32 warps=1x2 kwarps=4"},
       {"tiny_tn_f16_32x32x64", "tiny tn f16 tile=32x32x64 warps=1x2 kwarps=2"},
+      {"lat_tn_f32_32x32x64", "lat tn f32 tile=32x32x64 warps=1x1 kwarps=4"},
+      {"lat_nn_f16_stages4", "lat nn f16 tile=16x16x64 warps=1x1 kwarps=8 stages=4 | splits=4"},
       {"wgmma_nn_f32_default", "wgmma nn f32"},
       {"wgmma_tn_f16_cluster2x1", "wgmma tn f16 tile=64x128x64 cluster=2x1 stages=5 | splits=auto"},
       {"wgmma_tn_f32_pingpong", "wgmma tn f32 tile=128x128x64 stages=6 mainloop=pingpong | raster=along_n swizzle=8"},

@@ -1,0 +1,230 @@
+// Family lat: a latency-first HGEMM for problems that finish in a few microseconds (the small
+// class, K-heavy few-tile shapes), where launch, prologue, first-load latency and a second
+// launch for split-K's reduction cost more than the multiply-adds. Each trick, in a line:
+//  - one launch, one wave: a CTA owns one output tile (or one K slice of it); nothing loops
+//    over tiles, so there is no scheduler and no pipeline ramp to hide;
+//  - PDL: everything before griddepcontrol.wait (index math, the K range) overlaps the previous
+//    kernel's tail, and every CTA triggers the next launch at once, so the next call's launch
+//    latency overlaps this one's work (a CTA owns one item: nothing is left to starve);
+//  - fragments straight from global memory (L2) into registers, the next k-block's loads (or
+//    the next stages-1) in flight while the current one multiplies (the `tiny` mainloop,
+//    tiny_gemm.cuh): no shared-memory staging, no barriers in the mainloop;
+//  - K split three ways without a second kernel or a workspace: across a CTA's warps (kwarps,
+//    reduced through shared memory) and across the CTAs of one thread-block cluster (the
+//    runtime knob `splits`, up to 16), whose partial tiles are reduced through distributed
+//    shared memory: each CTA of the cluster sums one slice of the tile over all ranks, in rank
+//    order (deterministic), and stores it;
+//  - the cluster size is a launch attribute, not a template argument: one artifact serves every
+//    split count, so the search tries them without a recompile.
+// C (row-major MxN) = A (row-major MxK) * B (KxN: row-major "nn", column-major "tn"), any M, N, K.
+//   #include "lat_gemm.cuh"
+//   using cudal2_kernel = cudal2_lat::Gemm<cudal2_lat::Config<true, false, 32, 32, 64, 1, 1, 4>>;
+//   CUDAL2_EXPORT_KERNEL_ABI(cudal2_kernel, "lat tn f32 tile=32x32x64 warps=1x1 kwarps=4")
+#pragma once
+#include <cooperative_groups.h>
+
+#include "pdl.cuh"
+#include "tiny_gemm.cuh"
+
+namespace cudal2_lat {
+namespace {
+namespace cg = cooperative_groups;
+using namespace cudal2_mma_common;
+using namespace cudal2_pdl;
+namespace plan = cudal2_plan;
+
+// The compile-time knobs are tiny's (layout, accumulator, CTA tile, warps along M, N and K) and
+// kStages: the k-blocks a warp keeps in flight in registers (2: the next one while the current one
+// multiplies; more: a K-heavy warp's later loads overlap its first ones).
+template <bool kLayoutTN, bool kAccumF16, int kTileM, int kTileN, int kTileK, int kWarpsM, int kWarpsN, int kWarpsK,
+          int kStages = 2>
+struct Config : cudal2_tiny::Config<kLayoutTN, kAccumF16, kTileM, kTileN, kTileK, kWarpsM, kWarpsN, kWarpsK> {
+  static constexpr int kDepth = kStages;
+  static_assert(kStages >= 2 && kStages <= 8, "lat: 2..8 k-blocks in flight");
+};
+
+constexpr int kMaxClusterSplits = plan::kMaxLatSplits;
+
+template <class Cfg, bool kAligned>
+__global__ void __launch_bounds__(cudal2_tiny::Tile<Cfg>::kThreads)
+    lat_gemm_kernel(const typename cudal2_tiny::Tile<Cfg>::Params p) {
+  using T = cudal2_tiny::Tile<Cfg>;
+  using Frags = typename T::Frags;
+  constexpr bool kF16 = T::kF16;
+  constexpr int BM = T::BM, BN = T::BN, BK = T::BK, WM = T::WM, WN = T::WN, KW = T::KW;
+  constexpr int WTM = T::WTM, WTN = T::WTN, MI = T::MI, NI = T::NI, kThreads = T::kThreads;
+  // Partial tiles in fragment order: slices 1..KW-1 hand theirs to slice 0 here, and slice 0
+  // leaves the CTA's sum in red[0] for the cluster's other CTAs to read.
+  constexpr int kSlots = KW > 1 ? KW - 1 : 1;
+  __shared__ float4 red[kSlots][WM * WN][MI * NI][32];
+
+  launch_dependents();  // one item per CTA: the next kernel may launch now and wait for us
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int kw = warp / (WM * WN), pw = warp % (WM * WN);  // K slice; warp within the M x N plane
+  const int wm = pw / WN, wn = pw % WN;
+  const int64_t row0 = int64_t(blockIdx.y) * BM + wm * WTM, col0 = int64_t(blockIdx.x) * BN + wn * WTN;
+  // This CTA's K iterations: the cluster (along z) splits them, balanced in whole iterations.
+  const int splits = static_cast<int>(gridDim.z), rank = static_cast<int>(blockIdx.z);
+  const int64_t iters = (p.k + BK - 1) / BK;
+  const int64_t it0 = iters * rank / splits, it1 = iters * (rank + 1) / splits;
+  grid_dependency_wait();  // the previous kernel's writes (our A or B, perhaps) are visible now
+
+  Acc<kF16> acc[MI][NI];
+  if constexpr (!kAligned) {
+    for (int64_t it = it0 + kw; it < it1; it += KW) {
+      Frags f;
+      T::template load_frags<kAligned>(f, p.A, p.B, p.m, p.n, p.k, row0, col0, it * BK, lane);
+      T::compute(f, acc);
+    }
+  } else if constexpr (Cfg::kDepth == 2) {
+    if (it0 + kw < it1) {
+      Frags cur;
+      T::template load_frags<kAligned>(cur, p.A, p.B, p.m, p.n, p.k, row0, col0, (it0 + kw) * BK, lane);
+      for (int64_t it = it0 + kw + KW; it < it1; it += KW) {
+        Frags nxt;
+        T::template load_frags<kAligned>(nxt, p.A, p.B, p.m, p.n, p.k, row0, col0, it * BK, lane);
+        T::compute(cur, acc);
+        cur = nxt;
+      }
+      T::compute(cur, acc);
+    }
+  } else {
+    // A ring of D buffers, indexed by compile-time constants (the loop over d is unrolled), so it
+    // stays in registers: D-1 k-blocks are in flight while one multiplies.
+    constexpr int D = Cfg::kDepth;
+    Frags buf[D];
+#pragma unroll
+    for (int d = 0; d < D - 1; ++d)
+      if (it0 + kw + d * KW < it1)
+        T::template load_frags<kAligned>(buf[d], p.A, p.B, p.m, p.n, p.k, row0, col0, (it0 + kw + d * KW) * BK, lane);
+    for (int64_t base = it0 + kw; base < it1; base += int64_t(D) * KW) {
+#pragma unroll
+      for (int d = 0; d < D; ++d) {
+        const int64_t it = base + d * KW;
+        if (it >= it1) break;
+        if (it + (D - 1) * KW < it1)
+          T::template load_frags<kAligned>(buf[(d + D - 1) % D], p.A, p.B, p.m, p.n, p.k, row0, col0,
+                                           (it + (D - 1) * KW) * BK, lane);
+        T::compute(buf[d], acc);
+      }
+    }
+  }
+
+  float4 out[MI][NI];
+#pragma unroll
+  for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+    for (int ni = 0; ni < NI; ++ni) out[mi][ni] = acc[mi][ni].get();
+
+  if constexpr (KW > 1) {
+    // Slices 1..KW-1 hand their sums to slice 0, which adds them in slice order (deterministic).
+    if (kw > 0)
+#pragma unroll
+      for (int j = 0; j < MI * NI; ++j) red[kw - 1][pw][j][lane] = out[j / NI][j % NI];
+    __syncthreads();
+    if (kw == 0)
+#pragma unroll
+      for (int s = 0; s < KW - 1; ++s)
+#pragma unroll
+        for (int j = 0; j < MI * NI; ++j) out[j / NI][j % NI] = out[j / NI][j % NI] + red[s][pw][j][lane];
+  }
+
+  if (splits == 1) {  // the whole grid takes this branch or none of it
+    if (kw > 0) return;
+    const int64_t r = row0 + (lane >> 2), c = col0 + (lane & 3) * 2;
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+      for (int ni = 0; ni < NI; ++ni) store_c(p.C, p.m, p.n, r + mi * 16, c + ni * 8, out[mi][ni], p.c_vec);
+    return;
+  }
+
+  // Slice 0 only ever read and writes its own (pw, j, lane) entries of red, so it can overwrite
+  // red[0] with the CTA's sum without a barrier; the cluster barrier publishes it.
+  if (kw == 0)
+#pragma unroll
+    for (int j = 0; j < MI * NI; ++j) red[0][pw][j][lane] = out[j / NI][j % NI];
+  cg::cluster_group cluster = cg::this_cluster();
+  cluster.sync();
+  // Rank r sums entries [r * per, (r + 1) * per) of the tile over every rank, in rank order.
+  constexpr int kEntries = WM * WN * MI * NI * 32;
+  const int per = (kEntries + splits - 1) / splits;
+  const int e1 = min(kEntries, (rank + 1) * per);
+  float4* mine = &red[0][0][0][0];
+  for (int e = rank * per + static_cast<int>(threadIdx.x); e < e1; e += kThreads) {
+    float4 s = *cluster.map_shared_rank(mine + e, 0);
+    for (int q = 1; q < splits; ++q) s = s + *cluster.map_shared_rank(mine + e, q);
+    const int el = e & 31, j = (e >> 5) % (MI * NI), ew = e / (32 * MI * NI);
+    const int64_t r = int64_t(blockIdx.y) * BM + (ew / WN) * WTM + (j / NI) * 16 + (el >> 2);
+    const int64_t c = int64_t(blockIdx.x) * BN + (ew % WN) * WTN + (j % NI) * 8 + (el & 3) * 2;
+    store_c(p.C, p.m, p.n, r, c, s, p.c_vec);
+  }
+  cluster.sync();  // this CTA's shared memory stays until every rank has read it
+}
+
+// The host side of configuration Cfg: the kernel C ABI (cudal2_kernel_shim.h).
+template <class Cfg>
+struct Gemm {
+  using T = cudal2_tiny::Tile<Cfg>;
+  using Params = typename T::Params;
+  static constexpr bool kTN = T::kTN;
+  static constexpr int BM = T::BM, BN = T::BN, BK = T::BK, kThreads = T::kThreads;
+
+  // z: the CTAs of one cluster splitting K (every one gets at least one K iteration).
+  static plan::Grid grid_of(const cudal2_gemm_args& a) {
+    return plan::grid(a.m, a.n, a.k, BM, BN, BK, a.splits < kMaxClusterSplits ? a.splits : kMaxClusterSplits);
+  }
+
+  static const char* refusal(const cudal2_gemm_args& a) {
+    if (const char* why = cudal2_shim::sizes_refusal(a)) return why;
+    if (a.raster != 0 || a.swizzle != 1 || a.decomposition != 0)
+      return "lat kernels take only raster=0 swizzle=1 decomposition=0";
+    if (a.splits < 1 || a.splits > kMaxClusterSplits) return "lat kernels take splits=1..16 (CTAs of one cluster)";
+    if (!plan::grid_fits(grid_of(a))) return "too many M tiles for the grid (at most 65535)";
+    return nullptr;
+  }
+
+  // 16-byte fragment loads need 16-byte aligned rows of A (and of B when it is K-contiguous);
+  // row-major B is read 4 bytes at a time, which N % 8 == 0 also keeps aligned.
+  static bool aligned(const cudal2_gemm_args& a) { return cudal2_shim::rows_16b_aligned(a, kTN); }
+
+  template <bool kAligned>
+  static cudaError_t launch(const Params& p, const plan::Grid& g, cudaStream_t s) {
+    auto* kernel = lat_gemm_kernel<Cfg, kAligned>;
+    if (g.z > 8) {
+      // Clusters of more than 8 CTAs are "non-portable": allowed per kernel, once.
+      static const cudaError_t allowed =
+          cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+      if (allowed != cudaSuccess) return allowed;
+    }
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = dim3(unsigned(g.x), unsigned(g.y), unsigned(g.z));
+    cfg.blockDim = dim3(kThreads, 1, 1);
+    cfg.stream = s;
+    cudaLaunchAttribute at[2];
+    unsigned n_at = 0;
+    if (g.z > 1) add_cluster_attribute(at, n_at, 1, 1, static_cast<unsigned>(g.z));
+    add_pdl_attribute(at, n_at);
+    cfg.attrs = at;
+    cfg.numAttrs = n_at;
+    return cudaLaunchKernelEx(&cfg, kernel, p);
+  }
+
+  static size_t workspace_size(const cudal2_gemm_args&) { return 0; }
+
+  static const char* run(const cudal2_gemm_args& a, void* stream) {
+    if (const char* why = refusal(a)) return why;
+    Params p;
+    p.A = static_cast<const __half*>(a.A);
+    p.B = static_cast<const __half*>(a.B);
+    p.C = static_cast<__half*>(a.C);
+    p.m = a.m, p.n = a.n, p.k = a.k;
+    p.c_vec = a.n % 2 == 0 && reinterpret_cast<uintptr_t>(a.C) % 4 == 0;
+    auto s = static_cast<cudaStream_t>(stream);
+    const cudaError_t e = aligned(a) ? launch<true>(p, grid_of(a), s) : launch<false>(p, grid_of(a), s);
+    return e == cudaSuccess ? nullptr : cudaGetErrorString(e);
+  }
+};
+
+}  // namespace
+}  // namespace cudal2_lat

@@ -1,0 +1,190 @@
+// Family lat (src/kernels/lat_gemm.cuh), compiled by the JIT on this machine: every candidate
+// passes the full verification on odd shapes (partial tiles on every edge, K below one k-block,
+// unaligned rows, K split over kwarps and clusters of 1..16 CTAs), both layouts and accumulators;
+// and programmatic dependent launch never races: in a chain where call i+1 reads call i's output
+// (C of one call is A of the next), every step matches an fp64 reference of its actual inputs,
+// launched eagerly and replayed from a CUDA graph, many times.
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "codegen/codegen.hpp"
+#include "eval/artifact.hpp"
+#include "eval/bench.hpp"
+#include "jit/compiler.hpp"
+#include "jit_methods.hpp"
+#include "kernels/cudal2_kernel_abi.h"
+
+namespace cudal2 {
+namespace {
+
+using testing::expect_all_ok;
+
+BenchReport run_odd(const std::vector<std::string>& specs, const std::vector<Shape>& shapes, Accum accum) {
+  BenchOptions o;
+  o.accum = accum;
+  o.methods = testing::compile_specs(specs, "lat");
+  o.shapes = shapes;
+  o.reps = 3;
+  o.progress = false;
+  const auto r = run_bench(o);
+  print_table(r, o);
+  return r;
+}
+
+const std::vector<Shape> kOddShapes{{1, 1, 1},        {7, 7, 7},         {7, 65, 1000},   {4097, 7, 65},
+                                    {65, 4097, 7},    {1, 4097, 1000},   {1000, 1, 4097}, {65, 65, 65},
+                                    {64, 64, 16384},  {100, 36, 250},    {200, 136, 520}, {64, 64, 64},
+                                    {256, 256, 4096}, {512, 512, 16384}, {33, 1000, 8200}};
+
+TEST(LatGpu, OddShapesVerifyFp32) {
+  expect_all_ok(run_odd({"lat tn f32 tile=32x32x64 warps=1x1 kwarps=4 | splits=1",
+                         "lat tn f32 tile=32x32x64 warps=1x1 kwarps=4 | splits=8",
+                         "lat nn f32 tile=32x32x64 warps=1x1 kwarps=2 | splits=16",
+                         "lat nn f32 tile=64x64x32 warps=2x2 kwarps=2 | splits=3",
+                         "lat tn f32 tile=16x16x64 warps=1x1 kwarps=8 | splits=5",
+                         "lat nn f32 tile=16x32x32 warps=1x1 kwarps=1 | splits=2",
+                         "lat tn f32 tile=16x16x64 warps=1x1 kwarps=4 stages=4 | splits=3",
+                         "lat nn f32 tile=16x16x32 warps=1x1 kwarps=2 stages=8 | splits=1"},
+                        kOddShapes, Accum::F32));
+}
+
+TEST(LatGpu, OddShapesVerifyFp16Accumulate) {
+  expect_all_ok(run_odd({"lat tn f16 tile=32x32x64 warps=1x1 kwarps=4 | splits=8",
+                         "lat nn f16 tile=64x32x32 warps=2x1 kwarps=2 | splits=4",
+                         "lat nn f16 tile=16x16x64 warps=1x1 kwarps=8 | splits=16",
+                         "lat tn f16 tile=32x32x32 warps=1x1 kwarps=4 stages=4 | splits=2"},
+                        {{1, 1, 1}, {7, 65, 1000}, {4097, 7, 65}, {65, 4097, 7}, {64, 64, 16384}, {200, 136, 520}},
+                        Accum::F16));
+}
+
+// ---- PDL chains: C of call i is A of call i+1 ----
+
+#define CHAIN_CUDA(x) ASSERT_EQ((x), cudaSuccess) << #x
+
+struct Chain {
+  int64_t m, kn;  // A_i: m x kn, B: kn x kn, C_i = A_{i+1}: m x kn
+  Layout layout;
+};
+
+// Runs `links` calls of art on one stream (eagerly, or captured once and replayed), A_0 random,
+// every later A the previous call's C, all outputs poisoned with NaN first so that a read before
+// the write shows; then checks every link against an fp64 product of the values it actually read.
+void run_chain(const Artifact& art, const KernelSpec& spec, const Chain& ch, int links, bool graph, int seed) {
+  const int64_t m = ch.m, kn = ch.kn;
+  const size_t a_elems = static_cast<size_t>(m * kn), b_elems = static_cast<size_t>(kn * kn);
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  std::vector<__half> hA(a_elems), hB(b_elems);
+  for (auto& x : hA) x = __float2half(nd(rng));
+  // B ~ N(0, 1/kn): every link keeps the scale of its input, so a long chain stays in fp16 range.
+  const float sb = 1.f / std::sqrt(static_cast<float>(kn));
+  for (auto& x : hB) x = __float2half(nd(rng) * sb);
+
+  __half *dA = nullptr, *dB = nullptr;
+  CHAIN_CUDA(cudaMalloc(&dA, a_elems * sizeof(__half) * (links + 1)));
+  CHAIN_CUDA(cudaMalloc(&dB, b_elems * sizeof(__half)));
+  CHAIN_CUDA(cudaMemset(dA, 0xFF, a_elems * sizeof(__half) * (links + 1)));  // NaN everywhere
+  CHAIN_CUDA(cudaMemcpy(dA, hA.data(), a_elems * sizeof(__half), cudaMemcpyHostToDevice));
+  CHAIN_CUDA(cudaMemcpy(dB, hB.data(), b_elems * sizeof(__half), cudaMemcpyHostToDevice));
+  cudaStream_t s = nullptr;
+  CHAIN_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+
+  // Every repeat poisons the outputs again first: a link that reads early reads NaN, not the
+  // identical value an earlier repeat left.
+  auto enqueue = [&] {
+    if (cudaMemsetAsync(dA + a_elems, 0xFF, a_elems * sizeof(__half) * links, s) != cudaSuccess) return;
+    for (int i = 0; i < links; ++i) {
+      cudal2_gemm_args a{};
+      a.m = m, a.n = kn, a.k = kn;
+      a.A = dA + a_elems * i, a.B = dB, a.C = dA + a_elems * (i + 1);
+      a.raster = 0, a.swizzle = 1, a.decomposition = 0, a.splits = spec.splits;
+      art.run(a, s);
+    }
+  };
+  if (graph) {
+    cudaGraph_t g = nullptr;
+    cudaGraphExec_t ge = nullptr;
+    CHAIN_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    enqueue();
+    CHAIN_CUDA(cudaStreamEndCapture(s, &g));
+    CHAIN_CUDA(cudaGraphInstantiate(&ge, g, 0));
+    for (int r = 0; r < 5; ++r) CHAIN_CUDA(cudaGraphLaunch(ge, s));
+    CHAIN_CUDA(cudaGraphExecDestroy(ge));
+    CHAIN_CUDA(cudaGraphDestroy(g));
+  } else {
+    for (int r = 0; r < 3; ++r) enqueue();
+  }
+  CHAIN_CUDA(cudaStreamSynchronize(s));
+  std::vector<__half> all(a_elems * (links + 1));
+  CHAIN_CUDA(cudaMemcpy(all.data(), dA, all.size() * sizeof(__half), cudaMemcpyDeviceToHost));
+  CHAIN_CUDA(cudaStreamDestroy(s));
+  CHAIN_CUDA(cudaFree(dA));
+  CHAIN_CUDA(cudaFree(dB));
+
+  auto b_at = [&](int64_t k, int64_t n) {
+    return static_cast<double>(__half2float(ch.layout == Layout::TN ? hB[static_cast<size_t>(n * kn + k)]
+                                                                    : hB[static_cast<size_t>(k * kn + n)]));
+  };
+  int bad_links = 0;
+  for (int i = 0; i < links; ++i) {
+    const __half* in = all.data() + a_elems * i;
+    const __half* out = all.data() + a_elems * (i + 1);
+    int64_t bad = 0;
+    double worst = 0;
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t c = 0; c < kn; ++c) {
+        double ref = 0, mag = 0;
+        for (int64_t k = 0; k < kn; ++k) {
+          const double x = __half2float(in[r * kn + k]) * b_at(k, c);
+          ref += x;
+          mag += std::fabs(x);
+        }
+        const double got = __half2float(out[r * kn + c]);
+        const double err = std::fabs(got - ref);
+        // fp16 output rounding plus fp32 (or fp16) accumulation of kn terms of this size.
+        const double tol = std::fabs(ref) * 2e-3 + mag * (spec.accum == Accum::F16 ? 4e-3 : 1e-4) + 1e-3;
+        if (!(err <= tol)) ++bad, worst = std::isnan(err) ? INFINITY : std::max(worst, err / tol);
+      }
+    if (bad) {
+      ++bad_links;
+      ADD_FAILURE() << spec.text() << " " << m << "x" << kn << "x" << kn << (graph ? " graph" : " eager") << ": link "
+                    << i << " has " << bad << " wrong elements (worst error " << worst << " x tolerance)";
+    }
+  }
+  std::printf("  %-55s %5ldx%5ldx%5ld %-5s %d links: %d wrong\n", spec.text().c_str(), static_cast<long>(m),
+              static_cast<long>(kn), static_cast<long>(kn), graph ? "graph" : "eager", links, bad_links);
+}
+
+TEST(LatGpu, PdlChainsNeverRace) {
+  const std::vector<std::string> texts{"lat tn f32 tile=32x32x64 warps=1x1 kwarps=4 | splits=1",
+                                       "lat tn f32 tile=32x32x64 warps=1x1 kwarps=2 | splits=8",
+                                       "lat nn f32 tile=16x16x64 warps=1x1 kwarps=8 | splits=16",
+                                       "lat nn f16 tile=64x32x32 warps=2x1 kwarps=2 | splits=3",
+                                       "lat tn f32 tile=16x16x64 warps=1x1 kwarps=2 stages=4 | splits=2"};
+  std::vector<KernelSpec> specs;
+  std::vector<std::string> sources;
+  for (const auto& t : texts) {
+    specs.push_back(parse_spec(t));
+    sources.push_back(generate_source(specs.back()));
+  }
+  const auto built = Compiler().compile_all(sources);
+  // Odd sizes: ragged tiles, unaligned rows (the checked path) and aligned ones.
+  const std::vector<std::pair<int64_t, int64_t>> sizes{{77, 136}, {5, 1000}, {64, 1024}, {33, 72}};
+  for (size_t i = 0; i < specs.size(); ++i) {
+    ASSERT_TRUE(built[i].ok()) << texts[i] << "\n" << built[i].log;
+    const Artifact art(built[i].artifact);
+    for (const auto& [m, kn] : sizes)
+      for (bool graph : {false, true}) run_chain(art, specs[i], {m, kn, specs[i].layout}, 40, graph, int(i * 7 + m));
+  }
+}
+
+}  // namespace
+}  // namespace cudal2

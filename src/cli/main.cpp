@@ -103,15 +103,16 @@ std::vector<cudal2::Mode> parse_modes(const std::string& m) {
   return {cudal2::parse_mode(m)};
 }
 
-std::array<bool, 3> parse_timers(const std::string& list) {
-  std::array<bool, 3> on{false, false, false};
+cudal2::TimerSet parse_timers(const std::string& list) {
+  cudal2::TimerSet on{};
   for (const auto& t : split_list(list)) {
     bool known = false;
     for (auto k : cudal2::kTimers)
       if (cudal2::to_string(k) == t) on[static_cast<int>(k)] = known = true;
-    if (!known) throw cudal2::InputError(fmt::format("unknown timer '{}' (graph, eager, host)", t));
+    if (!known) throw cudal2::InputError(fmt::format("unknown timer '{}' (graph, eager, host, chain)", t));
   }
-  if (!on[0] && !on[1] && !on[2]) throw cudal2::InputError("--timers names no timer (graph, eager, host)");
+  if (std::none_of(on.begin(), on.end(), [](bool b) { return b; }))
+    throw cudal2::InputError("--timers names no timer (graph, eager, host, chain)");
   return on;
 }
 
@@ -173,7 +174,11 @@ int main(int argc, char** argv) {
   bench->add_option("--mode", b.mode, "offline, server or both")->capture_default_str();
   bench->add_option("--reps", b.reps, "Samples per timer, method and mode")->capture_default_str();
   bench->add_option("--qps", b.qps, "Server mode: mean request rate; idle gaps ~ Exp(qps)")->capture_default_str();
-  bench->add_option("--timers", b.timers, "Timers to run: graph, eager, host (comma-separated)")->capture_default_str();
+  bench
+      ->add_option("--timers", b.timers,
+                   "Timers to run: graph, eager, host, chain (comma-separated; chain: every call after a trusted "
+                   "interlude, docs/measuring.md)")
+      ->capture_default_str();
   bench->add_option("--reference", b.reference,
                     "Methods the ratios (ratio_to_best_baseline, paired_ratio) are taken against, comma-separated "
                     "(default: every method run)");
@@ -215,7 +220,8 @@ int main(int argc, char** argv) {
     c->add_option("--mode", eval_mode, "offline, server or both")->capture_default_str();
     c->add_option("--reps", ev.reps, "Samples per timer")->capture_default_str();
     c->add_option("--qps", ev.qps, "Server mode: mean request rate; idle gaps ~ Exp(qps)")->capture_default_str();
-    c->add_option("--timers", timers, "Timers to run: graph, eager, host (comma-separated)")->capture_default_str();
+    c->add_option("--timers", timers, "Timers to run: graph, eager, host, chain (comma-separated)")
+        ->capture_default_str();
     c->add_option("--db", db_path, "SQLite results store")->capture_default_str();
     c->add_option("--timeout", ev.timeout_s, "Seconds per candidate before its worker is killed")
         ->capture_default_str();
@@ -229,6 +235,10 @@ int main(int argc, char** argv) {
     c->add_flag_callback(
         "--no-confine", [&] { ev.confine = false; },
         "Run candidates unconfined (diagnosis only: a machine where the sandbox itself fails)");
+    c->add_flag_callback(
+        "--back-to-back", [&] { ev.interleave = false; },
+        "Offline graph and eager batches back to back on one set of inputs instead of chained (measurement of "
+        "what chains cost only: a candidate that reuses earlier results can game it; docs/threat-model.md)");
   };
   add_eval_opts(eval, eval_shapes);
   std::string search = "exhaustive";

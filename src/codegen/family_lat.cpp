@@ -81,9 +81,8 @@ std::string lat_shape_refusal(const KernelSpec&, const Shape&) { return ""; }  /
 std::string generate_lat_source(const KernelSpec& s) {
   return type_source(lat_compile_text(s), "lat_gemm.cuh",
                      fmt::format("cudal2_lat::Gemm<cudal2_lat::Config<{}, {}, {}, {}, {}, {}, {}, {}{}>>",
-                                 s.layout == Layout::TN, s.accum == Accum::F16, s.tile_m, s.tile_n, s.tile_k,
-                                 s.warps_m, s.warps_n, s.warps_k,
-                                 s.stages == 2 ? std::string() : fmt::format(", {}", s.stages)));
+                                 s.layout == Layout::TN, s.accum == Accum::F16, s.tile_m, s.tile_n, s.tile_k, s.warps_m,
+                                 s.warps_n, s.warps_k, s.stages == 2 ? std::string() : fmt::format(", {}", s.stages)));
 }
 
 }  // namespace

@@ -12,8 +12,10 @@
 
 #include "baselines/baselines.hpp"
 #include "core/csv.hpp"
+#include "eval/chain_check.hpp"
 #include "eval/checks.hpp"
 #include "eval/device.hpp"
+#include "eval/interlude.hpp"
 
 namespace cudal2 {
 
@@ -27,18 +29,45 @@ struct StreamHolder {
   ~StreamHolder() { cudaStreamDestroy(s); }
 };
 
+// Outputs a chained batch keeps besides C (eval/interlude.hpp): as many as fit this many bytes,
+// at least one, so a batch holds at most that many calls plus one.
+constexpr size_t kSlotBytes = size_t{1} << 30;
+int slot_count(const Shape& s) {
+  return static_cast<int>(std::clamp<size_t>(kSlotBytes / (static_cast<size_t>(s.m * s.n) * 2), 1, 999));
+}
+
 // Operands of one shape: A, B in both layouts (same values), C and the library workspace, each
-// inside guard bands.
+// inside guard bands; with chains, the slots that keep a batch's outputs and the seed word.
 struct ShapeBuffers {
   Shape shape;
-  GuardedBuffer A, Bn, Bt, C, W;
-  explicit ShapeBuffers(const Shape& s)
+  GuardedBuffer A, Bn, Bt, C, W, slots, seed;
+  ShapeBuffers(const Shape& s, bool chains)
       : shape(s),
         A(static_cast<size_t>(s.m * s.k) * 2),
         Bn(static_cast<size_t>(s.k * s.n) * 2),
         Bt(static_cast<size_t>(s.k * s.n) * 2),
         C(static_cast<size_t>(s.m * s.n) * 2),
-        W(kLibraryWorkspace) {}
+        W(kLibraryWorkspace) {
+    if (chains) {
+      slots = GuardedBuffer(static_cast<size_t>(slot_count(s)) * static_cast<size_t>(s.m * s.n) * 2);
+      seed = GuardedBuffer(sizeof(unsigned long long), 256);
+      set_seed(0, nullptr);
+    }
+  }
+  // Calls a chained batch may hold: one per slot, and the last in C.
+  int chain_capacity() const { return slots.data() ? static_cast<int>(slots.bytes() / C.bytes()) + 1 : 0; }
+  std::optional<InterludeArgs> interlude(Layout l) const {
+    if (!seed.data()) return std::nullopt;
+    InterludeArgs a;
+    a.A = A.data(), a.B = l == Layout::NN ? Bn.data() : Bt.data(), a.C = C.data(), a.slots = slots.data();
+    a.m = shape.m, a.n = shape.n, a.k = shape.k, a.b_col_major = l == Layout::TN;
+    a.seed = static_cast<const unsigned long long*>(seed.data());
+    return a;
+  }
+  void set_seed(unsigned long long v, cudaStream_t st) {
+    CUDAL2_CUDA(cudaMemcpyAsync(seed.data(), &v, sizeof v, cudaMemcpyHostToDevice, st));
+    CUDAL2_CUDA(cudaStreamSynchronize(st));
+  }
   Operands operands(Layout l) const {
     Operands o{A.data(), l == Layout::NN ? Bn.data() : Bt.data(), C.data(), W.data(), W.bytes()};
     o.bufA = &A, o.bufB = l == Layout::NN ? &Bn : &Bt, o.bufC = &C;
@@ -75,7 +104,11 @@ struct ShapeBuffers {
     transpose_f16(Bn.data(), Bt.data(), shape.k, shape.n, st);
     CUDAL2_CUDA(cudaStreamSynchronize(st));
   }
-  std::array<GuardedBuffer*, 5> all() { return {&A, &Bn, &Bt, &C, &W}; }
+  std::vector<GuardedBuffer*> all() {
+    std::vector<GuardedBuffer*> v{&A, &Bn, &Bt, &C, &W};
+    if (slots.data()) v.push_back(&slots);
+    return v;
+  }
 };
 
 // Run the runner once on poisoned output and apply every check. Failures are recorded in v.
@@ -137,6 +170,7 @@ class Judge {
  public:
   Judge(ShapeBuffers& buf, const JobSecrets& sec, cudaStream_t st)
       : buf_(buf), sec_(sec), st_(st), ref_out_(buf.C.bytes()), ref_(make_baseline("cublas-nn", Accum::F32)) {
+    if (buf.seed.data()) chain_ = std::make_unique<ChainChecker>(buf.shape, Accum::F32);
     Operands o = buf.operands(Layout::NN);
     o.C = ref_out_.data();
     ref_->prepare(buf.shape, o, st);
@@ -153,7 +187,10 @@ class Judge {
   // rounds fill them themselves).
   void snapshot() { sums_ = checksums(); }
   bool inputs_intact() { return checksums() == sums_; }
-  void set_accum(Accum a) { accum_ = a; }
+  void set_accum(Accum a) {
+    accum_ = a;
+    if (chain_) chain_ = std::make_unique<ChainChecker>(buf_.shape, a);
+  }
   // Poisoned output, fresh guard bands: what every untrusted run starts from.
   void arm(Runner& r) {
     fill_u16(buf_.C.data(), buf_.C.bytes() / 2, sec_.poison, st_);
@@ -161,14 +198,35 @@ class Judge {
     for (auto& [name, b] : r.private_buffers()) b->reset_guards(st_);
     CUDAL2_CUDA(cudaStreamSynchronize(st_));
   }
+  // Before a chained batch: a new secret seed (the batch's inputs), poisoned C and slots, fresh
+  // guard bands, and the checksum of the B layout the batch must not touch.
+  void arm_chain(Runner& r, unsigned long long seed) {
+    seed_value_ = seed;
+    buf_.set_seed(seed, st_);
+    fill_u16(buf_.slots.data(), buf_.slots.bytes() / 2, sec_.poison, st_);
+    arm(r);
+    const GuardedBuffer& other = r.layout() == Layout::NN ? buf_.Bt : buf_.Bn;
+    other_b_ = chk_.checksum(other.data(), other.bytes(), sec_.checksum_key, st_);
+  }
+  // After a chained batch of `calls` calls: guard bands, the other B layout, and every call's
+  // output against the reference of its own inputs.
+  Finding check_chain(Runner& r, int calls) {
+    if (Finding f = guards(r)) return f;
+    const bool nn = r.layout() == Layout::NN;
+    const GuardedBuffer& other = nn ? buf_.Bt : buf_.Bn;
+    const GuardedBuffer& mine = nn ? buf_.Bn : buf_.Bt;
+    Finding f;
+    if (chk_.checksum(other.data(), other.bytes(), sec_.checksum_key, st_) != other_b_)
+      f = {FailureKind::InputModified, "the candidate changed an operand it was not given"};
+    else
+      f = chain_->check(seed_value_, calls, {buf_.C.data(), buf_.slots.data(), buf_.A.data(), mine.data(), !nn},
+                        sec_.poison, sec_.checksum_key, chk_, st_);
+    // (Every later check of this candidate starts from fresh_inputs or arm_chain again.)
+    return f;
+  }
   // What the last run did wrong, if anything.
   Finding check(Runner& r) {
-    std::vector<std::pair<std::string, GuardedBuffer*>> guarded{
-        {"A", &buf_.A}, {"B(nn)", &buf_.Bn}, {"B(tn)", &buf_.Bt}, {"C", &buf_.C}, {"workspace", &buf_.W}};
-    for (const auto& p : r.private_buffers()) guarded.push_back(p);
-    for (auto& [name, b] : guarded)
-      if (const int64_t d = chk_.guard_damage(*b, st_))
-        return {FailureKind::OutOfBounds, fmt::format("{} bytes of the guard bands of {} changed", d, name)};
+    if (Finding f = guards(r)) return f;
     if (checksums() != sums_) {
       // Put them back, or every method after this one would be judged on corrupted inputs.
       if (dist_) fresh_inputs(*dist_, seed_);
@@ -187,6 +245,16 @@ class Judge {
   }
 
  private:
+  Finding guards(Runner& r) {
+    std::vector<std::pair<std::string, GuardedBuffer*>> guarded{
+        {"A", &buf_.A}, {"B(nn)", &buf_.Bn}, {"B(tn)", &buf_.Bt}, {"C", &buf_.C}, {"workspace", &buf_.W}};
+    if (buf_.slots.data()) guarded.emplace_back("output slots", &buf_.slots);
+    for (const auto& p : r.private_buffers()) guarded.push_back(p);
+    for (auto& [name, b] : guarded)
+      if (const int64_t d = chk_.guard_damage(*b, st_))
+        return {FailureKind::OutOfBounds, fmt::format("{} bytes of the guard bands of {} changed", d, name)};
+    return {};
+  }
   std::array<uint64_t, 3> checksums() {
     return {chk_.checksum(buf_.A.data(), buf_.A.bytes(), sec_.checksum_key, st_),
             chk_.checksum(buf_.Bn.data(), buf_.Bn.bytes(), sec_.checksum_key, st_),
@@ -203,6 +271,9 @@ class Judge {
   uint64_t seed_ = 0;
   ElementTolerance tol_;
   std::array<uint64_t, 3> sums_{};
+  std::unique_ptr<ChainChecker> chain_;
+  unsigned long long seed_value_ = 0;
+  uint64_t other_b_ = 0;
 };
 
 std::string fmt_num(double v, int prec = 4) { return fmt::format("{:.{}g}", v, prec); }
@@ -315,6 +386,13 @@ size_t bench_bytes(const Shape& s) {
   return static_cast<size_t>(s.m * s.k + 2 * s.k * s.n + s.m * s.n) * 2 + 5 * g + kLibraryWorkspace;
 }
 
+size_t chain_bytes(const Shape& s) {
+  const size_t mn = static_cast<size_t>(s.m * s.n) * 2;
+  const size_t per_call = static_cast<size_t>(s.m * s.k + s.k * s.n) * 2 + mn;
+  return static_cast<size_t>(slot_count(s)) * mn + std::max(kChainCheckScratch, per_call) +
+         2 * GuardedBuffer::kDefaultGuard;
+}
+
 BenchReport run_bench(const BenchOptions& opt) {
   require_gpu();
   CUDAL2_CUDA(cudaSetDevice(0));
@@ -326,8 +404,10 @@ BenchReport run_bench(const BenchOptions& opt) {
   bool judged = false;
   for (const auto& m : opt.methods) judged = judged || !m.baseline;
   for (const auto& s : opt.shapes) {
+    const bool chains = opt.timers[static_cast<int>(TimerKind::Chain)] || (judged && opt.interleave);
     const size_t need = bench_bytes(s) + flush_bytes +
-                        (judged ? static_cast<size_t>(s.m * s.n) * 2 + 2 * GuardedBuffer::kDefaultGuard : 0);
+                        (judged ? static_cast<size_t>(s.m * s.n) * 2 + 2 * GuardedBuffer::kDefaultGuard : 0) +
+                        (chains ? chain_bytes(s) : 0);
     if (need > free_b)
       throw InputError(fmt::format("problem {} is too big for GPU memory: needs {:.2f} GiB, {:.2f} GiB free on {}",
                                    s.str(), need / 1073741824.0, free_b / 1073741824.0, gpu.name));
@@ -384,6 +464,10 @@ BenchReport run_bench(const BenchOptions& opt) {
   for (const auto& f : opt.methods) runners.push_back(f.make());
   bool any_untrusted = false;
   for (const auto& r : runners) any_untrusted = any_untrusted || !r->trusted();
+  // Chained batches: untrusted candidates' offline graph and eager batches, and the chain timer.
+  const bool interleave = any_untrusted && opt.interleave;
+  const bool offline = std::find(opt.modes.begin(), opt.modes.end(), Mode::Offline) != opt.modes.end();
+  const bool chains = offline && (interleave || opt.timers[static_cast<int>(TimerKind::Chain)]);
   // Drawn afresh for each job (each run_bench): nothing a candidate could learn in advance.
   const JobSecrets secrets = opt.secrets ? *opt.secrets : JobSecrets::draw();
   DeviceChecker checker;  // the in-place scans and gathers of verify_once
@@ -404,7 +488,7 @@ BenchReport run_bench(const BenchOptions& opt) {
     ShapeResult sr;
     sr.shape = s;
     sr.seed = rng();
-    ShapeBuffers buf(s);
+    ShapeBuffers buf(s, chains);
     std::vector<size_t> live;  // indices of runners that passed so far
     for (size_t i = 0; i < runners.size(); ++i) {
       MethodResult mr;
@@ -448,6 +532,24 @@ BenchReport run_bench(const BenchOptions& opt) {
         judge->arm(*runners[i]);
         run();
         if (const Finding finding = judge->check(*runners[i])) {
+          sr.methods[i].judge.fail(finding.kind, finding.detail);
+          sr.methods[i].status = Status::Failed;
+          return false;
+        }
+        return true;
+      } catch (const CandidateFault& e) {
+        fault(i, e.kind, e.what());
+      } catch (const std::exception& e) {
+        fault(i, FailureKind::Error, e.what());
+      }
+      return false;
+    };
+    // The same for a chained batch of `calls` calls.
+    auto checked_chain = [&](size_t i, const std::function<void()>& run, int calls) {
+      try {
+        judge->arm_chain(*runners[i], rng());
+        run();
+        if (const Finding finding = judge->check_chain(*runners[i], calls)) {
           sr.methods[i].judge.fail(finding.kind, finding.detail);
           sr.methods[i].status = Status::Failed;
           return false;
@@ -514,12 +616,19 @@ BenchReport run_bench(const BenchOptions& opt) {
       cfg.timers = opt.timers;
       // Untrusted methods time offline batches of ~1 ms: the judge's clock bounds what a runner
       // reports within a calibrated margin per batch, small against this. (Baselines keep theirs.)
+      // Chains: a batch holds no more calls than the judge keeps outputs for; every method of the
+      // job is timed the same way, so ratios compare like with like.
+      cfg.interleave = interleave;
+      if (chains) cfg.max_inner = std::min(cfg.max_inner, buf.chain_capacity());
       TimingConfig untrusted_cfg = cfg;
       untrusted_cfg.target_batch_us = 1000;
       std::vector<std::unique_ptr<SampleTimer>> timers(runners.size());
       for (size_t i : live) {
         try {
-          timers[i] = runners[i]->make_timer(st, runners[i]->trusted() ? cfg : untrusted_cfg, flusher.get());
+          TimingConfig c = runners[i]->trusted() ? cfg : untrusted_cfg;
+          c.interlude = buf.interlude(runners[i]->layout());
+          c.seed_buffer = &buf.seed, c.slot_buffer = &buf.slots;
+          timers[i] = runners[i]->make_timer(st, c, flusher.get());
           timers[i]->setup();
         } catch (const CandidateFault& e) {
           fault(i, e.kind, e.what());
@@ -544,11 +653,19 @@ BenchReport run_bench(const BenchOptions& opt) {
               if (cfg.timers[static_cast<int>(t)]) timers[i]->sample(t, server ? &rng : nullptr);
             continue;
           }
-          // Untrusted: fresh inputs before every batch (nothing to memoize), the output poisoned
-          // before it and verified after it; offline, one fresh single call besides.
+          // Untrusted: fresh inputs before every batch, the output poisoned before it and verified
+          // after it; a chained batch gives every call inputs of its own and verifies every call's
+          // output (nothing to memoize); offline, one fresh single call besides.
           bool ok = true;
           for (auto t : kTimers) {
             if (!ok || !cfg.timers[static_cast<int>(t)]) continue;
+            TimingConfig c = cfg;
+            c.interlude = buf.interlude(runners[i]->layout());
+            if (chained(c, t)) {
+              ok = checked_chain(
+                  i, [&] { timers[i]->sample(t, nullptr); }, timers[i]->inner());
+              continue;
+            }
             judge->fresh_inputs(timing_inputs, rng());
             ok = checked(i, [&] { timers[i]->sample(t, server ? &rng : nullptr); });
           }
@@ -627,15 +744,17 @@ void print_table(const BenchReport& r, const BenchOptions& opt) {
         "\n== %s mode (accum %s): median us per call; TFLOP/s and %%roofline from graph; ratio = best baseline / this "
         "(graph) ==\n",
         std::string(to_string(mode)).c_str(), std::string(to_string(opt.accum)).c_str());
-    std::printf("%-18s %-22s %10s %10s %10s %8s %7s %6s  %s\n", "shape", "method", "graph", "eager", "host", "TFLOP/s",
-                "%roof", "ratio", "status");
+    std::printf("%-18s %-22s %10s %10s %10s %10s %8s %7s %6s  %s\n", "shape", "method", "graph", "eager", "host",
+                "chain", "TFLOP/s", "%roof", "ratio", "status");
     for (const auto& sr : r.shapes) {
       const auto best = sr.best_baseline(mode, TimerKind::Graph);
       for (const auto& mr : sr.methods) {
         auto cell = [&](TimerKind t) -> std::string {
           if (!mr.timing.count(mode)) return "-";
           const auto& s = mr.timing.at(mode)[static_cast<int>(t)];
-          return s ? fmt::format("{:.2f}", s->median) : (t == TimerKind::Graph ? "no-graph" : "-");
+          return s ? fmt::format("{:.2f}", s->median)
+                   : (t == TimerKind::Graph || (t == TimerKind::Chain && opt.timers[static_cast<int>(t)]) ? "no-graph"
+                                                                                                          : "-");
         };
         std::string tf = "-", roof = "-", ratio = "-";
         if (mr.timing.count(mode)) {
@@ -654,9 +773,9 @@ void print_table(const BenchReport& r, const BenchOptions& opt) {
         } else if (mr.exact.sampled) {
           status += " (verified on sampled rows/cols)";
         }
-        std::printf("%-18s %-22s %10s %10s %10s %8s %7s %6s  %s\n", sr.shape.str().c_str(), mr.method.c_str(),
+        std::printf("%-18s %-22s %10s %10s %10s %10s %8s %7s %6s  %s\n", sr.shape.str().c_str(), mr.method.c_str(),
                     cell(TimerKind::Graph).c_str(), cell(TimerKind::Eager).c_str(), cell(TimerKind::Host).c_str(),
-                    tf.c_str(), roof.c_str(), ratio.c_str(), status.c_str());
+                    cell(TimerKind::Chain).c_str(), tf.c_str(), roof.c_str(), ratio.c_str(), status.c_str());
       }
     }
   }

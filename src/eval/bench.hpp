@@ -36,9 +36,13 @@ struct BenchOptions {
   bool resume = false;   // keep csv_path's rows, skip shapes already complete there
   std::string command_line;
   Ceilings ceilings;
-  bool progress = true;                          // progress lines on stderr
-  std::array<bool, 3> timers{true, true, true};  // TimerKind::Graph, Eager, Host
-  std::optional<JobSecrets> secrets;             // tests only: fixed secrets instead of fresh ones
+  bool progress = true;              // progress lines on stderr
+  TimerSet timers = kDefaultTimers;  // by TimerKind
+  // With untrusted methods, offline graph and eager batches are chains for every method
+  // (eval/interlude.hpp). false: back-to-back batches on one set of inputs, gameable by reuse;
+  // only to measure what chains cost.
+  bool interleave = true;
+  std::optional<JobSecrets> secrets;  // tests only: fixed secrets instead of fresh ones
 };
 
 struct MethodResult {
@@ -54,10 +58,10 @@ struct MethodResult {
   // The first failed verdict of the three (or normal, when all passed).
   const Verdict& first_failure() const { return !exact.ok ? exact : !normal.ok ? normal : !judge.ok ? judge : normal; }
   nlohmann::json details;
-  std::map<Mode, std::array<std::optional<Summary>, 3>> timing;
+  std::map<Mode, std::array<std::optional<Summary>, kTimerCount>> timing;
   // The samples behind `timing`, one per round in round order (all methods of a shape are
   // sampled once per round, in shuffled order): what the paired ratio pairs.
-  std::map<Mode, std::array<std::vector<double>, 3>> samples;
+  std::map<Mode, std::array<std::vector<double>, kTimerCount>> samples;
   std::map<Mode, std::string> graph_error;
   std::map<Mode, int> inner;
 };
@@ -89,6 +93,8 @@ BenchReport run_bench(const BenchOptions& opt);
 
 // Device bytes one shape needs (operands, both B layouts, guards, workspace).
 size_t bench_bytes(const Shape& s);
+// And what chained batches need besides (the output slots, the judge's check).
+size_t chain_bytes(const Shape& s);
 
 // Console output.
 void print_table(const BenchReport& r, const BenchOptions& opt);

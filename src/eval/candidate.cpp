@@ -52,6 +52,7 @@ protocol::JobAnswer run_eval_job(const protocol::EvalJob& job) {
   o.shapes = job.shapes;
   o.modes = job.modes;
   o.timers = job.timers;
+  o.interleave = job.interleave;
   o.reps = job.reps;
   o.qps = job.qps;
   o.verify_budget = job.verify_budget;
@@ -258,8 +259,14 @@ class Evaluator {
     local_gpu_ = gpu_available() ? query_gpu(0).name : "unknown";
   }
 
-  // Evaluates cands (all compiled ok) on shapes, writing their outcomes.
-  void evaluate(std::vector<Pending*> cands, std::vector<CandidateOutcome*> outs, const std::vector<Shape>& shapes) {
+  // Evaluates cands (all compiled ok) on shapes, writing their outcomes. A candidate whose runner
+  // (or judge) faulted is evaluated once more, alone, in a fresh runner before the fault is
+  // recorded: a fault a neighbour on the GPU caused (a killed process's context torn down, a
+  // reset) does not come back, and then the re-run's verified measurement stands, marked
+  // transient; one that comes back is the candidate's. first_fault: "" on a first run, else what
+  // the first run hit.
+  void evaluate(std::vector<Pending*> cands, std::vector<CandidateOutcome*> outs, const std::vector<Shape>& shapes,
+                const std::string& first_fault = "") {
     const auto t0 = Clock::now();
     nlohmann::json job = job_for(cands, shapes);
     const auto timeout = std::chrono::seconds(req_.job_overhead_s + req_.timeout_s * static_cast<int>(cands.size()));
@@ -281,7 +288,7 @@ class Evaluator {
     }
     if (!answered) {
       auto& co = *outs[0];
-      co.measure_seconds = secs;
+      co.measure_seconds += secs;
       if (answer && answer->fatal)
         co.status = answer->kind;
       else if (answer)
@@ -295,16 +302,50 @@ class Evaluator {
       else
         co.status = r.kind == sandbox::Outcome::ProtocolError ? FailureKind::ProtocolError : FailureKind::Exited;
       co.detail = describe_failure(r, malformed);
+      if (first_fault.empty() && is_fatal_fault(co.status.kind)) {
+        rerun(*cands[0], co, shapes, fmt::format("{}: {}", to_string(co.status), co.detail));
+        return;
+      }
+      if (!first_fault.empty()) co.detail = reproduced(first_fault, co.detail);
       record_failure(*cands[0], co.status, co.detail, co, shapes);
       return;
     }
+    std::vector<std::pair<size_t, std::string>> again;  // (candidate, its first fault)
     for (size_t i = 0; i < cands.size(); ++i) {
-      outs[i]->measure_seconds = secs / static_cast<double>(cands.size());
-      record_results(*cands[i], method_name(*cands[i], i), *answer, *outs[i], shapes);
+      outs[i]->measure_seconds += secs / static_cast<double>(cands.size());
+      const std::string name = method_name(*cands[i], i);
+      if (first_fault.empty()) {
+        if (const auto fault = fatal_fault_of(*answer, name)) {
+          again.emplace_back(i, *fault);
+          continue;
+        }
+      }
+      record_results(*cands[i], name, *answer, *outs[i], shapes, first_fault);
     }
+    for (const auto& [i, fault] : again) rerun(*cands[i], *outs[i], shapes, fault);
   }
 
  private:
+  void rerun(Pending& p, CandidateOutcome& co, const std::vector<Shape>& shapes, const std::string& fault) {
+    if (req_.progress)
+      std::fprintf(stderr, "cudal2: %s faulted (%s); evaluating it again in a fresh runner\n", p.hash.c_str(),
+                   fault.substr(0, 200).c_str());
+    evaluate({&p}, {&co}, shapes, fault);
+  }
+
+  static std::string reproduced(const std::string& first, const std::string& now) {
+    return fmt::format("reproduced in a fresh runner: {} (first run: {})", now, first.substr(0, 1000));
+  }
+
+  // "kind: reason" of the first shape on which `name` faulted (a poisoned context), if any.
+  static std::optional<std::string> fatal_fault_of(const protocol::JobAnswer& answer, const std::string& name) {
+    for (const auto& sh : answer.shapes)
+      for (const auto& m : sh.methods)
+        if (m.method == name && m.status == Status::Failed && is_fatal_fault(m.failure))
+          return fmt::format("{}: {}: {}", sh.shape.str(), to_string(m.failure), m.reason);
+    return std::nullopt;
+  }
+
   static sandbox::Worker make_worker(const EvalRequest& req) {
     sandbox::Options wopt;
     wopt.timeout = std::chrono::seconds(req.job_overhead_s + req.timeout_s);
@@ -324,6 +365,7 @@ class Evaluator {
     job.verify_budget = req_.verify_budget;
     job.baselines = req_.baselines;
     job.timers = req_.timers;
+    job.interleave = req_.interleave;
     job.command = req_.command_line;
     job.confine = req_.confine;
     job.candidate_timeout = req_.timeout_s;
@@ -369,8 +411,10 @@ class Evaluator {
     }
   }
 
+  // first_fault: "" on a first run; on a re-run, what the first run hit (kept with every row: an ok
+  // row says the fault was transient, a faulted one that it was reproduced).
   void record_results(const Pending& p, const std::string& name, const protocol::JobAnswer& answer,
-                      CandidateOutcome& co, const std::vector<Shape>& shapes) {
+                      CandidateOutcome& co, const std::vector<Shape>& shapes, const std::string& first_fault = "") {
     int ok_shapes = 0, unsupported = 0, seen = 0;
     std::optional<Outcome> worst;
     std::string worst_detail;
@@ -411,12 +455,19 @@ class Evaluator {
           const Summary* sum = nullptr;
           if (mit != cand->timing.end() && mit->second.count(t)) sum = &mit->second.at(t);
           if (kind == Status::Ok && !sum && !req_.timers[static_cast<int>(t)]) continue;  // not asked for
+          // A failure is stored under every classic timer, and under chain only where it was asked for
+          // (stores from before the chain timer have no such rows).
+          if (t == TimerKind::Chain && !sum && !req_.timers[static_cast<int>(t)]) continue;
           auto mr = row_for(p, answer.gpu, s);
           mr.mode = std::string(to_string(mode)), mr.timer = std::string(to_string(t));
           mr.failure = cand->reason.substr(0, 4000);
           const Outcome row = sum && kind == Status::Ok ? Outcome(Status::Ok)
                               : kind == Status::Ok      ? Outcome(Status::NotCapturable)
                                                         : kind;
+          if (!first_fault.empty())
+            mr.failure = (row.failed() && is_fatal_fault(row.kind) ? reproduced(first_fault, mr.failure)
+                                                                   : transient(first_fault) + mr.failure)
+                             .substr(0, 4000);
           mr.status = std::string(to_string(row));
           if (row == Status::Ok) {
             mr.median_us = sum->median, mr.p10_us = sum->p10, mr.p90_us = sum->p90, mr.min_us = sum->min;
@@ -442,6 +493,16 @@ class Evaluator {
                 : unsupported ? Outcome(Status::Unsupported)
                               : Outcome(FailureKind::Error);
     co.detail = worst_detail;
+    if (!first_fault.empty()) {
+      if (co.status.failed() && is_fatal_fault(co.status.kind))
+        co.detail = reproduced(first_fault, co.detail);
+      else
+        co.transient_fault = first_fault;
+    }
+  }
+
+  static std::string transient(const std::string& first) {
+    return fmt::format("transient fault, not reproduced in a fresh runner (first run: {}). ", first.substr(0, 1000));
   }
 
   const EvalRequest& req_;
@@ -638,6 +699,9 @@ void print_outcomes(const std::vector<CandidateOutcome>& outcomes) {
   for (const auto& o : outcomes) {
     std::printf("%-16s %-16s %s\n", o.spec_hash.c_str(), std::string(to_string(o.status)).c_str(), o.spec_text.c_str());
     if (o.status != Status::Ok && !o.detail.empty()) std::printf("    %s\n", o.detail.substr(0, 300).c_str());
+    if (!o.transient_fault.empty())
+      std::printf("    transient fault (the re-run in a fresh runner stands): %s\n",
+                  o.transient_fault.substr(0, 300).c_str());
   }
 }
 

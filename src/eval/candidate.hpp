@@ -67,7 +67,10 @@ struct EvalRequest {
   Accum free_accum = Accum::F32;
   std::vector<Shape> shapes;
   std::vector<Mode> modes{Mode::Offline};
-  std::array<bool, 3> timers{true, true, true};
+  TimerSet timers = kDefaultTimers;
+  // Offline graph and eager batches are chains (protocol::EvalJob::interleave); false only to
+  // measure what that costs.
+  bool interleave = true;
   int reps = 20;
   double qps = 200;  // server mode: mean idle gap 1/qps seconds
   double verify_budget = double(1 << 28);
@@ -106,6 +109,9 @@ struct CandidateOutcome {
   std::map<std::string, double> baseline_us;
   std::map<std::string, double> score;
   std::string device;  // EvalRequest::visible_devices of the worker that measured it ("": the default)
+  // Non-empty: its first run faulted (a poisoned context) and a re-run in a fresh runner did not;
+  // what the first run hit. The re-run's measurement is the one recorded.
+  std::string transient_fault;
 };
 
 // Compiles the candidates (a parallel pool, overlapped with measuring), evaluates them in batches

@@ -183,13 +183,13 @@ EvalJob eval_job_of(const json& j) {
   for (size_t i = 0; i < modes.size(); ++i) job.modes.push_back(mode_of(modes[i], at(sub(p, "modes"), i)));
   if (const json* t = optional_field(j, "timers", p)) {
     if (!t->is_array()) throw Malformed{sub(p, "timers") + " is not an array"};
-    job.timers = {false, false, false};
+    job.timers = {};
     for (size_t i = 0; i < t->size(); ++i) {
       const std::string name = string_of((*t)[i], at(sub(p, "timers"), i));
       const auto k = timer_kind(name);
       if (!k)
-        throw Malformed{
-            fmt::format("{}: unknown timer '{}' (expected graph, eager or host)", at(sub(p, "timers"), i), name)};
+        throw Malformed{fmt::format("{}: unknown timer '{}' (expected graph, eager, host or chain)",
+                                    at(sub(p, "timers"), i), name)};
       job.timers[static_cast<int>(*k)] = true;
     }
   }
@@ -205,6 +205,7 @@ EvalJob eval_job_of(const json& j) {
   job.runner = str_or(j, "runner", p, "");
   job.candidate_timeout = int_or(j, "candidate_timeout", p, job.candidate_timeout);
   job.confine = boolean_or(j, "confine", p, job.confine);
+  job.interleave = boolean_or(j, "interleave", p, job.interleave);
   return job;
 }
 
@@ -348,13 +349,23 @@ RunnerRequest runner_request_of(const json& j) {
     r.mode = mode_of(field(j, "mode", p), sub(p, "mode"));
     r.target_us = number_of(field(j, "target_us", p), sub(p, "target_us"));
     r.max_inner = positive_int32(field(j, "max_inner", p), sub(p, "max_inner"));
+    if (const json* il = optional_field(j, "interlude", p); il && !il->is_null()) {
+      const std::string ip = sub(p, "interlude");
+      if (!il->is_object()) throw Malformed{ip + " is not an object"};
+      InterludeBuffers b;
+      b.seed = buffer_of(field(*il, "seed", ip), sub(ip, "seed"));
+      if (const json* sl = optional_field(*il, "slots", ip); sl && !sl->is_null())
+        b.slots = buffer_of(*sl, sub(ip, "slots"));
+      b.interleave = boolean_or(*il, "interleave", ip, false);
+      r.interlude = b;
+    }
     return r;
   }
   if (op == "sample") {
     const std::string t = str(j, "timer", p);
     if (t == "single") return SampleRequest{true, TimerKind::Graph};
     const auto k = timer_kind(t);
-    if (!k) throw Malformed{fmt::format("{}.timer '{}' is not graph, eager, host or single", p, t)};
+    if (!k) throw Malformed{fmt::format("{}.timer '{}' is not graph, eager, host, chain or single", p, t)};
     return SampleRequest{false, *k};
   }
   throw Malformed{fmt::format(
@@ -427,6 +438,7 @@ json to_json(const EvalJob& job) {
          {"timers", timers},
          {"command", job.command},
          {"confine", job.confine},
+         {"interleave", job.interleave},
          {"candidate_timeout", job.candidate_timeout}};
   if (!job.csv.empty()) j["csv"] = job.csv;
   if (!job.runner.empty()) j["runner"] = job.runner;
@@ -538,6 +550,10 @@ json to_json(const RunnerRequest& r) {
     j["W"] = x->W ? buffer_json(*x->W) : json(nullptr);
   } else if (const auto* x = std::get_if<TimerRequest>(&r)) {
     j["mode"] = s(to_string(x->mode)), j["target_us"] = x->target_us, j["max_inner"] = x->max_inner;
+    if (x->interlude)
+      j["interlude"] = {{"seed", buffer_json(x->interlude->seed)},
+                        {"slots", x->interlude->slots ? buffer_json(*x->interlude->slots) : json(nullptr)},
+                        {"interleave", x->interlude->interleave}};
   } else if (const auto* x = std::get_if<SampleRequest>(&r)) {
     j["timer"] = x->single ? std::string("single") : s(to_string(x->timer));
   }

@@ -72,7 +72,7 @@ struct EvalJob {
   std::vector<EvalCandidate> candidates;
   std::vector<Shape> shapes;
   std::vector<Mode> modes;
-  std::array<bool, 3> timers{true, true, true};  // by TimerKind; absent on the wire: all
+  TimerSet timers = kDefaultTimers;  // by TimerKind; absent on the wire: graph, eager, host
   Accum accum = Accum::F32;
   int reps = 20;
   double qps = 200;
@@ -83,6 +83,10 @@ struct EvalJob {
   std::string runner;                  // the runner executable; "": the worker's own
   int candidate_timeout = 60;          // seconds per request to a runner
   bool confine = true;                 // confine the runners (docs/threat-model.md)
+  // Offline graph and eager batches are chains (every call on inputs of its own, every output
+  // verified: docs/threat-model.md). false only to measure what that costs: back-to-back batches
+  // on one set of inputs, which a candidate that reuses earlier results can game.
+  bool interleave = true;
 };
 
 // One method's result on one shape.
@@ -189,13 +193,23 @@ struct BindRequest {
 struct UnbindRequest {};
 // "run": one call on the bound operands, synchronized. Answer: ok_answer().
 struct RunRequest {};
+// The judge's buffers for chained batches (eval/interlude.hpp): the seed word it sets before each
+// batch and the slots that keep every call's output but the last.
+struct InterludeBuffers {
+  IpcBuffer seed;
+  std::optional<IpcBuffer> slots;  // null on the wire: outputs are not kept
+  bool interleave = false;         // graph and eager batches are chains too (else only "chain")
+};
 // "timer": set up the timers of one mode. Answer: TimerAnswer.
 struct TimerRequest {
   Mode mode = Mode::Offline;
   double target_us = 200;  // device time an offline batch aims at
   int max_inner = 1000;
+  std::optional<InterludeBuffers> interlude;  // absent: no chains
 };
-// "sample": one sample of a timer, or (single) one fresh call. Answer: TimeAnswer.
+// "sample": one sample of a timer, or (single) one fresh call. Answer: TimeAnswer; a chained
+// batch answers its whole time per call, interludes included (the judge subtracts its own timing
+// of them).
 struct SampleRequest {
   bool single = false;  // "single" on the wire
   TimerKind timer = TimerKind::Graph;

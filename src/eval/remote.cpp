@@ -19,6 +19,7 @@
 #include "eval/checks.hpp"
 #include "eval/protocol.hpp"
 #include "eval/timing.hpp"
+#include "eval/workspace_limit.hpp"
 #include "kernels/cudal2_kernel_abi.h"
 #include "sandbox/sandbox.hpp"
 #include "sandbox/seccomp.hpp"
@@ -64,6 +65,7 @@ class MappedKernel final : public Runner {
   Accum accum() const override { return spec_.accum; }
   void prepare(const Shape&, const Operands&, cudaStream_t) override {}
   void run(cudaStream_t s) override { art_->run(args_, s); }
+  const cudal2_gemm_args& args() const { return args_; }
 
  private:
   std::shared_ptr<Artifact> art_;
@@ -192,6 +194,20 @@ struct RunnerSide {
       cfg.mode = r->mode;
       cfg.target_batch_us = r->target_us;
       cfg.max_inner = r->max_inner;
+      if (r->interlude) {
+        // Chains over the judge's buffers: this process reports whole chains and the judge takes
+        // out the interludes, which it times itself.
+        const auto& a = bound().args();
+        InterludeArgs il;
+        il.A = const_cast<void*>(a.A), il.B = const_cast<void*>(a.B), il.C = a.C;
+        il.slots = r->interlude->slots ? map(*r->interlude->slots) : nullptr;
+        il.m = a.m, il.n = a.n, il.k = a.k, il.b_col_major = spec.layout == Layout::TN;
+        il.seed = static_cast<const unsigned long long*>(map(r->interlude->seed));
+        cfg.interlude = il;
+        cfg.interleave = r->interlude->interleave;
+        cfg.subtract = false;
+        cfg.timers.fill(true);
+      }
       timer = std::make_unique<MethodTimer>(bound(), stream, cfg, nullptr);
       timer->setup();
       return to_json(protocol::TimerAnswer{timer->inner(), timer->graph_error()});
@@ -263,11 +279,14 @@ class RemoteTimer final : public SampleTimer {
   Finding defect(double floor_us) const override;
 
  private:
-  double timed_request(const protocol::SampleRequest& req, std::vector<double>& into);
+  // The runner's claim per call; the judge's clock around the request is kept against it. A chain
+  // has two kernels per call.
+  double timed_request(const protocol::SampleRequest& req, int nodes_per_call);
   RemoteRunner& r_;
   cudaStream_t stream_;
   TimingConfig cfg_;
   L2Flusher* flusher_;
+  std::unique_ptr<InterludeTimer> alone_;  // the judge's own timing of a batch's interludes
   std::vector<double> excess_, single_;
   std::map<std::string, std::vector<double>> excess_by_;  // per timer, for the report
 };
@@ -286,6 +305,12 @@ class RemoteRunner final : public Runner {
   Layout layout() const override { return spec_.layout; }
   Accum accum() const override { return spec_.accum; }
   bool trusted() const override { return false; }
+  // The judge's chain buffers for the runner (TimerRequest::interlude); nullopt without chains.
+  static std::optional<protocol::InterludeBuffers> interlude_buffers(const TimingConfig& cfg) {
+    const auto seed = export_buffer(cfg.seed_buffer);
+    if (!cfg.interlude || !seed) return std::nullopt;
+    return protocol::InterludeBuffers{*seed, export_buffer(cfg.slot_buffer), cfg.interleave};
+  }
 
   void prepare(const Shape& shape, const Operands& ops, cudaStream_t s) override {
     start();
@@ -294,9 +319,11 @@ class RemoteRunner final : public Runner {
     const auto q = payload_or_die(call(protocol::QueryRequest{shape}), protocol::parse_query_answer);
     if (!q.refusal.empty()) throw RunnerError(q.refusal);
     const size_t need = q.workspace;
-    if (need > kMaxWorkspace)
-      throw RunnerError(
-          fmt::format("needs {} MiB of workspace, more than the {} MiB allowed", need >> 20, kMaxWorkspace >> 20));
+    if (const size_t allowed = max_workspace(shape.m, shape.n); need > allowed)
+      throw RunnerError(fmt::format(
+          "asks for {:.1f} MiB of workspace, more than the {:.1f} MiB a {} problem may have (64 MiB, or split-K's "
+          "partials: 64 splits of fp32 M x N tiles; docs/threat-model.md)",
+          need / 1048576.0, allowed / 1048576.0, shape.str()));
     workspace_ = GuardedBuffer();
     protocol::BindRequest bind{shape, export_buffer(*ops.bufA), export_buffer(*ops.bufB), export_buffer(*ops.bufC),
                                std::nullopt};
@@ -417,6 +444,10 @@ class RemoteRunner final : public Runner {
     }
   }
 
+  static std::optional<protocol::IpcBuffer> export_buffer(const GuardedBuffer* b) {
+    if (!b || !b->data()) return std::nullopt;
+    return export_buffer(*b);
+  }
   static protocol::IpcBuffer export_buffer(const GuardedBuffer& b) {
     cudaIpcMemHandle_t h;
     CUDAL2_CUDA(cudaIpcGetMemHandle(&h, b.base()));
@@ -463,7 +494,6 @@ class RemoteRunner final : public Runner {
     call(protocol::LoadRequest{artifact_, text_, spec_.layout, spec_.accum});
   }
 
-  static constexpr size_t kMaxWorkspace = size_t{2} << 30;
   RemoteConfig cfg_;
   std::string artifact_;
   KernelSpec spec_;
@@ -491,31 +521,41 @@ auto payload(const json& answer, Parse parse) {
 }
 
 void RemoteTimer::setup() {
-  const auto r = payload(r_.call(protocol::TimerRequest{cfg_.mode, cfg_.target_batch_us, cfg_.max_inner}),
+  const auto il = RemoteRunner::interlude_buffers(cfg_);
+  const auto r = payload(r_.call(protocol::TimerRequest{cfg_.mode, cfg_.target_batch_us, cfg_.max_inner, il}),
                          protocol::parse_timer_answer);
+  if (r.inner > cfg_.max_inner)
+    throw CandidateFault(
+        FailureKind::ProtocolError,
+        fmt::format("the runner set up batches of {} calls, more than the {} asked for", r.inner, cfg_.max_inner));
   inner_ = r.inner;
   graph_error_ = r.graph_error;
+  if (il && cfg_.mode == Mode::Offline) alone_ = std::make_unique<InterludeTimer>(*cfg_.interlude, stream_, inner_);
 }
 
-double RemoteTimer::timed_request(const protocol::SampleRequest& req, std::vector<double>& into) {
+double RemoteTimer::timed_request(const protocol::SampleRequest& req, int nodes_per_call) {
   const auto t0 = Clock::now();
   const json r = r_.call(req);
   const double wall = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
   const auto [us, calls] = payload(r, [](const json& a) { return protocol::parse_time_answer(a, "sample"); });
-  into.push_back(us);
+  const int expected = req.single || req.timer == TimerKind::Host ? 1 : inner_;
+  if (calls != expected)
+    throw CandidateFault(FailureKind::ProtocolError,
+                         fmt::format("the runner answered for {} calls where the batch holds {}", calls, expected));
   // What the judge's clock saw beyond the runner's claim and the calibrated overhead of a
   // request of that many calls.
   // Beyond the calibrated overhead, 3% of the claimed time is allowed: measured on the H100, honest
   // requests of 2-200 ms calls on large operands (the judge had just filled hundreds of MB) saw
   // 0.2-2% more than the calibration with its small buffers predicts. Work hidden off the timed
   // stream cannot use this slack in graph replays (they are verified), only in eager/host samples.
-  excess_.push_back(wall - us * calls * 1.03 - r_.overhead_us(calls));
+  excess_.push_back(wall - us * calls * 1.03 - r_.overhead_us(calls * nodes_per_call));
   excess_by_[req.single ? std::string("single") : std::string(to_string(req.timer))].push_back(excess_.back());
   return us;
 }
 
 void RemoteTimer::sample(TimerKind t, std::mt19937_64* gap_rng) {
-  if (t == TimerKind::Graph && !graph_error_.empty()) return;
+  // A candidate whose calls cannot be captured has no graph, chained or not.
+  if ((t == TimerKind::Graph || t == TimerKind::Chain) && !graph_error_.empty()) return;
   if (gap_rng) {
     // Server mode: the judge flushes the L2 (one cache for every context on the GPU) and waits.
     if (flusher_) flusher_->flush(stream_);
@@ -523,10 +563,22 @@ void RemoteTimer::sample(TimerKind t, std::mt19937_64* gap_rng) {
     std::exponential_distribution<double> gap(cfg_.qps);
     std::this_thread::sleep_for(std::chrono::duration<double>(gap(*gap_rng)));
   }
-  timed_request(protocol::SampleRequest{false, t}, samples_[static_cast<int>(t)]);
+  auto& out = samples_[static_cast<int>(t)];
+  if (!chained(cfg_, t)) {
+    out.push_back(timed_request(protocol::SampleRequest{false, t}, 1));
+    return;
+  }
+  if (!alone_) throw CandidateFault(FailureKind::Error, "a chained sample without the judge's interlude timing");
+  // The batch's interludes, timed here (trusted) just before the runner's whole chain: what the
+  // runner's claim less them leaves is the candidate's. (Replaying them leaves the poisoned outputs
+  // poisoned: they copy C, still poisoned, into the slots.)
+  const double interludes = t == TimerKind::Eager ? alone_->eager_us() : alone_->graph_us();
+  out.push_back(std::max(timed_request(protocol::SampleRequest{false, t}, 2) - interludes, 1e-3));
 }
 
-void RemoteTimer::sample_single() { timed_request(protocol::SampleRequest{true, TimerKind::Graph}, single_); }
+void RemoteTimer::sample_single() {
+  single_.push_back(timed_request(protocol::SampleRequest{true, TimerKind::Graph}, 1));
+}
 
 Finding RemoteTimer::defect(double floor_us) const {
   for (auto t : kTimers) {
@@ -557,7 +609,7 @@ Finding RemoteTimer::defect(double floor_us) const {
   }
   if (cfg_.mode == Mode::Offline && single_.size() >= 3) {
     double batch = 1e300;
-    for (auto t : {TimerKind::Graph, TimerKind::Eager})
+    for (auto t : {TimerKind::Graph, TimerKind::Eager, TimerKind::Chain})
       if (!samples_[static_cast<int>(t)].empty())
         batch = std::min(batch, percentile(samples_[static_cast<int>(t)], 50));
     // One more microsecond of slack for the calibration's own error (a spin kernel lasts at least,

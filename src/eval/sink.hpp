@@ -35,7 +35,7 @@ struct MeasurementRecord {
   std::string layout;  // "nn", "tn"
   std::int64_t m = 0, n = 0, k = 0;
   std::string mode;    // "offline" or "server"
-  std::string timer;   // "graph", "eager" or "host"
+  std::string timer;   // "graph", "eager", "host" or "chain"
   std::string status;  // "ok" or the outcome's word (eval/status.hpp)
   std::string failure;
   std::optional<double> median_us, p10_us, p90_us, min_us;  // set when status is "ok"

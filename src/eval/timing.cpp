@@ -20,6 +20,8 @@ std::string_view to_string(TimerKind t) {
       return "eager";
     case TimerKind::Host:
       return "host";
+    case TimerKind::Chain:
+      return "chain";
   }
   return "?";
 }
@@ -46,7 +48,7 @@ float EventPair::stop_ms(cudaStream_t s) {
   return ms;
 }
 
-CallGraph::CallGraph(const LaunchFn& fn, cudaStream_t s, int calls) : calls_(calls) {
+CallGraph::CallGraph(const LaunchFn& fn, cudaStream_t s, int calls, const InterludeFn* before) : calls_(calls) {
   cudaGraph_t graph = nullptr;
   cudaError_t e = cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
   if (e != cudaSuccess) {
@@ -58,7 +60,10 @@ CallGraph::CallGraph(const LaunchFn& fn, cudaStream_t s, int calls) : calls_(cal
   try {
     // External event records become event-record nodes of the graph.
     CUDAL2_CUDA(cudaEventRecordWithFlags(events_.first(), s, cudaEventRecordExternal));
-    for (int i = 0; i < calls; ++i) fn(s);
+    for (int i = 0; i < calls; ++i) {
+      if (before) (*before)(i, s);
+      fn(s);
+    }
     CUDAL2_CUDA(cudaEventRecordWithFlags(events_.second(), s, cudaEventRecordExternal));
   } catch (const std::exception& ex) {
     during = ex.what();
@@ -103,18 +108,25 @@ double quick_time_us(const LaunchFn& fn, cudaStream_t s, int inner, int reps) {
 
 namespace {
 // A graph of enough calls for ~target_us of device time: sized from an eager estimate, then
-// re-sized once from the graph's own (smaller, launch-gap-free) per-call time.
-std::unique_ptr<CallGraph> sized_graph(const LaunchFn& fn, cudaStream_t s, double target_us, int max_calls) {
-  const double est = quick_time_us(fn, s, 1, 1);
+// re-sized once from the graph's own (smaller, launch-gap-free) per-call time. With `before`, a
+// chain (its interludes count toward the target).
+std::unique_ptr<CallGraph> sized_graph(const LaunchFn& fn, cudaStream_t s, double target_us, int max_calls,
+                                       const InterludeFn* before = nullptr) {
+  const LaunchFn one = before ? LaunchFn([&](cudaStream_t st) {
+    (*before)(0, st);
+    fn(st);
+  })
+                              : fn;
+  const double est = quick_time_us(one, s, 1, 1);
   auto calls_for = [&](double per_call) {
     return static_cast<int>(std::clamp(std::ceil(target_us / std::max(per_call, 0.05)), 1.0, double(max_calls)));
   };
-  auto g = std::make_unique<CallGraph>(fn, s, calls_for(est));
+  auto g = std::make_unique<CallGraph>(fn, s, calls_for(est), before);
   if (!g->ok()) return g;
   g->replay_us(s);  // first replay uploads the graph
   const int better = calls_for(g->replay_us(s));
   if (better > g->calls() * 5 / 4) {
-    auto g2 = std::make_unique<CallGraph>(fn, s, better);
+    auto g2 = std::make_unique<CallGraph>(fn, s, better, before);
     if (g2->ok()) {
       g2->replay_us(s);
       return g2;
@@ -135,19 +147,44 @@ double rank_time_us(const LaunchFn& fn, cudaStream_t s) {
   return percentile(v, 50);
 }
 
+bool chained(const TimingConfig& cfg, TimerKind t) {
+  if (!cfg.interlude || cfg.mode != Mode::Offline) return false;
+  return t == TimerKind::Chain || (cfg.interleave && (t == TimerKind::Graph || t == TimerKind::Eager));
+}
+
+InterludeTimer::InterludeTimer(const InterludeArgs& args, cudaStream_t s, int calls)
+    : fn_([args](int call, cudaStream_t st) { launch_interlude(args, call, st); }),
+      stream_(s),
+      calls_(calls),
+      graph_([](cudaStream_t) {}, s, calls, &fn_) {
+  if (graph_.ok()) graph_.replay_us(s);  // the first replay uploads the graph
+}
+
+double InterludeTimer::graph_us() { return graph_.ok() ? graph_.replay_us(stream_) : eager_us(); }
+
+double InterludeTimer::eager_us() {
+  events_.start(stream_);
+  for (int i = 0; i < calls_; ++i) fn_(i, stream_);
+  return events_.stop_ms(stream_) * 1000.0 / calls_;
+}
+
 std::unique_ptr<SampleTimer> Runner::make_timer(cudaStream_t s, const TimingConfig& cfg, L2Flusher* flusher) {
   return std::make_unique<MethodTimer>(*this, s, cfg, flusher);
 }
 
 MethodTimer::MethodTimer(Runner& runner, cudaStream_t s, const TimingConfig& cfg, L2Flusher* flusher)
-    : runner_(runner), stream_(s), cfg_(cfg), flusher_(flusher), fn_([&r = runner](cudaStream_t st) { r.run(st); }) {}
+    : runner_(runner), stream_(s), cfg_(cfg), flusher_(flusher), fn_([&r = runner](cudaStream_t st) { r.run(st); }) {
+  if (cfg_.interlude)
+    interlude_ = [args = *cfg_.interlude](int call, cudaStream_t st) { launch_interlude(args, call, st); };
+}
 
 void MethodTimer::setup() {
   for (int i = 0; i < 2; ++i) fn_(stream_);
   CUDAL2_CUDA(cudaStreamSynchronize(stream_));
   CUDAL2_CUDA(cudaGetLastError());
+  const bool interleave = chained(cfg_, TimerKind::Graph);
   if (cfg_.mode == Mode::Offline) {
-    graph_ = sized_graph(fn_, stream_, cfg_.target_batch_us, cfg_.max_inner);
+    graph_ = sized_graph(fn_, stream_, cfg_.target_batch_us, cfg_.max_inner, interleave ? &interlude_ : nullptr);
   } else {
     graph_ = std::make_unique<CallGraph>(fn_, stream_, 1);
     if (graph_->ok()) graph_->replay_us(stream_);
@@ -158,6 +195,25 @@ void MethodTimer::setup() {
     graph_error_ = graph_->error();
     graph_.reset();
   }
+  // The chain timer's own graph, of the same count, where the graph timer's is not a chain.
+  if (chained(cfg_, TimerKind::Chain) && cfg_.timers[static_cast<int>(TimerKind::Chain)] && !interleave) {
+    chain_ = std::make_unique<CallGraph>(fn_, stream_, inner_, &interlude_);
+    if (chain_->ok())
+      chain_->replay_us(stream_);
+    else
+      chain_.reset();
+  }
+  if (cfg_.subtract && cfg_.interlude && cfg_.mode == Mode::Offline && (interleave || chain_))
+    alone_ = std::make_unique<InterludeTimer>(*cfg_.interlude, stream_, inner_);
+}
+
+double MethodTimer::eager_batch(bool chain) {
+  events_.start(stream_);
+  for (int i = 0; i < inner_; ++i) {
+    if (chain) interlude_(i, stream_);
+    fn_(stream_);
+  }
+  return events_.stop_ms(stream_) * 1000.0 / inner_;
 }
 
 void MethodTimer::gap_and_flush(std::mt19937_64& rng) {
@@ -169,15 +225,30 @@ void MethodTimer::gap_and_flush(std::mt19937_64& rng) {
 
 void MethodTimer::sample(TimerKind t, std::mt19937_64* gap_rng) {
   using clock = std::chrono::steady_clock;
-  if (t == TimerKind::Graph && !graph_) return;
+  const bool chain = chained(cfg_, t);
+  // The graph this sample replays, if any. A server-mode call has nothing before or after it but
+  // a flush and an idle gap: its chain sample is the one-call graph's.
+  CallGraph* g = nullptr;
+  if (t == TimerKind::Graph) {
+    g = graph_.get();
+  } else if (t == TimerKind::Chain) {
+    if (cfg_.mode == Mode::Offline && !cfg_.interlude) return;  // no interlude buffers: no chains
+    g = chain_ ? chain_.get() : graph_.get();                   // graph_ is a chain when interleaved (or server mode)
+    if (cfg_.mode == Mode::Offline && !chain_ && !chained(cfg_, TimerKind::Graph)) g = nullptr;
+  }
+  if ((t == TimerKind::Graph || t == TimerKind::Chain) && !g) return;
   if (gap_rng) gap_and_flush(*gap_rng);
   auto& out = samples_[static_cast<int>(t)];
-  if (t == TimerKind::Graph) {
-    out.push_back(graph_->replay_us(stream_));
+  // Chain samples: the interludes alone, replayed right after, are taken out (never below 1 ns: a
+  // sample is a time).
+  auto less_interludes = [&](double raw, bool graph) {
+    if (!chain || !alone_) return raw;
+    return std::max(raw - (graph ? alone_->graph_us() : alone_->eager_us()), 1e-3);
+  };
+  if (g) {
+    out.push_back(less_interludes(g->replay_us(stream_), true));
   } else if (t == TimerKind::Eager) {
-    events_.start(stream_);
-    for (int i = 0; i < inner_; ++i) fn_(stream_);
-    out.push_back(events_.stop_ms(stream_) * 1000.0 / inner_);
+    out.push_back(less_interludes(eager_batch(chain), false));
   } else {
     const auto t0 = clock::now();
     fn_(stream_);

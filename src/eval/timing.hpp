@@ -1,9 +1,14 @@
 #pragma once
-// Timers and modes (DESIGN.md, "Measuring").
+// Timers and modes (docs/measuring.md).
 //   graph: `inner` back-to-back calls captured in one CUDA graph, replayed, timed with events;
 //          per-call device time as an inference server sees it. The primary number.
 //   eager: `inner` back-to-back stream launches timed with events (includes launch gaps).
 //   host:  the paper's protocol: wall clock around one call plus cudaStreamSynchronize.
+//   chain: a graph of [trusted interlude, call] x inner less a paired replay of [interlude] x
+//          inner (eval/interlude.hpp): no call follows another call directly, so nothing one call
+//          leaves running (PDL) overlaps the next, and every call has inputs of its own.
+// Chained batches: with TimingConfig::interleave, graph and eager batches are chains too (every
+// untrusted candidate's, and every method's of its job): no timed call can reuse an earlier one.
 // Modes: offline = back-to-back with warm L2; server = each timed call comes after an idle gap
 // drawn from an exponential distribution (mean 1/qps) with the L2 flushed, one call per sample.
 #include <cuda_runtime.h>
@@ -16,18 +21,26 @@
 #include <vector>
 
 #include "eval/device.hpp"
+#include "eval/interlude.hpp"
 #include "eval/runner.hpp"
 
 namespace cudal2 {
 
 enum class Mode { Offline, Server };
-enum class TimerKind { Graph = 0, Eager = 1, Host = 2 };
-inline constexpr std::array<TimerKind, 3> kTimers{TimerKind::Graph, TimerKind::Eager, TimerKind::Host};
+enum class TimerKind { Graph = 0, Eager = 1, Host = 2, Chain = 3 };
+inline constexpr int kTimerCount = 4;
+inline constexpr std::array<TimerKind, kTimerCount> kTimers{TimerKind::Graph, TimerKind::Eager, TimerKind::Host,
+                                                            TimerKind::Chain};
+// Which timers run, indexed by TimerKind. The default leaves chain out (it costs a second graph).
+using TimerSet = std::array<bool, kTimerCount>;
+inline constexpr TimerSet kDefaultTimers{true, true, true, false};
 std::string_view to_string(Mode m);
 std::string_view to_string(TimerKind t);
 Mode parse_mode(std::string_view s);
 
 using LaunchFn = std::function<void(cudaStream_t)>;
+// Trusted work before call `call` of a batch (eval/interlude.hpp).
+using InterludeFn = std::function<void(int call, cudaStream_t)>;
 
 // Events created once, reused.
 class EventPair {
@@ -47,11 +60,11 @@ class EventPair {
 
 // A CUDA graph holding `calls` back-to-back launches of fn between two event-record nodes, so
 // a replay is timed from the device's own start to its own end: the host's time to submit the
-// graph, which events recorded outside it would include, stays out. Capture failures are kept,
-// not thrown.
+// graph, which events recorded outside it would include, stays out. With `before`, a chain:
+// before(i) precedes call i. Capture failures are kept, not thrown.
 class CallGraph {
  public:
-  CallGraph(const LaunchFn& fn, cudaStream_t s, int calls);
+  CallGraph(const LaunchFn& fn, cudaStream_t s, int calls, const InterludeFn* before = nullptr);
   ~CallGraph();
   CallGraph(const CallGraph&) = delete;
   CallGraph& operator=(const CallGraph&) = delete;
@@ -82,8 +95,39 @@ struct TimingConfig {
   double target_batch_us = 200;  // offline batches aim for at least this much device time
   int max_inner = 1000;
   double qps = 200;  // server mode: mean idle gap 1/qps seconds
-  // Which timers sample() feeds (indexed by TimerKind); a search ranks by graph time alone.
-  std::array<bool, 3> timers{true, true, true};
+  // Which timers sample() feeds; a search ranks by graph time alone.
+  TimerSet timers = kDefaultTimers;
+  // This process's interlude buffers; unset: no chains (the chain timer gives no samples). The
+  // seed word and the slots as allocations, for a runner in another process to map.
+  std::optional<InterludeArgs> interlude;
+  const GuardedBuffer* seed_buffer = nullptr;
+  const GuardedBuffer* slot_buffer = nullptr;
+  // Offline graph and eager batches are chains too (untrusted candidates and their jobs).
+  bool interleave = false;
+  // Chain samples are per call less a paired replay of the interludes alone. Off in a runner: it
+  // reports the whole chain and the judge subtracts interludes it times itself.
+  bool subtract = true;
+};
+
+// Whether a sample of timer t in this configuration is a chained batch.
+bool chained(const TimingConfig& cfg, TimerKind t);
+
+// The interludes of a batch of `calls` alone, as a graph and as eager launches: what a chain
+// sample subtracts, timed in the process that trusts it.
+class InterludeTimer {
+ public:
+  InterludeTimer(const InterludeArgs& args, cudaStream_t s, int calls);
+  // Per call, in microseconds: the graph of interludes, or eager launches of them.
+  double graph_us();
+  double eager_us();
+  bool ok() const { return graph_.ok(); }
+
+ private:
+  InterludeFn fn_;
+  cudaStream_t stream_;
+  int calls_;
+  CallGraph graph_;
+  EventPair events_;
 };
 
 // Samples of one method on one shape, one timer at a time. setup() warms up and captures. The
@@ -107,7 +151,7 @@ class SampleTimer {
   int inner() const { return inner_; }
 
  protected:
-  std::array<std::vector<double>, 3> samples_;
+  std::array<std::vector<double>, kTimerCount> samples_;
   std::string graph_error_;
   int inner_ = 1;
 };
@@ -117,7 +161,7 @@ class MethodTimer : public SampleTimer {
   MethodTimer(Runner& runner, cudaStream_t s, const TimingConfig& cfg, L2Flusher* flusher);
   void setup() override;
   void sample(TimerKind t, std::mt19937_64* gap_rng) override;
-  // Every timer the config enables, in order graph, eager, host.
+  // Every timer the config enables, in order graph, eager, host, chain.
   void sample_all(std::mt19937_64& rng);
   // Device time of one call on its own (a one-call graph; eager if capture fails): what a fresh
   // call costs.
@@ -125,12 +169,17 @@ class MethodTimer : public SampleTimer {
 
  private:
   void gap_and_flush(std::mt19937_64& rng);
+  double eager_batch(bool chain);
   Runner& runner_;
   cudaStream_t stream_;
   TimingConfig cfg_;
   L2Flusher* flusher_;
   LaunchFn fn_;
-  std::unique_ptr<CallGraph> graph_, single_;
+  InterludeFn interlude_;
+  // graph_: the graph timer's batch (a chain when interleaved); chain_: the chain timer's when
+  // graph_ is not one.
+  std::unique_ptr<CallGraph> graph_, chain_, single_;
+  std::unique_ptr<InterludeTimer> alone_;  // what chain samples subtract
   EventPair events_;
 };
 

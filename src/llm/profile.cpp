@@ -231,6 +231,8 @@ const std::vector<std::string>& profile_excluded_kernels() {
                                              "fill_u16_kernel",
                                              "fill_uniform_kernel",
                                              "gather_kernel",
+                                             "cudal2_chain_inputs",
+                                             "cudal2_chain_interlude",
                                              "scan_kernel",
                                              "spin_kernel",
                                              "transpose_kernel",

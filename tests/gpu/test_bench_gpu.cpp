@@ -21,6 +21,7 @@ BenchOptions quick(std::vector<Shape> shapes) {
   o.shapes = std::move(shapes);
   o.reps = 3;
   o.progress = false;
+  o.timers = {true, true, true, true};  // the chain timer of every baseline too
   return o;
 }
 
@@ -159,10 +160,10 @@ TEST(Timing, UncapturableMethodIsReportedNotDropped) {
   EXPECT_FALSE(mr.graph_error.at(Mode::Offline).empty());
   EXPECT_TRUE(mr.timing.at(Mode::Offline)[1].has_value());
   const auto rows = read_csv(o.csv_path);
-  ASSERT_EQ(rows.size(), 3u);
+  ASSERT_EQ(rows.size(), 4u);
   int not_capturable = 0;
   for (const auto& row : rows) not_capturable += row.at("status") == "not-capturable";
-  EXPECT_EQ(not_capturable, 1);
+  EXPECT_EQ(not_capturable, 2);  // the graph and chain timers
   std::filesystem::remove_all(dir);
 }
 
@@ -178,12 +179,12 @@ TEST(Timing, ServerModeAndResume) {
   auto first = o;
   first.shapes.resize(1);
   run_bench(first);
-  EXPECT_EQ(read_csv(o.csv_path).size(), 6u);  // 1 shape x 1 method x 2 modes x 3 timers
+  EXPECT_EQ(read_csv(o.csv_path).size(), 8u);  // 1 shape x 1 method x 2 modes x 4 timers
   o.resume = true;
   const auto r = run_bench(o);
   EXPECT_EQ(r.skipped_resumed, 1);
   EXPECT_EQ(r.shapes.size(), 1u);
-  EXPECT_EQ(read_csv(o.csv_path).size(), 12u);
+  EXPECT_EQ(read_csv(o.csv_path).size(), 16u);
   const auto& mr = r.shapes[0].methods[0];
   for (auto t : kTimers) EXPECT_TRUE(mr.timing.at(Mode::Server)[static_cast<int>(t)].has_value());
   std::filesystem::remove_all(dir);
@@ -210,6 +211,27 @@ TEST(Timing, GraphBeatsEagerOnTinyProblems) {
   EXPECT_GT(r.shapes[0].methods[0].inner.at(Mode::Offline), 20);  // batch sized from device time
   std::printf("64x64x64 cublaslt-heuristic-nn: graph %.2f us, eager %.2f us, host %.2f us\n", t[0]->median,
               t[1]->median, t[2]->median);
+}
+
+// The chain timer (every call after a trusted interlude, the interludes' own time taken out) gives
+// every method a time close to its graph time: never more than the call and an interlude, never a
+// small fraction of the call.
+TEST(Timing, ChainTimesEveryMethodLessItsInterludes) {
+  auto o = quick({{1024, 1024, 1024}, {64, 64, 64}, {4096, 64, 4096}});
+  o.reps = 10;
+  o.timers = {true, false, false, true};
+  for (const std::string n : {"cublas-nn", "cublaslt-heuristic-tn"})
+    o.methods.push_back({n, true, [n] { return make_baseline(n, Accum::F32); }});
+  const auto r = run_bench(o);
+  print_table(r, o);
+  for (const auto& sr : r.shapes)
+    for (const auto& mr : sr.methods) {
+      ASSERT_EQ(mr.status, Status::Ok) << mr.method << " " << sr.shape.str();
+      const auto& t = mr.timing.at(Mode::Offline);
+      ASSERT_TRUE(t[0] && t[3]) << mr.method << " " << sr.shape.str();
+      EXPECT_GT(t[3]->median, 0.5 * t[0]->median) << mr.method << " " << sr.shape.str();
+      EXPECT_LT(t[3]->median, 2.0 * t[0]->median + 5.0) << mr.method << " " << sr.shape.str();
+    }
 }
 
 }  // namespace

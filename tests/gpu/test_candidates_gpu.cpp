@@ -45,6 +45,8 @@ TEST(Candidates, FailuresAreRecordedAndTheRunGoesOn) {
   const auto out = search::evaluate_and_record(req, db_path);
   ASSERT_EQ(out.size(), 5u);
   EXPECT_EQ(out[0].status, FailureKind::IllegalAddress) << out[0].detail;
+  // A fault is recorded only once a fresh runner reproduced it.
+  EXPECT_NE(out[0].detail.find("reproduced in a fresh runner"), std::string::npos) << out[0].detail;
   EXPECT_EQ(out[1].status, FailureKind::Hang) << out[1].detail;
   EXPECT_EQ(out[2].status, FailureKind::OutOfBounds) << out[2].detail;
   EXPECT_EQ(out[3].status, FailureKind::WrongResult) << out[3].detail;

@@ -88,7 +88,7 @@ void check_space(const Shape& shape, Layout layout, Accum accum) {
   o.shapes = {shape};
   o.reps = 10;
   o.progress = false;
-  o.timers = {true, false, false};
+  o.timers = {true, false, false, false};
   const auto r = run_bench(o);
   print_table(r, o);
   testing::expect_all_ok(r);

@@ -178,7 +178,7 @@ TEST(WorkerProtocol, EvalJobOptionalFieldsTakeTheirDefaults) {
   const json minimal = json::parse(R"({"op":"eval","candidates":[],"shapes":[[64,64,64]],"modes":["offline"],
                                        "baselines":[]})");
   const auto back = std::get<protocol::EvalJob>(protocol::parse_worker_request(minimal));
-  EXPECT_EQ(back.timers, (std::array<bool, 3>{true, true, true}));
+  EXPECT_EQ(back.timers, (cudal2::kDefaultTimers));
   EXPECT_EQ(back.accum, Accum::F32);
   EXPECT_EQ(back.reps, 20);
   EXPECT_DOUBLE_EQ(back.qps, 200);
@@ -372,6 +372,9 @@ TEST(RunnerProtocol, EveryRequestRoundTrips) {
       protocol::TimerRequest{Mode::Server, 1000, 64},
       protocol::SampleRequest{false, TimerKind::Eager},
       protocol::SampleRequest{true, TimerKind::Graph},
+      protocol::TimerRequest{Mode::Offline, 1000, 64, protocol::InterludeBuffers{{"dd", 256, 8}, buf, true}},
+      protocol::TimerRequest{Mode::Offline, 1000, 64, protocol::InterludeBuffers{{"dd", 256, 8}, std::nullopt, false}},
+      protocol::SampleRequest{false, TimerKind::Chain},
   };
   std::set<std::string> ops;
   for (const auto& r : all) {
@@ -392,6 +395,76 @@ TEST(RunnerProtocol, EveryRequestRoundTrips) {
   EXPECT_EQ(bind.W->offset, 5u);
   EXPECT_EQ(bind.W->bytes, 7u);
   EXPECT_EQ(bind.C.handle, "bb");
+}
+
+TEST(RunnerProtocol, ChainedTimersCarryTheJudgesBuffers) {
+  const protocol::IpcBuffer seed{"5eed", 256, 8}, slots{"510c", 1 << 20, 4096};
+  const json j = protocol::to_json(protocol::RunnerRequest{
+      protocol::TimerRequest{Mode::Offline, 1000, 32, protocol::InterludeBuffers{seed, slots, true}}});
+  EXPECT_EQ(j["interlude"]["seed"]["handle"], "5eed");
+  EXPECT_EQ(j["interlude"]["slots"]["offset"], 1u << 20);
+  EXPECT_EQ(j["interlude"]["interleave"], true);
+  const auto back = std::get<protocol::TimerRequest>(protocol::parse_runner_request(j));
+  ASSERT_TRUE(back.interlude);
+  EXPECT_EQ(back.interlude->seed.handle, "5eed");
+  ASSERT_TRUE(back.interlude->slots);
+  EXPECT_EQ(back.interlude->slots->bytes, 4096u);
+  EXPECT_TRUE(back.interlude->interleave);
+  // A timer request without an interlude (the judge has no chains) has none; "chain" samples parse.
+  const auto plain = std::get<protocol::TimerRequest>(
+      protocol::parse_runner_request(json::parse(R"({"op":"timer","mode":"offline","target_us":200,"max_inner":8})")));
+  EXPECT_FALSE(plain.interlude);
+  const auto chain = std::get<protocol::SampleRequest>(
+      protocol::parse_runner_request(json::parse(R"({"op":"sample","timer":"chain"})")));
+  EXPECT_EQ(chain.timer, TimerKind::Chain);
+  EXPECT_FALSE(chain.single);
+  for (
+      const auto& [bad, says] : std::vector<std::pair<const char*, const char*>>{
+          {R"({"op":"timer","mode":"offline","target_us":1,"max_inner":4,"interlude":5})",
+           "timer.interlude is not an object"},
+          {R"({"op":"timer","mode":"offline","target_us":1,"max_inner":4,"interlude":{}})",
+           "timer.interlude.seed is missing"},
+          {R"({"op":"timer","mode":"offline","target_us":1,"max_inner":4,"interlude":{"seed":{"handle":"a","offset":0,"bytes":8},"slots":3}})",
+           "timer.interlude.slots is not an object"},
+          {R"({"op":"timer","mode":"offline","target_us":1,"max_inner":4,"interlude":{"seed":{"handle":"a","offset":0,"bytes":8},"interleave":"yes"}})",
+           "interleave"}}) {
+    try {
+      protocol::parse_runner_request(json::parse(bad));
+      ADD_FAILURE() << "accepted: " << bad;
+    } catch (const protocol::ProtocolError& e) {
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << bad << " -> " << e.what();
+    }
+  }
+}
+
+TEST(WorkerProtocol, EvalJobsCarryInterleaveAndTheChainTimer) {
+  protocol::EvalJob job;
+  job.shapes = {{64, 64, 64}};
+  job.modes = {Mode::Offline};
+  job.timers = {true, false, false, true};
+  job.interleave = false;
+  const json j = protocol::to_json(job);
+  EXPECT_EQ(j["timers"], json::parse(R"(["graph","chain"])"));
+  EXPECT_EQ(j["interleave"], false);
+  const auto back = std::get<protocol::EvalJob>(protocol::parse_worker_request(j));
+  EXPECT_EQ(back.timers, job.timers);
+  EXPECT_FALSE(back.interleave);
+  // Absent: chained (the safe protocol), and the default timers leave chain out.
+  const auto minimal = std::get<protocol::EvalJob>(protocol::parse_worker_request(
+      json::parse(R"({"op":"eval","candidates":[],"shapes":[[64,64,64]],"modes":["offline"],"baselines":[]})")));
+  EXPECT_TRUE(minimal.interleave);
+  EXPECT_FALSE(minimal.timers[static_cast<int>(TimerKind::Chain)]);
+  // An answer's chain timings survive the tuner's parser.
+  protocol::JobAnswer a;
+  a.ok = true, a.gpu = "H100";
+  protocol::MethodAnswer m;
+  m.method = "k-0123456789abcdef";
+  m.timing[Mode::Offline][TimerKind::Chain] = Summary{10, 3.5, 3.4, 3.6, 3.3, 3.7, 3.5};
+  a.shapes.push_back({{64, 64, 64}, {m}});
+  std::string why;
+  const auto parsed = protocol::parse_job_answer(protocol::to_json(a), &why);
+  ASSERT_TRUE(parsed) << why;
+  EXPECT_DOUBLE_EQ(parsed->shapes[0].methods[0].timing.at(Mode::Offline).at(TimerKind::Chain).median, 3.5);
 }
 
 TEST(RunnerProtocol, EveryAnswerRoundTrips) {

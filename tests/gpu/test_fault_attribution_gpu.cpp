@@ -1,0 +1,109 @@
+// Faults are attributed, not assumed: an honest candidate evaluated while another process's
+// hanging candidates are killed on the same GPU (their runners' contexts torn down under it) is
+// never recorded as faulty. A fault that does not come back when the candidate is run again in a
+// fresh runner is transient, and the re-run's verified measurement stands.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "eval/candidate.hpp"
+#include "search/record.hpp"
+
+namespace cudal2 {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Runs argv to completion with its output in `log`; its exit status.
+int run_quietly(const std::vector<std::string>& args, const std::string& log) {
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) return -1;
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return status;
+}
+
+TEST(FaultAttribution, NeighboursKilledHangsAreNotTheHonestCandidatesFaults) {
+  const auto work = fs::temp_directory_path() / ("cudal2_faults_" + std::to_string(getpid()));
+  fs::create_directories(work);
+  const char* cli_env = std::getenv("CUDAL2_CLI");
+  const std::string cli = cli_env ? cli_env : CUDAL2_CLI;
+  const std::string hang = std::string(CUDAL2_TEST_CANDIDATES) + "/hang.cu";
+  const std::string naive = slurp(std::string(CUDAL2_TEST_CANDIDATES) + "/naive.cu");
+  ASSERT_FALSE(naive.empty());
+
+  // The neighbour: another process evaluating hanging candidates, each killed after 2 s, over and
+  // over until the honest evaluations are done.
+  std::atomic<bool> stop{false};
+  std::atomic<int> kills{0};
+  std::thread neighbour([&] {
+    while (!stop) {
+      run_quietly(
+          {cli, "eval", "--source", hang, "--shape", "256,256,256", "--reps", "1", "--timers", "graph", "--baselines",
+           "cublas-nn", "--timeout", "2", "--db", (work / ("hang" + std::to_string(kills.load()) + ".db")).string()},
+          (work / "neighbour.log").string());
+      ++kills;
+    }
+  });
+
+  constexpr int kRuns = 20;
+  int ok = 0, transient = 0;
+  for (int run = 0; run < kRuns; ++run) {
+    EvalRequest req;
+    req.free_sources = {naive};
+    req.shapes = {{256, 256, 256}};
+    req.reps = 5;
+    req.timers = {true, false, false, false};
+    req.baselines = {"cublas-nn"};
+    req.worker_exe = cli;
+    req.timeout_s = 30;
+    req.job_overhead_s = 60;
+    const auto out = search::evaluate_and_record(req, (work / "honest.db").string());
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].status, Status::Ok) << "run " << run << ": " << out[0].detail;
+    ok += out[0].status == Status::Ok;
+    if (!out[0].transient_fault.empty()) {
+      ++transient;
+      std::printf("run %d: transient fault, re-run stood: %s\n", run, out[0].transient_fault.substr(0, 200).c_str());
+    }
+  }
+  stop = true;
+  neighbour.join();
+  std::printf("honest evaluations: %d of %d ok (%d after a transient fault); the neighbour's hangs killed: %d\n", ok,
+              kRuns, transient, kills.load());
+  EXPECT_GT(kills.load(), 0) << "the neighbour never ran: " << slurp((work / "neighbour.log").string());
+  fs::remove_all(work);
+}
+
+}  // namespace
+}  // namespace cudal2

@@ -1,0 +1,128 @@
+// Faults are attributed, not assumed: a candidate whose runner (or judge) faulted is evaluated
+// once more in a fresh job before anything is recorded; a fault that does not come back is
+// transient and the re-run's measurement stands, one that comes back is the candidate's; other
+// failures are not re-run. CPU only: the worker is a script answering from a list, one answer per
+// job, counting the jobs.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "eval/candidate.hpp"
+
+namespace cudal2 {
+namespace {
+
+struct MemorySink : EvalSink {
+  std::vector<MeasurementRecord> rows;
+  void spec(const SpecRecord&) override {}
+  void build(const BuildRecord&) override {}
+  void measurement(const MeasurementRecord& m) override { rows.push_back(m); }
+};
+
+const char* kOk =
+    R"({"ok":true,"gpu":"g","shapes":[{"m":64,"n":64,"k":64,"methods":[{"method":"candidate-0","status":"ok","failure":"","reason":"","rel_err":0.0002,"timing":{"offline":{"graph":{"median":2.5,"p10":2.4,"p90":2.6,"min":2.3,"n":20}}}}]}]})";
+const char* kFaulted =
+    R"({"ok":true,"gpu":"g","shapes":[{"m":64,"n":64,"k":64,"methods":[{"method":"candidate-0","status":"failed","failure":"illegal-address","reason":"cudaErrorIllegalAddress: an illegal memory access was encountered","rel_err":-1,"timing":{}}]}]})";
+const char* kWrong =
+    R"({"ok":true,"gpu":"g","shapes":[{"m":64,"n":64,"k":64,"methods":[{"method":"candidate-0","status":"failed","failure":"wrong-result","reason":"3 beyond tolerance","rel_err":-1,"timing":{}}]}]})";
+const char* kJudgeDied =
+    R"({"ok":false,"fatal":true,"kind":"illegal-address","error":"cudaErrorIllegalAddress","exit_after":true})";
+
+class FaultRerun : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("cudal2_rerun_" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  // A worker answering the i-th job (over all its restarts) with answers[i] (the last one after).
+  std::string worker(const std::vector<std::string>& answers) {
+    const auto count = dir_ / "jobs";
+    std::filesystem::remove(count);
+    std::string body = "#!/bin/sh\nwhile read line; do\n  n=$(cat '" + count.string() +
+                       "' 2>/dev/null || echo 0)\n  echo $((n + 1)) > '" + count.string() + "'\n  case $n in\n";
+    for (size_t i = 0; i < answers.size(); ++i)
+      body += "    " + (i + 1 == answers.size() ? std::string("*") : std::to_string(i)) + ") printf '%s\\n' '" +
+              answers[i] + "' ;;\n";
+    body += "  esac\ndone\n";
+    const auto p = dir_ / "worker.sh";
+    std::ofstream(p) << body;
+    std::filesystem::permissions(p, std::filesystem::perms::owner_all);
+    return p.string();
+  }
+  int jobs() const {
+    std::ifstream in(dir_ / "jobs");
+    int n = 0;
+    in >> n;
+    return n;
+  }
+  CandidateOutcome run(const std::string& w) {
+    EvalRequest req;
+    req.free_sources = {R"(#include "cudal2_kernel_abi.h"
+extern "C" int cudal2_abi_version(void) { return CUDAL2_KERNEL_ABI_VERSION; }
+extern "C" const char* cudal2_describe(void) { return "never run"; }
+extern "C" int cudal2_can_implement(const cudal2_gemm_args*, char*, size_t) { return 0; }
+extern "C" size_t cudal2_workspace_size(const cudal2_gemm_args*) { return 0; }
+extern "C" int cudal2_run(const cudal2_gemm_args*, void*, char*, size_t) { return 0; }
+)"};
+    req.shapes = {{64, 64, 64}};
+    req.timers = {true, false, false, false};
+    req.baselines = {};
+    req.worker_exe = w;
+    req.timeout_s = 5;
+    req.job_overhead_s = 5;
+    req.progress = false;
+    sink_.rows.clear();
+    const auto out = evaluate_candidates(req, sink_);
+    EXPECT_EQ(out.size(), 1u);
+    return out.empty() ? CandidateOutcome{} : out[0];
+  }
+  std::filesystem::path dir_;
+  MemorySink sink_;
+};
+
+TEST_F(FaultRerun, AFaultThatDoesNotComeBackIsTransientAndTheRerunStands) {
+  const auto out = run(worker({kFaulted, kOk}));
+  EXPECT_EQ(jobs(), 2);
+  EXPECT_EQ(out.status, Status::Ok) << out.detail;
+  EXPECT_NE(out.transient_fault.find("illegal-address"), std::string::npos) << out.transient_fault;
+  EXPECT_DOUBLE_EQ(out.graph_us.at("64x64x64"), 2.5);
+  ASSERT_EQ(sink_.rows.size(), 1u);  // only the re-run's rows are recorded
+  EXPECT_EQ(sink_.rows[0].status, "ok");
+  EXPECT_NE(sink_.rows[0].failure.find("transient fault, not reproduced in a fresh runner"), std::string::npos)
+      << sink_.rows[0].failure;
+}
+
+TEST_F(FaultRerun, AFaultThatComesBackIsTheCandidates) {
+  const auto out = run(worker({kFaulted, kFaulted, kOk}));
+  EXPECT_EQ(jobs(), 2);  // once more, not again and again
+  EXPECT_EQ(out.status, FailureKind::IllegalAddress);
+  EXPECT_TRUE(out.transient_fault.empty());
+  EXPECT_NE(out.detail.find("reproduced in a fresh runner"), std::string::npos) << out.detail;
+  ASSERT_FALSE(sink_.rows.empty());
+  for (const auto& r : sink_.rows) {  // one per timer: only the re-run's
+    EXPECT_EQ(r.status, "illegal-address");
+    EXPECT_NE(r.failure.find("reproduced in a fresh runner"), std::string::npos) << r.failure;
+  }
+  EXPECT_EQ(sink_.rows.size(), 3u);
+}
+
+TEST_F(FaultRerun, AJudgeThatDiedOfAFaultIsRetriedToo) {
+  const auto out = run(worker({kJudgeDied, kOk}));
+  EXPECT_EQ(jobs(), 2);
+  EXPECT_EQ(out.status, Status::Ok) << out.detail;
+  EXPECT_FALSE(out.transient_fault.empty());
+}
+
+TEST_F(FaultRerun, OtherFailuresAreNotRerun) {
+  const auto out = run(worker({kWrong, kOk}));
+  EXPECT_EQ(jobs(), 1);
+  EXPECT_EQ(out.status, FailureKind::WrongResult);
+}
+
+}  // namespace
+}  // namespace cudal2

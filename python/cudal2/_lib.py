@@ -6,7 +6,7 @@ import threading
 SUCCESS = 0
 LAYOUT_NN, LAYOUT_TN = 0, 1
 ACCUM_F32, ACCUM_F16 = 0, 1
-PATHS = {0: "table-kernel", 1: "neighbour-kernel", 2: "cublaslt"}
+PATHS = {0: "table-kernel", 1: "neighbour-kernel", 2: "cublaslt", 3: "bucket-kernel"}
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _lock = threading.Lock()

@@ -117,6 +117,8 @@ const char* path_name(cudal2_path_t p) {
   switch (p) {
     case CUDAL2_PATH_TABLE_KERNEL:
       return "table";
+    case CUDAL2_PATH_BUCKET_KERNEL:
+      return "bucket";
     case CUDAL2_PATH_NEIGHBOUR_KERNEL:
       return "neighbour";
     case CUDAL2_PATH_CUBLASLT:

@@ -32,7 +32,17 @@ struct Problem {
 };
 
 const char* path_name(cudal2_path_t p) {
-  return p == CUDAL2_PATH_TABLE_KERNEL ? "table" : p == CUDAL2_PATH_NEIGHBOUR_KERNEL ? "neighbour" : "cublaslt";
+  switch (p) {
+    case CUDAL2_PATH_TABLE_KERNEL:
+      return "table";
+    case CUDAL2_PATH_NEIGHBOUR_KERNEL:
+      return "neighbour";
+    case CUDAL2_PATH_BUCKET_KERNEL:
+      return "bucket";
+    case CUDAL2_PATH_CUBLASLT:
+      return "cublaslt";
+  }
+  return "unknown";
 }
 
 // Device operands with random fp16 values in [-1, 1], the output and the reference output.

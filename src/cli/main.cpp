@@ -119,15 +119,22 @@ cudal2::BenchOptions to_options(const BenchArgs& a, const ShapeArgs& sa, const s
   BenchOptions o;
   o.shapes = sa.resolve();
   o.accum = a.fp16_accum ? Accum::F16 : Accum::F32;
-  const auto names = a.methods == "all" ? baseline_names() : split_list(a.methods);
+  const auto names = a.methods == "all" ? default_method_names() : split_list(a.methods);
   if (names.empty()) throw InputError("--methods names no method");
-  const auto reference = split_list(a.reference);
+  // Ratios are taken against the NVIDIA/PyTorch baselines run, so the runtime's row says whether
+  // cudal2 beats the best of them; --reference names others (a run of runtimes alone: all of them).
+  auto reference = split_list(a.reference);
+  if (reference.empty())
+    for (const auto& n : names)
+      if (std::find(baseline_names().begin(), baseline_names().end(), n) != baseline_names().end())
+        reference.push_back(n);
   for (const auto& r : reference)
     if (std::find(names.begin(), names.end(), r) == names.end())
       throw InputError(fmt::format("--reference '{}' is not among the methods run ({})", r, fmt::join(names, ", ")));
   for (const auto& n : names) {
     if (!is_baseline(n))
-      throw InputError(fmt::format("unknown method '{}' (known: {})", n, fmt::join(baseline_names(), ", ")));
+      throw InputError(fmt::format("unknown method '{}' (known: {}, {})", n, fmt::join(baseline_names(), ", "),
+                                   fmt::join(runtime_method_names(), ", ")));
     const Accum acc = o.accum;
     const bool ref = reference.empty() || std::find(reference.begin(), reference.end(), n) != reference.end();
     o.methods.push_back({n, ref, [n, acc] { return make_baseline(n, acc); }});
@@ -169,14 +176,16 @@ int main(int argc, char** argv) {
   ShapeArgs bench_shapes;
   bench_shapes.add(bench);
   bench->add_option("--methods", b.methods,
-                    fmt::format("Comma-separated methods or 'all' ({})", fmt::join(cudal2::baseline_names(), ", ")));
+                    fmt::format("Comma-separated methods or 'all' ({}; {} are the other runtime methods)",
+                                fmt::join(cudal2::default_method_names(), ", "),
+                                fmt::join(cudal2::runtime_method_names(), ", ")));
   bench->add_option("--mode", b.mode, "offline, server or both")->capture_default_str();
   bench->add_option("--reps", b.reps, "Samples per timer, method and mode")->capture_default_str();
   bench->add_option("--qps", b.qps, "Server mode: mean request rate; idle gaps ~ Exp(qps)")->capture_default_str();
   bench->add_option("--timers", b.timers, "Timers to run: graph, eager, host (comma-separated)")->capture_default_str();
   bench->add_option("--reference", b.reference,
                     "Methods the ratios (ratio_to_best_baseline, paired_ratio) are taken against, comma-separated "
-                    "(default: every method run)");
+                    "(default: every cuBLAS/cuBLASLt/torch method run; with none, every method)");
   bench->add_option("--csv", b.csv, "Write tidy long-format results to FILE");
   bench->add_flag("--resume", b.resume, "Keep FILE's rows and skip shapes already complete in it");
   bench->add_flag("--fp16-accum", b.fp16_accum, "fp16 accumulation (CUBLAS_COMPUTE_16F) instead of fp32");

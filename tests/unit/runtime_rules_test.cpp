@@ -80,7 +80,7 @@ TEST(BucketRule, DownAndNearest) {
   EXPECT_EQ(pick(9000, BucketRule::Down), -1);  // 4096 is more than a factor 2 away
   EXPECT_EQ(pick(100, BucketRule::Nearest), 128);  // log distance 0.25 up against 0.45 down
   EXPECT_EQ(pick(70, BucketRule::Nearest), 64);
-  EXPECT_EQ(pick(3, BucketRule::Nearest), 4);  // a tie in log (3/2 vs 4/3 is not one: 4 is nearer)
+  EXPECT_EQ(pick(3, BucketRule::Nearest), 4);  // log(4/3) < log(3/2)
   EXPECT_EQ(pick(2900, BucketRule::Nearest), 3000);
   EXPECT_EQ(pick(5000, BucketRule::Nearest), 4096);
   EXPECT_EQ(pick(100, BucketRule::Off), -1);

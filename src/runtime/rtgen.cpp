@@ -1,6 +1,9 @@
 // cudal2_rtgen OUT_DIR TABLE.json [TABLE.json ...]: the build-time step of libcudal2_runtime, which
-// carries one table per GPU and picks one by the device it runs on (runtime/select.hpp). Writes
-//   OUT_DIR/t<j>_k<i>.cu  one per kernel of table j's "kernels" list, except `cublaslt` ones: the
+// carries one table per GPU and picks one by the device it runs on (runtime/select.hpp). Tables of
+// the same GPU (name and compute capability) are merged into one, the first listed winning a shape
+// both have: a table tuned for a user's model (`cudal2 tune --model`) goes in front of the grid's.
+// Writes
+//   OUT_DIR/t<j>_k<i>.cu  one per kernel of the j-th file's "kernels" list, except `cublaslt` ones: the
 //                         codegen source of that spec, with its C ABI renamed to cudal2_rt_t<j>_k<i>_*
 //                         by macros in front (any family codegen knows: nothing here is per family)
 //   OUT_DIR/table.cpp     per table its GPU, compute capability, kernel list and sorted entries as
@@ -72,19 +75,69 @@ struct Generated {
   size_t kernels = 0, compiled = 0, entries = 0;
 };
 
-// Table j of the library: its kernel sources (written into out, names added to written) and its
-// part of table.cpp.
-Generated generate_table(const std::filesystem::path& table_path, int j, const std::filesystem::path& out,
-                         std::set<std::string>& written) {
+// One GPU's table, merged from the files that describe it: kernels concatenated, each entry's
+// kernel index shifted by its file's offset.
+struct Group {
+  std::string gpu, sources;
+  std::pair<int, int> cc;
+  nlohmann::json kernels = nlohmann::json::array();
+  std::vector<std::pair<int, size_t>> origin;  // per kernel: (file's position on the command line, index there)
+  nlohmann::json entries = nlohmann::json::array();
+};
+
+nlohmann::json read_table(const std::filesystem::path& table_path) {
   std::ifstream in(table_path);
   if (!in) throw std::runtime_error(fmt::format("cannot read table '{}'", table_path.string()));
-  const auto t = nlohmann::json::parse(in);
+  auto t = nlohmann::json::parse(in);
   if (t.value("format", "") != "cudal2-table" || t.value("version", 0) != 1)
     throw std::runtime_error(
         fmt::format("'{}' is not a cudal2 table (format cudal2-table, version 1)", table_path.string()));
+  return t;
+}
+
+// Adds a table file to its GPU's group (made if new); a shape an earlier file has is skipped.
+void add_to_group(std::vector<Group>& groups, const std::filesystem::path& table_path, int file) {
+  const auto t = read_table(table_path);
+  const std::string gpu = t.value("gpu", "");
+  const auto cc = table_cc(t);
+  auto g = std::find_if(groups.begin(), groups.end(), [&](const Group& x) { return x.gpu == gpu && x.cc == cc; });
+  if (g == groups.end()) {
+    groups.push_back({gpu, "", cc});
+    g = groups.end() - 1;
+  }
+  g->sources += (g->sources.empty() ? "" : "+") + table_path.filename().string();
+  const int offset = static_cast<int>(g->kernels.size());
+  for (size_t i = 0; i < t.at("kernels").size(); ++i) {
+    g->kernels.push_back(t.at("kernels")[i]);
+    g->origin.emplace_back(file, i);
+  }
+  std::set<std::tuple<std::string, std::string, int64_t, int64_t, int64_t>> have;
+  for (const auto& e : g->entries)
+    have.insert({e.at("accum"), e.at("layout"), e.at("m").get<int64_t>(), e.at("n").get<int64_t>(),
+                 e.at("k").get<int64_t>()});
+  std::set<std::tuple<std::string, std::string, int64_t, int64_t, int64_t>> mine;
+  for (auto e : t.at("entries")) {
+    const std::tuple<std::string, std::string, int64_t, int64_t, int64_t> key{
+        e.at("accum"), e.at("layout"), e.at("m").get<int64_t>(), e.at("n").get<int64_t>(), e.at("k").get<int64_t>()};
+    if (!mine.insert(key).second)
+      throw std::runtime_error(fmt::format("the table '{}' has a shape twice", table_path.string()));
+    if (have.count(key)) continue;
+    auto& run = e.at("run");
+    const int kernel = run.at("kernel");
+    if (kernel >= static_cast<int>(t.at("kernels").size()))
+      throw std::runtime_error(fmt::format("entry {}x{}x{}: kernel {} out of range", e.at("m").get<int64_t>(),
+                                           e.at("n").get<int64_t>(), e.at("k").get<int64_t>(), kernel));
+    if (kernel >= 0) run["kernel"] = kernel + offset;
+    g->entries.push_back(std::move(e));
+  }
+}
+
+// Table j of the library: its kernel sources (written into out, names added to written) and its
+// part of table.cpp.
+Generated generate_table(const Group& t, int j, const std::filesystem::path& out, std::set<std::string>& written) {
   Generated g;
   std::string kernels;
-  const auto& ks = t.at("kernels");
+  const auto& ks = t.kernels;
   g.kernels = ks.size();
   for (size_t i = 0; i < ks.size(); ++i) {
     const auto spec = cudal2::parse_spec(ks[i].get<std::string>());
@@ -105,9 +158,10 @@ Generated generate_table(const std::filesystem::path& table_path, int j, const s
       continue;
     }
     ++g.compiled;
-    const std::string prefix = fmt::format("cudal2_rt_t{}_k{}", j, i), file = fmt::format("t{}_k{}.cu", j, i);
-    std::string src = fmt::format("// Generated by cudal2_rtgen from {}: kernel {}. Do not edit.\n",
-                                  table_path.filename().string(), i);
+    // Named by the file the kernel comes from, so CMake knows the names without merging tables.
+    const auto [f, fi] = t.origin[i];
+    const std::string prefix = fmt::format("cudal2_rt_t{}_k{}", f, fi), file = fmt::format("t{}_k{}.cu", f, fi);
+    std::string src = fmt::format("// Generated by cudal2_rtgen from {}: kernel {}. Do not edit.\n", t.sources, i);
     for (const char* f : kAbi) src += fmt::format("#define cudal2_{} {}_{}\n", f, prefix, f);
     src += cudal2::generate_source(spec);
     written.insert(file);
@@ -128,16 +182,13 @@ Generated generate_table(const std::filesystem::path& table_path, int j, const s
     std::string text;
   };
   std::vector<Row> rows;
-  for (const auto& e : t.at("entries")) {
+  for (const auto& e : t.entries) {
     const std::string layout = e.at("layout"), accum = e.at("accum");
     const auto& run = e.at("run");
     const int kernel = run.at("kernel");
     int raster = 0, swizzle = 1, decomposition = 0, splits = 1;
     std::string spec = "cublaslt";
     if (kernel >= 0) {
-      if (kernel >= static_cast<int>(ks.size()))
-        throw std::runtime_error(fmt::format("entry {}x{}x{}: kernel {} out of range", e.at("m").get<int64_t>(),
-                                             e.at("n").get<int64_t>(), e.at("k").get<int64_t>(), kernel));
       const auto s = cudal2::parse_spec(run.at("spec").get<std::string>());
       if (s.compile_text() != ks[kernel].get<std::string>())
         throw std::runtime_error(fmt::format("entry spec '{}' is not kernel {}", s.text(), kernel));
@@ -163,9 +214,6 @@ Generated generate_table(const std::filesystem::path& table_path, int j, const s
     rows.push_back(std::move(r));
   }
   std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.key < b.key; });
-  for (size_t i = 1; i < rows.size(); ++i)
-    if (rows[i].key == rows[i - 1].key)
-      throw std::runtime_error(fmt::format("the table '{}' has a shape twice", table_path.string()));
   std::string entries;
   for (const auto& r : rows) entries += r.text;
   g.entries = rows.size();
@@ -176,11 +224,10 @@ const Entry kEntries{j}[] = {{
 {entries}    {{0, 0, 0, 0, 0, -1, 0, 1, 0, 1, nullptr, 0.0f, 0.0f}}}};
 
 )",
-                         fmt::arg("j", j), fmt::arg("src", table_path.filename().string()),
+                         fmt::arg("j", j), fmt::arg("src", t.sources),
                          fmt::arg("kernels", kernels), fmt::arg("entries", entries));
-  const auto [major, minor] = table_cc(t);
-  g.table_row = fmt::format("    {{{}, {}, {}, {}, kKernels{}, {}, kEntries{}, {}}},\n", cstr(t.value("gpu", "")),
-                            cstr(table_path.filename().string()), major, minor, j, ks.size(), j, rows.size());
+  g.table_row = fmt::format("    {{{}, {}, {}, {}, kKernels{}, {}, kEntries{}, {}}},\n", cstr(t.gpu), cstr(t.sources),
+                            t.cc.first, t.cc.second, j, ks.size(), j, rows.size());
   return g;
 }
 
@@ -198,12 +245,13 @@ int main(int argc, char** argv) {
     std::string decls, arrays, rows, sources;
     size_t kernels = 0, compiled = 0, entries = 0;
     std::set<std::string> gpus;
-    for (int j = 0; j + 2 < argc; ++j) {
-      const std::filesystem::path table_path(argv[j + 2]);
-      const auto g = generate_table(table_path, j, out, written);
+    std::vector<Group> groups;
+    for (int i = 2; i < argc; ++i) add_to_group(groups, argv[i], i - 2);
+    for (size_t j = 0; j < groups.size(); ++j) {
+      const auto g = generate_table(groups[j], static_cast<int>(j), out, written);
       decls += g.decls, arrays += g.arrays, rows += g.table_row;
       kernels += g.kernels, compiled += g.compiled, entries += g.entries;
-      sources += (sources.empty() ? "" : ", ") + table_path.filename().string();
+      sources += (sources.empty() ? "" : ", ") + groups[j].sources;
     }
     // A t<j>_k<i>.cu (or a kernel_<i>.cu of the one-table layout) that these tables do not ask for:
     // not built, so removed.
@@ -228,11 +276,11 @@ const int kNumTables = {nt};
 }}  // namespace cudal2::rt
 )",
         fmt::arg("sources", sources), fmt::arg("decls", decls), fmt::arg("arrays", arrays), fmt::arg("rows", rows),
-        fmt::arg("nt", argc - 2));
+        fmt::arg("nt", groups.size()));
     write_if_changed(out / "table.cpp", table);
     std::printf(
-        "cudal2_rtgen: %d table(s) (%s): %zu kernel(s) (%zu compiled, %zu cublaslt configurations), %zu entr%s\n",
-        argc - 2, sources.c_str(), kernels, compiled, kernels - compiled, entries, entries == 1 ? "y" : "ies");
+        "cudal2_rtgen: %zu table(s) (%s): %zu kernel(s) (%zu compiled, %zu cublaslt configurations), %zu entr%s\n",
+        groups.size(), sources.c_str(), kernels, compiled, kernels - compiled, entries, entries == 1 ? "y" : "ies");
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cudal2_rtgen: error: %s\n", e.what());

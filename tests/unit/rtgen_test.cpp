@@ -65,13 +65,15 @@ class RtgenTest : public ::testing::Test {
              {entry(64, 64, 256, 0, kLt + " | splits=3", 2.5), entry(64, 64, 64, 1, kTiny + " | splits=1", 1.5),
               entry(4096, 4096, 4096, -1, "cublaslt", 120)}}};
   }
-  Outcome rtgen(const nlohmann::json& t, const nlohmann::json* second = nullptr) {
+  // more: further table files, written as more<i>.json and listed after table.json.
+  Outcome rtgen(const nlohmann::json& t, const std::vector<nlohmann::json>& more = {}) {
     std::ofstream(dir_ / "table.json") << t.dump(1);
     std::ostringstream cmd;
     cmd << "'" << CUDAL2_RTGEN << "' '" << (dir_ / "gen").string() << "' '" << (dir_ / "table.json").string() << "'";
-    if (second) {
-      std::ofstream(dir_ / "second.json") << second->dump(1);
-      cmd << " '" << (dir_ / "second.json").string() << "'";
+    for (size_t i = 0; i < more.size(); ++i) {
+      const auto p = dir_ / ("more" + std::to_string(i) + ".json");
+      std::ofstream(p) << more[i].dump(1);
+      cmd << " '" << p.string() << "'";
     }
     cmd << " 2>&1";
     return cudal2::test_util::run_command(cmd.str());
@@ -143,21 +145,42 @@ TEST_F(RtgenTest, SeveralTablesOnePerGpu) {
   h200["cc"] = "9.0";
   h200["kernels"] = {kTiny};
   h200["entries"] = {entry(64, 64, 64, 0, kTiny + " | splits=1", 1.25)};
-  const auto o = rtgen(table(), &h200);
+  const auto o = rtgen(table(), {h200});
   ASSERT_EQ(o.code, 0) << o.output;
   EXPECT_NE(o.output.find("2 table(s)"), std::string::npos) << o.output;
   EXPECT_TRUE(fs::exists(dir_ / "gen" / "t0_k1.cu"));
   ASSERT_TRUE(fs::exists(dir_ / "gen" / "t1_k0.cu"));
   EXPECT_NE(slurp(dir_ / "gen" / "t1_k0.cu").find("#define cudal2_run cudal2_rt_t1_k0_run"), std::string::npos);
   const std::string t = slurp(dir_ / "gen" / "table.cpp");
-  EXPECT_NE(t.find("{\"NVIDIA H200\", \"second.json\", 9, 0, kKernels1, 1, kEntries1, 1},"), std::string::npos) << t;
+  EXPECT_NE(t.find("{\"NVIDIA H200\", \"more0.json\", 9, 0, kKernels1, 1, kEntries1, 1},"), std::string::npos) << t;
   EXPECT_NE(t.find("const int kNumTables = 2;"), std::string::npos);
   EXPECT_NE(t.find("&cudal2_rt_t1_k0_run"), std::string::npos);
   // A table whose compute capability is not MAJOR.MINOR is refused.
   h200["cc"] = "90";
-  const auto bad = rtgen(table(), &h200);
+  const auto bad = rtgen(table(), {h200});
   EXPECT_EQ(bad.code, 1);
   EXPECT_NE(bad.output.find("not MAJOR.MINOR"), std::string::npos) << bad.output;
+}
+
+// Two files of one GPU (a model's table listed before the grid's): one table, the first file's
+// entry wins a shape both have, the second file's kernels follow the first's (indices shifted)
+// and keep the names of their own file.
+TEST_F(RtgenTest, TablesOfOneGpuMerge) {
+  auto model = table();
+  model["kernels"] = {kTiny};
+  model["entries"] = {entry(64, 64, 64, 0, kTiny + " | splits=2", 1.0), entry(3, 64, 64, 0, kTiny + " | splits=1", 0.9)};
+  const auto o = rtgen(model, {table()});
+  ASSERT_EQ(o.code, 0) << o.output;
+  EXPECT_NE(o.output.find("1 table(s) (table.json+more0.json)"), std::string::npos) << o.output;
+  EXPECT_TRUE(fs::exists(dir_ / "gen" / "t0_k0.cu"));
+  EXPECT_TRUE(fs::exists(dir_ / "gen" / "t1_k1.cu"));
+  const std::string t = slurp(dir_ / "gen" / "table.cpp");
+  EXPECT_NE(t.find("kKernels0, 3, kEntries0, 4},"), std::string::npos) << t;
+  // 64x64x64 from the model's table (splits=2), 64x64x256 from the grid's with kernel 0 -> 1.
+  EXPECT_NE(t.find("{0, 0, 64, 64, 64, 0, 0, 1, 0, 2,"), std::string::npos) << t;
+  EXPECT_EQ(t.find("{0, 0, 64, 64, 64, 2,"), std::string::npos) << t;
+  EXPECT_NE(t.find("{0, 0, 64, 64, 256, 1, 0, 1, 0, 3,"), std::string::npos) << t;
+  EXPECT_NE(t.find("&cudal2_rt_t1_k1_run"), std::string::npos) << t;
 }
 
 }  // namespace

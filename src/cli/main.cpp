@@ -16,6 +16,7 @@
 #include "cli/show.hpp"
 #include "cli/spec_list.hpp"
 #include "cli/suggest.hpp"
+#include "core/model.hpp"
 #include "core/problem.hpp"
 #include "core/roofline.hpp"
 #include "eval/bench.hpp"
@@ -60,6 +61,10 @@ struct BenchArgs {
 struct ShapeArgs {
   std::vector<std::string> shapes, shape_files;
   std::string grid, shard, classes;
+  // A model's linear layers (core/model.hpp): its (N, K) at M buckets.
+  std::vector<std::string> models;
+  int64_t model_max_m = 4096;
+  std::string model_m, model_layers = "all";
   void add(CLI::App* app) {
     app->add_option("--class", classes,
                     "Keep only shapes of these classes: small, skinny, medium, large (comma-separated)");
@@ -67,6 +72,40 @@ struct ShapeArgs {
     app->add_option("--shapes", shape_files, "File with one M,N,K per line ('#' comments)");
     app->add_option("--grid", grid, "Shape grid: paper (1000 shapes) or sample (16)");
     app->add_option("--shard", shard, "Run shard I/N of the shape list (shape index % N == I)");
+    app->add_option("--model", models,
+                    "A Hugging Face config.json (repeatable): its linear layers' (N, K) at M = 1, 2, 4, ... "
+                    "--model-max-m and the --model-m values");
+    app->add_option("--model-max-m", model_max_m, "Largest M bucket of --model")->capture_default_str();
+    app->add_option("--model-m", model_m, "More M values for --model, comma-separated (e.g. your batch sizes)");
+    app->add_option("--model-layers", model_layers,
+                    "--model's layers: hf (q, k, v, o, gate, up, down, lm_head), fused (qkv, gate_up, o, down, "
+                    "lm_head) or all")
+        ->capture_default_str();
+  }
+  std::vector<cudal2::Shape> model_shapes() const {
+    using namespace cudal2;
+    std::vector<Shape> out;
+    if (models.empty()) {
+      if (!model_m.empty()) throw InputError("--model-m needs --model");
+      return out;
+    }
+    std::vector<int64_t> extra;
+    for (const auto& v : split_list(model_m)) {
+      try {
+        size_t used = 0;
+        extra.push_back(std::stoll(v, &used));
+        if (used != v.size()) throw std::invalid_argument(v);
+      } catch (const std::exception&) {
+        throw InputError(fmt::format("--model-m: '{}' is not a number", v));
+      }
+    }
+    const auto ms = m_buckets(model_max_m, extra);
+    const auto set = parse_layer_set(model_layers);
+    for (const auto& path : models) {
+      auto v = cudal2::model_shapes(model_linears(read_model_config(path), set), ms);
+      out.insert(out.end(), v.begin(), v.end());
+    }
+    return out;
   }
   std::vector<cudal2::Shape> resolve() const {
     using namespace cudal2;
@@ -78,6 +117,10 @@ struct ShapeArgs {
     }
     if (!grid.empty()) {
       auto v = cudal2::grid(grid);
+      out.insert(out.end(), v.begin(), v.end());
+    }
+    {
+      auto v = model_shapes();
       out.insert(out.end(), v.begin(), v.end());
     }
     if (out.empty()) out = cudal2::grid("sample");

@@ -29,10 +29,10 @@
 #include <array>
 #include <cctype>
 #include <cstdlib>
-#include <optional>
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -208,7 +208,10 @@ class RuntimeRunner final : public Runner {
                 {"table", t.source ? t.source : ""},
                 {"table_gpu", t.gpu ? t.gpu : ""},
                 {"library", l.path}};
-    const std::string env_var = slot_.empty() ? "CUDAL2_RUNTIME_ENV" : "CUDAL2_RUNTIME_ENV_" + std::string(1, char(std::toupper(static_cast<unsigned char>(slot_[0]))));
+    const std::string env_var =
+        slot_.empty()
+            ? "CUDAL2_RUNTIME_ENV"
+            : "CUDAL2_RUNTIME_ENV_" + std::string(1, char(std::toupper(static_cast<unsigned char>(slot_[0]))));
     if (const char* env = std::getenv(env_var.c_str())) details_["env"] = env;
     if (info.path != CUDAL2_PATH_CUBLASLT)
       details_["table_shape"] = fmt::format("{}x{}x{}", info.table_m, info.table_n, info.table_k);

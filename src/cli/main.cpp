@@ -218,10 +218,10 @@ int main(int argc, char** argv) {
   auto* bench = app.add_subcommand("bench", "Verify and time the baselines (cuBLAS, cuBLASLt, torch.matmul) on shapes");
   ShapeArgs bench_shapes;
   bench_shapes.add(bench);
-  bench->add_option("--methods", b.methods,
-                    fmt::format("Comma-separated methods or 'all' ({}; {} are the other runtime methods)",
-                                fmt::join(cudal2::default_method_names(), ", "),
-                                fmt::join(cudal2::runtime_method_names(), ", ")));
+  bench->add_option(
+      "--methods", b.methods,
+      fmt::format("Comma-separated methods or 'all' ({}; {} are the other runtime methods)",
+                  fmt::join(cudal2::default_method_names(), ", "), fmt::join(cudal2::runtime_method_names(), ", ")));
   bench->add_option("--mode", b.mode, "offline, server or both")->capture_default_str();
   bench->add_option("--reps", b.reps, "Samples per timer, method and mode")->capture_default_str();
   bench->add_option("--qps", b.qps, "Server mode: mean request rate; idle gaps ~ Exp(qps)")->capture_default_str();

@@ -22,10 +22,10 @@ std::int64_t positive(const nlohmann::json& c, const char* key, const std::strin
 ModelConfig parse_model_config(const nlohmann::json& config, const std::string& origin) {
   if (!config.is_object()) throw InputError(fmt::format("{}: not a JSON object", origin));
   // Multimodal configs keep the language model's numbers under "text_config".
-  const nlohmann::json& c = !config.contains("hidden_size") && config.contains("text_config") &&
-                                    config["text_config"].is_object()
-                                ? config["text_config"]
-                                : config;
+  const nlohmann::json& c =
+      !config.contains("hidden_size") && config.contains("text_config") && config["text_config"].is_object()
+          ? config["text_config"]
+          : config;
   ModelConfig m;
   m.name = c.value("model_type", config.value("model_type", origin));
   m.hidden = positive(c, "hidden_size", origin);

@@ -113,8 +113,8 @@ void add_to_group(std::vector<Group>& groups, const std::filesystem::path& table
   }
   std::set<std::tuple<std::string, std::string, int64_t, int64_t, int64_t>> have;
   for (const auto& e : g->entries)
-    have.insert({e.at("accum"), e.at("layout"), e.at("m").get<int64_t>(), e.at("n").get<int64_t>(),
-                 e.at("k").get<int64_t>()});
+    have.insert(
+        {e.at("accum"), e.at("layout"), e.at("m").get<int64_t>(), e.at("n").get<int64_t>(), e.at("k").get<int64_t>()});
   std::set<std::tuple<std::string, std::string, int64_t, int64_t, int64_t>> mine;
   for (auto e : t.at("entries")) {
     const std::tuple<std::string, std::string, int64_t, int64_t, int64_t> key{
@@ -209,8 +209,8 @@ Generated generate_table(const Group& t, int j, const std::filesystem::path& out
     r.key = {accum_id(accum), layout_id(layout), e.at("m").get<int64_t>(), e.at("n").get<int64_t>(),
              e.at("k").get<int64_t>()};
     r.text = fmt::format("    {{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}},\n", std::get<0>(r.key),
-                         std::get<1>(r.key), std::get<2>(r.key), std::get<3>(r.key), std::get<4>(r.key), kernel,
-                         raster, swizzle, decomposition, splits, cstr(spec), flit(us), flit(fallback));
+                         std::get<1>(r.key), std::get<2>(r.key), std::get<3>(r.key), std::get<4>(r.key), kernel, raster,
+                         swizzle, decomposition, splits, cstr(spec), flit(us), flit(fallback));
     rows.push_back(std::move(r));
   }
   std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.key < b.key; });
@@ -224,8 +224,8 @@ const Entry kEntries{j}[] = {{
 {entries}    {{0, 0, 0, 0, 0, -1, 0, 1, 0, 1, nullptr, 0.0f, 0.0f}}}};
 
 )",
-                         fmt::arg("j", j), fmt::arg("src", t.sources),
-                         fmt::arg("kernels", kernels), fmt::arg("entries", entries));
+                         fmt::arg("j", j), fmt::arg("src", t.sources), fmt::arg("kernels", kernels),
+                         fmt::arg("entries", entries));
   g.table_row = fmt::format("    {{{}, {}, {}, {}, kKernels{}, {}, kEntries{}, {}}},\n", cstr(t.gpu), cstr(t.sources),
                             t.cc.first, t.cc.second, j, ks.size(), j, rows.size());
   return g;

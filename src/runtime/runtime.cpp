@@ -354,7 +354,8 @@ cudal2_status_t make_plan(cudal2_context* h, int layout, int accum, int64_t m, i
   if (h->table_on && neighbours) {
     if (const Entry* e = nearest(h, accum, layout, m, n, k)) {
       KernelCall c;
-      c.table = h->table, c.kernel = e->kernel, c.raster = e->raster, c.swizzle = e->swizzle, c.decomposition = e->decomposition;
+      c.table = h->table, c.kernel = e->kernel, c.raster = e->raster, c.swizzle = e->swizzle,
+      c.decomposition = e->decomposition;
       c.splits = e->splits;
       char why[256] = "";
       if (plan_kernel(h->lt, c, m, n, k, why, sizeof why) && c.need_total <= ws_bytes) {
@@ -528,7 +529,8 @@ cudal2_status_t cudal2_create(cudal2_handle_t* handle, const cudal2_options* opt
     b.ms.push_back(e.m), b.entries.push_back(&e);
     if (e.kernel < 0) continue;
     KernelCall& c = h->entry_calls[i];
-    c.table = h->table, c.kernel = e.kernel, c.raster = e.raster, c.swizzle = e.swizzle, c.decomposition = e.decomposition;
+    c.table = h->table, c.kernel = e.kernel, c.raster = e.raster, c.swizzle = e.swizzle,
+    c.decomposition = e.decomposition;
     c.splits = e.splits;
     char why[256];
     if (plan_kernel(h->lt, c, e.m, e.n, e.k, why, sizeof why)) need = std::max(need, c.need_total);

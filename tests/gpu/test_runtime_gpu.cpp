@@ -266,8 +266,8 @@ TEST_F(RuntimeGpu, DeviceTableAndMBuckets) {
     for (int64_t m : {48, 100, 384, 3000}) ps.push_back({layout, CUDAL2_ACCUM_F32, m, 4096, 4096});
   ps.push_back({CUDAL2_LAYOUT_TN, CUDAL2_ACCUM_F32, 200, 1024, 4096});
   int buckets = 0;
-  for (const auto& p : ps) buckets += cudal2::query(*handle_, p.layout, p.accum, p.m, p.n, p.k).path ==
-                                      CUDAL2_PATH_BUCKET_KERNEL;
+  for (const auto& p : ps)
+    buckets += cudal2::query(*handle_, p.layout, p.accum, p.m, p.n, p.k).path == CUDAL2_PATH_BUCKET_KERNEL;
   if (buckets == 0) GTEST_SKIP() << "the table '" << t.source << "' has no grid (N, K) entries here";
   check_problems(*handle_, cublas_, ps, nullptr);
   setenv("CUDAL2_M_BUCKETS", "off", 1);

@@ -40,8 +40,7 @@ TEST(ModelConfig, Llama3_8B) {
   // As transformers has the modules: q and o share 4096x4096, k and v 1024x4096, gate and up.
   EXPECT_EQ(describe(model_linears(c, LayerSet::Hf)),
             (std::vector<std::string>{"q_proj+o_proj 4096x4096", "k_proj+v_proj 1024x4096",
-                                      "gate_proj+up_proj 14336x4096", "down_proj 4096x14336",
-                                      "lm_head 128256x4096"}));
+                                      "gate_proj+up_proj 14336x4096", "down_proj 4096x14336", "lm_head 128256x4096"}));
   // As inference engines fuse them.
   EXPECT_EQ(describe(model_linears(c, LayerSet::Fused)),
             (std::vector<std::string>{"qkv_proj 6144x4096", "o_proj 4096x4096", "gate_up_proj 28672x4096",
@@ -53,8 +52,7 @@ TEST(ModelConfig, QwenAndMistral) {
   const auto q = read_model_config(example("qwen2-7b.json"));
   EXPECT_EQ(describe(model_linears(q, LayerSet::Hf)),
             (std::vector<std::string>{"q_proj+o_proj 3584x3584", "k_proj+v_proj 512x3584",
-                                      "gate_proj+up_proj 18944x3584", "down_proj 3584x18944",
-                                      "lm_head 152064x3584"}));
+                                      "gate_proj+up_proj 18944x3584", "down_proj 3584x18944", "lm_head 152064x3584"}));
   const auto m = read_model_config(example("mistral-7b.json"));
   EXPECT_EQ(m.name, "mistral");
   EXPECT_EQ(model_linears(m, LayerSet::Hf).back().n, 32000);
@@ -63,8 +61,7 @@ TEST(ModelConfig, QwenAndMistral) {
   EXPECT_EQ(nemo.head_dim, 128);
   EXPECT_EQ(describe(model_linears(nemo, LayerSet::Hf)),
             (std::vector<std::string>{"q_proj 4096x5120", "k_proj+v_proj 1024x5120", "o_proj 5120x4096",
-                                      "gate_proj+up_proj 14336x5120", "down_proj 5120x14336",
-                                      "lm_head 131072x5120"}));
+                                      "gate_proj+up_proj 14336x5120", "down_proj 5120x14336", "lm_head 131072x5120"}));
 }
 
 nlohmann::json minimal() {

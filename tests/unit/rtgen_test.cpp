@@ -168,7 +168,8 @@ TEST_F(RtgenTest, SeveralTablesOnePerGpu) {
 TEST_F(RtgenTest, TablesOfOneGpuMerge) {
   auto model = table();
   model["kernels"] = {kTiny};
-  model["entries"] = {entry(64, 64, 64, 0, kTiny + " | splits=2", 1.0), entry(3, 64, 64, 0, kTiny + " | splits=1", 0.9)};
+  model["entries"] = {entry(64, 64, 64, 0, kTiny + " | splits=2", 1.0),
+                      entry(3, 64, 64, 0, kTiny + " | splits=1", 0.9)};
   const auto o = rtgen(model, {table()});
   ASSERT_EQ(o.code, 0) << o.output;
   EXPECT_NE(o.output.find("1 table(s) (table.json+more0.json)"), std::string::npos) << o.output;

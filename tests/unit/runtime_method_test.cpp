@@ -1,6 +1,6 @@
 // Methods runtime-nn / runtime-tn (src/baselines/runtime.cpp) without a GPU: known to the CLI,
-// in bench's default methods but not among the baselines; a missing libcudal2_runtime, or one that finds no GPU, is a RunnerError
-// with a message saying which (the bench records the method as unsupported and goes on).
+// in bench's default methods but not among the baselines; a missing libcudal2_runtime, or one that finds no GPU, is a
+// RunnerError with a message saying which (the bench records the method as unsupported and goes on).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -36,8 +36,8 @@ TEST(RuntimeMethod, KnownInTheDefaultsNotABaseline) {
     EXPECT_EQ(std::find(baselines.begin(), baselines.end(), n), baselines.end()) << n;
     // The library under test is in bench's defaults; the other builds only when named.
     const auto& defaults = default_method_names();
-    EXPECT_EQ(std::find(defaults.begin(), defaults.end(), n) != defaults.end(), n.find("-b-") == std::string::npos &&
-                                                                                    n.find("-c-") == std::string::npos)
+    EXPECT_EQ(std::find(defaults.begin(), defaults.end(), n) != defaults.end(),
+              n.find("-b-") == std::string::npos && n.find("-c-") == std::string::npos)
         << n;
     const auto r = make_baseline(n, Accum::F16);
     EXPECT_EQ(r->name(), n);

@@ -77,7 +77,7 @@ TEST(BucketRule, DownAndNearest) {
   EXPECT_EQ(pick(3, BucketRule::Down), 2);
   EXPECT_EQ(pick(100, BucketRule::Down), 64);
   EXPECT_EQ(pick(5000, BucketRule::Down), 4096);
-  EXPECT_EQ(pick(9000, BucketRule::Down), -1);  // 4096 is more than a factor 2 away
+  EXPECT_EQ(pick(9000, BucketRule::Down), -1);     // 4096 is more than a factor 2 away
   EXPECT_EQ(pick(100, BucketRule::Nearest), 128);  // log distance 0.25 up against 0.45 down
   EXPECT_EQ(pick(70, BucketRule::Nearest), 64);
   EXPECT_EQ(pick(3, BucketRule::Nearest), 4);  // log(4/3) < log(3/2)

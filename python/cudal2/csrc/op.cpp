@@ -94,8 +94,8 @@ void check(const at::Tensor& a, const at::Tensor& b, c10::string_view accum) {
   accum_id(accum);
   TORCH_CHECK_TYPE(a.scalar_type() == at::kHalf && b.scalar_type() == at::kHalf,
                    "cudal2.mm: a and b must be torch.float16, got ", a.scalar_type(), " and ", b.scalar_type());
-  TORCH_CHECK_VALUE(a.dim() == 2 && b.dim() == 2, "cudal2.mm: a and b must be 2-D, got ", a.dim(), "-D and ",
-                    b.dim(), "-D (shapes ", a.sizes(), " and ", b.sizes(), ")");
+  TORCH_CHECK_VALUE(a.dim() == 2 && b.dim() == 2, "cudal2.mm: a and b must be 2-D, got ", a.dim(), "-D and ", b.dim(),
+                    "-D (shapes ", a.sizes(), " and ", b.sizes(), ")");
   TORCH_CHECK_VALUE(a.size(1) == b.size(0), "cudal2.mm: shapes ", a.sizes(), " and ", b.sizes(),
                     " cannot be multiplied (a's K = ", a.size(1), " != b's K = ", b.size(0), ")");
   TORCH_CHECK(a.is_cuda() && b.is_cuda(), "cudal2.mm: a and b must be CUDA tensors, got ", a.device(), " and ",
@@ -124,14 +124,15 @@ at::Tensor mm_cuda(const at::Tensor& a_in, const at::Tensor& b_in, c10::string_v
   at::Tensor b = b_in;
   int layout = row_major(b) ? 0 : col_major(b) ? 1 : -1;
   if (layout < 0) b = b.contiguous(), layout = 0;
-  if (!aligned(b)) b = layout == 1 ? b.t().clone(at::MemoryFormat::Contiguous).t() : b.clone(at::MemoryFormat::Contiguous);
+  if (!aligned(b))
+    b = layout == 1 ? b.t().clone(at::MemoryFormat::Contiguous).t() : b.clone(at::MemoryFormat::Contiguous);
   const c10::cuda::CUDAGuard guard(a.device());
   at::Tensor c = at::empty({m, n}, a.options());
   const int device = a.device().index();
   const Handle h = handle(device);
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(device)).stream();
-  const int st = g_rt.gemm(h, layout, accum_id(accum), m, n, k, a.data_ptr(), b.data_ptr(), c.data_ptr(), nullptr, 0,
-                           stream);
+  const int st =
+      g_rt.gemm(h, layout, accum_id(accum), m, n, k, a.data_ptr(), b.data_ptr(), c.data_ptr(), nullptr, 0, stream);
   TORCH_CHECK(st == 0, "cudal2.mm(", m, "x", k, " @ ", k, "x", n, ", ", layout ? "tn" : "nn",
               "): ", g_rt.status_string(st), ": ", g_rt.last_error());
   return c;

@@ -102,7 +102,9 @@ void add_to_group(std::vector<Group>& groups, const std::filesystem::path& table
   const auto cc = table_cc(t);
   auto g = std::find_if(groups.begin(), groups.end(), [&](const Group& x) { return x.gpu == gpu && x.cc == cc; });
   if (g == groups.end()) {
-    groups.push_back({gpu, "", cc});
+    Group fresh;
+    fresh.gpu = gpu, fresh.cc = cc;
+    groups.push_back(std::move(fresh));
     g = groups.end() - 1;
   }
   g->sources += (g->sources.empty() ? "" : "+") + table_path.filename().string();

@@ -338,9 +338,8 @@ TEST(RlPolicy, SuggestCommand) {
   // --spec-list: one "M,N,K SPEC" line per shape (--shape and --shapes), the top pick, for
   // `cudal2 eval --spec-list` to measure against cuBLASLt's heuristic before export ships it.
   std::ofstream(dir / "shapes.txt") << "# M,N,K\n3,3000,776\n1000,3000,776\n";
-  const auto [code3, list] =
-      run_cli("suggest --shape 7,3000,776 --shapes " + (dir / "shapes.txt").string() + " --policy " + path +
-              " --spec-list --top 3");
+  const auto [code3, list] = run_cli("suggest --shape 7,3000,776 --shapes " + (dir / "shapes.txt").string() +
+                                     " --policy " + path + " --spec-list --top 3");
   ASSERT_EQ(code3, 0) << list;
   std::vector<std::string> lines;
   std::istringstream in(list);

@@ -168,7 +168,7 @@ TEST_F(RtgenTest, SeveralTablesOnePerGpu) {
 TEST_F(RtgenTest, TablesOfOneGpuMerge) {
   auto model = table();
   model["kernels"] = {kTiny};
-  model["entries"] = {entry(64, 64, 64, 0, kTiny + " | splits=2", 1.0),
+  model["entries"] = {entry(64, 64, 64, 0, kTiny + " | splits=1", 1.0),
                       entry(3, 64, 64, 0, kTiny + " | splits=1", 0.9)};
   const auto o = rtgen(model, {table()});
   ASSERT_EQ(o.code, 0) << o.output;
@@ -177,8 +177,9 @@ TEST_F(RtgenTest, TablesOfOneGpuMerge) {
   EXPECT_TRUE(fs::exists(dir_ / "gen" / "t1_k1.cu"));
   const std::string t = slurp(dir_ / "gen" / "table.cpp");
   EXPECT_NE(t.find("kKernels0, 3, kEntries0, 4},"), std::string::npos) << t;
-  // 64x64x64 from the model's table (splits=2), 64x64x256 from the grid's with kernel 0 -> 1.
-  EXPECT_NE(t.find("{0, 0, 64, 64, 64, 0, 0, 1, 0, 2,"), std::string::npos) << t;
+  // 64x64x64 from the model's table (1.0 us), 64x64x256 from the grid's with kernel 0 -> 1.
+  EXPECT_NE(t.find("{0, 0, 64, 64, 64, 0, 0, 1, 0, 1, \"" + kTiny + " | splits=1\", 1.0f, 120.0f},"), std::string::npos)
+      << t;
   EXPECT_EQ(t.find("{0, 0, 64, 64, 64, 2,"), std::string::npos) << t;
   EXPECT_NE(t.find("{0, 0, 64, 64, 256, 1, 0, 1, 0, 3,"), std::string::npos) << t;
   EXPECT_NE(t.find("&cudal2_rt_t1_k1_run"), std::string::npos) << t;

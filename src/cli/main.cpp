@@ -220,8 +220,9 @@ int main(int argc, char** argv) {
   bench_shapes.add(bench);
   bench->add_option(
       "--methods", b.methods,
-      fmt::format("Comma-separated methods or 'all' ({}; {} are the other runtime methods)",
-                  fmt::join(cudal2::default_method_names(), ", "), fmt::join(cudal2::runtime_method_names(), ", ")));
+      fmt::format("Comma-separated methods or 'all' ({}); also runtime-b-nn/tn and runtime-c-nn/tn, other builds "
+                  "of the runtime ($CUDAL2_RUNTIME_LIB_B, _C)",
+                  fmt::join(cudal2::default_method_names(), ", ")));
   bench->add_option("--mode", b.mode, "offline, server or both")->capture_default_str();
   bench->add_option("--reps", b.reps, "Samples per timer, method and mode")->capture_default_str();
   bench->add_option("--qps", b.qps, "Server mode: mean request rate; idle gaps ~ Exp(qps)")->capture_default_str();

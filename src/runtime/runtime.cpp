@@ -22,6 +22,7 @@
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
+#include <string>
 #include <string_view>
 #include <tuple>
 #include <vector>
@@ -479,13 +480,34 @@ std::vector<cudal2::rt::TableId> table_ids() {
   return v;
 }
 
-// The handle's device's table (runtime/select.hpp), or none.
-cudal2_status_t pick_table(cudal2_context* h, int major, int minor) {
+// A device's name, asked once per device: cudaGetDeviceProperties gathers every property and may
+// take milliseconds, and the bench asks for the table of each shape it prepares.
+cudaError_t device_name(int device, std::string& name) {
+  static std::mutex mu;
+  static std::map<int, std::string> names;
+  const std::lock_guard<std::mutex> lock(mu);
+  if (auto it = names.find(device); it != names.end()) {
+    name = it->second;
+    return cudaSuccess;
+  }
   cudaDeviceProp prop{};
-  if (const cudaError_t ce = cudaGetDeviceProperties(&prop, h->device); ce != cudaSuccess)
+  if (const cudaError_t ce = cudaGetDeviceProperties(&prop, device); ce != cudaSuccess) return ce;
+  name = names[device] = prop.name;
+  return cudaSuccess;
+}
+
+// The table of a device (runtime/select.hpp), or null; CUDAL2_TABLE is read on every call.
+const Table* device_table(const std::string& name, int major, int minor) {
+  const int i = cudal2::rt::select_table(table_ids(), name, major, minor, std::getenv("CUDAL2_TABLE"));
+  return i < 0 ? nullptr : &kTables[i];
+}
+
+// The handle's device's table, or none.
+cudal2_status_t pick_table(cudal2_context* h, int major, int minor) {
+  std::string name;
+  if (const cudaError_t ce = device_name(h->device, name); ce != cudaSuccess)
     return fail(CUDAL2_STATUS_CUDA_ERROR, "cudaGetDeviceProperties: %s", cudaGetErrorString(ce));
-  const int i = cudal2::rt::select_table(table_ids(), prop.name, major, minor, std::getenv("CUDAL2_TABLE"));
-  h->table = i < 0 ? nullptr : &kTables[i];
+  h->table = device_table(name, major, minor);
   return CUDAL2_STATUS_SUCCESS;
 }
 
@@ -649,12 +671,13 @@ const char* cudal2_status_string(cudal2_status_t s) {
 const char* cudal2_last_error(void) { return g_err; }
 
 cudal2_table_info cudal2_get_table_info(void) {
-  int dev = 0;
-  cudaDeviceProp prop{};
+  int dev = 0, major = 0, minor = 0;
+  std::string name;
   const Table* t = nullptr;
-  if (cudaGetDevice(&dev) == cudaSuccess && cudaGetDeviceProperties(&prop, dev) == cudaSuccess) {
-    const int i = cudal2::rt::select_table(table_ids(), prop.name, prop.major, prop.minor, std::getenv("CUDAL2_TABLE"));
-    if (i >= 0) t = &kTables[i];
+  if (cudaGetDevice(&dev) == cudaSuccess && device_name(dev, name) == cudaSuccess &&
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess &&
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) == cudaSuccess) {
+    t = device_table(name, major, minor);
   } else {
     cudaGetLastError();  // no device: report no table, leave no sticky error behind
   }

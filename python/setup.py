@@ -1,9 +1,12 @@
-"""Bundles the prebuilt runtime library into the package (a platform wheel).
+"""Bundles the prebuilt runtime library into the package (a platform wheel) and compiles the C++ op
+(cudal2/csrc/op.cpp) against the PyTorch installed in the building Python.
 
-`pip install ./python` after `bash scripts/build.sh`: the library is taken from
-$CUDAL2_RUNTIME_LIB, else from the repository's build/src/runtime/. Without one the build fails
-with a message saying so (set CUDAL2_RUNTIME_LIB=none to build a package that finds the library
-at import time instead: $CUDAL2_RUNTIME_LIB or the dynamic linker's search path).
+`pip install --no-build-isolation ./python` after `bash scripts/build.sh` (without
+--no-build-isolation pip builds in a fresh environment that has no PyTorch, and the package falls
+back to its Python op). The library is taken from $CUDAL2_RUNTIME_LIB, else from the repository's
+build/src/runtime/. Without one the build fails with a message saying so (set
+CUDAL2_RUNTIME_LIB=none to build a package that finds the library at import time instead:
+$CUDAL2_RUNTIME_LIB or the dynamic linker's search path). CUDAL2_NO_EXTENSION=1 skips the C++ op.
 """
 import os
 import shutil
@@ -50,4 +53,27 @@ class BinaryDistribution(Distribution):
         return True
 
 
-setup(cmdclass={"build_py": BuildPy}, distclass=BinaryDistribution)
+def extension():
+    """The C++ op, built with PyTorch's own extension helper (its headers, flags and ABI), or None
+    where that cannot be (no PyTorch in this Python, no CUDA toolkit, CUDAL2_NO_EXTENSION=1)."""
+    if os.environ.get("CUDAL2_NO_EXTENSION") == "1":
+        return None
+    try:
+        from torch.utils import cpp_extension
+    except ImportError:
+        print("cudal2 setup: PyTorch not importable here: no C++ op (the package registers its Python op)")
+        return None
+    if cpp_extension.CUDA_HOME is None:
+        print("cudal2 setup: no CUDA toolkit found (CUDA_HOME): no C++ op (the package registers its Python op)")
+        return None
+    # Only host code: the op calls the runtime library; it needs CUDA's headers and c10_cuda.
+    ext = cpp_extension.CUDAExtension("cudal2._C", ["cudal2/csrc/op.cpp"], extra_compile_args={"cxx": ["-O2"]},
+                                      libraries=["dl"])
+    return ext, cpp_extension.BuildExtension.with_options(use_ninja=False)
+
+
+ext = extension()
+cmdclass = {"build_py": BuildPy}
+if ext:
+    cmdclass["build_ext"] = ext[1]
+setup(cmdclass=cmdclass, distclass=BinaryDistribution, ext_modules=[ext[0]] if ext else [])

@@ -75,7 +75,8 @@ typedef struct cudal2_options {
 typedef enum cudal2_path {
   CUDAL2_PATH_TABLE_KERNEL = 0,     /* the table's kernel for this exact shape */
   CUDAL2_PATH_NEIGHBOUR_KERNEL = 1, /* off-table: the nearest table shape's kernel */
-  CUDAL2_PATH_CUBLASLT = 2          /* cuBLASLt heuristic top-1 */
+  CUDAL2_PATH_CUBLASLT = 2,         /* cuBLASLt heuristic top-1 */
+  CUDAL2_PATH_BUCKET_KERNEL = 3     /* off-table M of a tuned (N, K): the kernel of a tuned M's entry */
 } cudal2_path_t;
 
 typedef struct cudal2_dispatch_info {
@@ -110,14 +111,23 @@ CUDAL2_API const char* cudal2_status_string(cudal2_status_t status);
  * next cudal2 call. */
 CUDAL2_API const char* cudal2_last_error(void);
 
-/* What the library was built with: the table's GPU, its file, kernel and entry counts. */
+/* A table the library was built with: the GPU it was measured on, its file, kernel and entry
+ * counts. The library carries one table per GPU; a handle uses the one whose GPU name and compute
+ * capability are its device's (CUDAL2_TABLE=<gpu name or file name> picks another of the same
+ * compute capability, CUDAL2_TABLE=none none), and a device without one runs everything through
+ * cuBLASLt. CUDAL2_M_BUCKETS=up|down|nearest|off (default up) is the rule for an off-table M of a
+ * tuned (N, K) (docs/runtime.md). Both are read by cudal2_create. */
 typedef struct cudal2_table_info {
   const char* gpu;
   const char* source;
   int kernels;
   int entries;
 } cudal2_table_info;
+/* The table the current device uses (all empty/0 when it has none, or there is no device). */
 CUDAL2_API cudal2_table_info cudal2_get_table_info(void);
+/* Every table the library carries, 0 <= i < cudal2_get_table_count(). */
+CUDAL2_API int cudal2_get_table_count(void);
+CUDAL2_API cudal2_table_info cudal2_get_table_info_at(int i);
 
 #ifdef __cplusplus
 }

@@ -6,11 +6,12 @@ import threading
 SUCCESS = 0
 LAYOUT_NN, LAYOUT_TN = 0, 1
 ACCUM_F32, ACCUM_F16 = 0, 1
-PATHS = {0: "table-kernel", 1: "neighbour-kernel", 2: "cublaslt"}
+PATHS = {0: "table-kernel", 1: "neighbour-kernel", 2: "cublaslt", 3: "bucket-kernel"}
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _lock = threading.Lock()
 _lib = None
+_path = None
 
 
 class DispatchInfo(ctypes.Structure):
@@ -30,9 +31,15 @@ def candidates():
     return out
 
 
+def path():
+    """The file load() loaded (loading it if need be)."""
+    load()
+    return _path
+
+
 def load():
     """The runtime library (loaded once); RuntimeError naming every place tried if none loads."""
-    global _lib
+    global _lib, _path
     if _lib is not None:
         return _lib
     with _lock:
@@ -49,7 +56,7 @@ def load():
                 errors.append(f"{path}: {e}")
                 continue
             _declare(lib)
-            _lib = lib
+            _lib, _path = lib, path
             return lib
         raise RuntimeError("cudal2: cannot load libcudal2_runtime.so (build it with scripts/build.sh, "
                            "or set CUDAL2_RUNTIME_LIB):\n  " + "\n  ".join(errors))

@@ -4,15 +4,16 @@
     cudal2 report --csv 'bench/results/h100/grid*.csv' --csv bench/results/h100/sample.csv --out docs/report
     python3 python/cudal2/report.py --db tune.db --out report/
 
-Each --csv argument is one data set (a section of the page): a file, a glob or a comma-separated
-list, whose rows are concatenated (e.g. the shards of one grid run). Each --db is a results store
+Each --csv argument is one data set (a section of the page): a file (.csv or .csv.gz), a glob or a
+comma-separated list, whose rows are concatenated (e.g. the shards of one grid run). Each --db is a results store
 (SQLite): per shape, the fastest ok measurement becomes method `cudal2-<layout>` and the baselines
 timed in the same job (its baseline_json) come with it. Rows: tidy long format of
 src/eval/bench.cpp (m, n, k, class, accum, method, layout, mode, timer, median_us, roofline_pct,
 status, ...); only `status == ok` rows of the chosen --timer (default graph) and --accum are used.
 
-The subject (whose speedups the figures show) is --subject, else `cudal2` (the fastest of all
-non-baseline methods per shape) when the data has any, else `cublaslt-autotune`. A method family
+The subject (whose speedups the figures show) is --section-subject for that data set, else
+--subject, else `cudal2` (the fastest of all non-baseline methods per shape) when the data has
+any, else `cublaslt-autotune`; `runtime` is libcudal2_runtime (best of runtime-nn/tn). A method family
 measured in both layouts also gets a best-of-both entry (`cublas` = min(cublas-nn, cublas-tn)): a
 fair baseline takes the better layout. Speedup = baseline time / subject time (> 1: subject faster),
 per shape, mode and timer, both from the same data set (one run).
@@ -28,6 +29,7 @@ Needs matplotlib only (no torch): it runs with the project's .venv.
 import argparse
 import csv
 import glob
+import gzip
 import html
 import io
 import json
@@ -95,7 +97,8 @@ def read_csvs(arg):
     ds = DataSet(arg)
     for path in expand(arg):
         try:
-            with open(path, newline="") as f:
+            # Committed runs are often gzipped (bench/results/*/*.csv.gz).
+            with (gzip.open(path, "rt", newline="") if path.endswith(".gz") else open(path, newline="")) as f:
                 text = f.read()
         except OSError as e:
             raise ReportError(f"cannot read {path}: {e.strerror or e}")
@@ -334,7 +337,7 @@ def section(page, plt, ds, idx, args):
     methods = set()
     for d in table.values():
         methods.update(d)
-    subject = choose_subject(methods, args.subject)
+    subject = choose_subject(methods, args.subjects[idx] if idx < len(args.subjects) else args.subject)
     bases = baselines_of(table, subject)
     modes = [m for m in ("offline", "server") if any(k[0] == m for k in table)]
     shapes = sorted({k[1] for k in table})
@@ -534,6 +537,8 @@ def main(argv=None):
     ap.add_argument("--section-title", dest="titles", action="append", default=[],
                     help="title of each data set's section, in order (repeatable)")
     ap.add_argument("--subject", help="method whose speedups are shown (default: cudal2, else cublaslt-autotune)")
+    ap.add_argument("--section-subject", dest="subjects", action="append", default=[],
+                    help="the subject of each data set's section, in order (repeatable; default --subject)")
     ap.add_argument("--timer", default="graph", choices=["graph", "eager", "host"])
     ap.add_argument("--accum", default="f32", choices=["f32", "f16"])
     args = ap.parse_args(argv)

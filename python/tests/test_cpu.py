@@ -138,20 +138,48 @@ def test_installed_package_is_the_one_tested():
     assert os.path.isfile(os.path.join(pkg, "lib", "libcudal2_runtime.so"))
 
 
-def test_eager_fast_path_only_for_plain_cuda_calls():
-    # Meta/CPU tensors, fake tensors and dispatch modes go through torch.ops.cudal2.mm (fake
-    # implementation, tracing); only plain CUDA tensors outside any compiler skip the dispatcher.
-    assert not cudal2._plain_eager(meta(4, 8), meta(8, 3))
-    from torch._subclasses.fake_tensor import FakeTensorMode
-    from torch.utils._python_dispatch import TorchDispatchMode
+def test_backend_is_the_compiled_op_where_built():
+    # ctest builds the wheel with --no-build-isolation against this PyTorch: the C++ op must be in it.
+    import os
 
-    with FakeTensorMode():
-        x = torch.empty(4, 8, dtype=F16)
-        assert not cudal2._plain_eager(x, x)
+    if os.environ.get("CUDAL2_TEST_INSTALLED") == "1" and os.environ.get("CUDAL2_PYTHON_OP") != "1":
+        assert cudal2.BACKEND == "c++"
+    assert cudal2.BACKEND in ("c++", "python")
 
-    class Watch(TorchDispatchMode):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            return func(*args, **(kwargs or {}))
 
-    with Watch():
-        assert not cudal2._plain_eager(meta(4, 8), meta(8, 3))
+def test_autograd_shapes_on_meta():
+    if cudal2.BACKEND != "c++":
+        pytest.skip("the Python op has no autograd formula")
+    x = meta(4, 8).requires_grad_()
+    w = meta(6, 8).requires_grad_()  # nn.Linear's weight: b = w.t() is TN
+    y = cudal2.mm(x, w.t())
+    assert y.requires_grad and y.shape == (4, 6)
+    y.sum().backward()
+    assert x.grad.shape == (4, 8) and w.grad.shape == (6, 8)
+    assert w.grad.is_contiguous()  # computed as dC^T A, not transposed
+    b = meta(8, 6).requires_grad_()  # NN
+    cudal2.mm(x, b).sum().backward()
+    assert b.grad.shape == (8, 6)
+
+
+def test_no_autograd_node_without_grad():
+    y = cudal2.mm(meta(4, 8), meta(8, 6))
+    assert y.grad_fn is None and not y.requires_grad
+
+
+def test_patch_replaces_linear_layers():
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(),
+                                torch.nn.Sequential(torch.nn.Linear(16, 4, bias=False)))
+    w0 = model[0].weight
+    out = cudal2.patch(model, filter=lambda name, m: name != "2.0")
+    assert out is model
+    assert type(model[0]) is cudal2.Linear and model[0].weight is w0
+    assert type(model[2][0]) is torch.nn.Linear  # filtered out by its dotted name
+    cudal2.patch(model)
+    assert type(model[2][0]) is cudal2.Linear and model[2][0].bias is None
+    # Off CUDA or fp16 it is nn.Linear's own forward.
+    x = torch.randn(3, 5, 8)
+    ref = torch.nn.functional.linear(torch.relu(torch.nn.functional.linear(x, w0, model[0].bias)),
+                                     model[2][0].weight)
+    assert torch.allclose(model(x), ref)
+    assert type(cudal2.patch(torch.nn.Linear(2, 3))) is cudal2.Linear

@@ -63,6 +63,27 @@ def test_committed_results(tmp_path):
     assert "torch-matmul" in page and "cublaslt-heuristic" in page
 
 
+def test_gzipped_csv_and_a_subject_per_section(tmp_path):
+    # The runtime's committed runs are .csv.gz; each section may have its own subject (the runtime
+    # in one, auto-tuning among the baselines in the next).
+    import gzip
+
+    lines = sample_lines()
+    rows = [l.replace(",cublas-nn,", ",runtime-nn,").replace(",cublas-tn,", ",runtime-tn,")
+            for l in lines if ",cublas-nn," in l or ",cublas-tn," in l]
+    gz = tmp_path / "rt.csv.gz"
+    with gzip.open(gz, "wt") as f:
+        f.write("\n".join(lines + rows) + "\n")
+    rc, out, err = report("--csv", str(gz), "--section-subject", "runtime", "--csv", os.path.join(H100, "sample.csv"),
+                          "--section-subject", "cublaslt-autotune", "--out", str(tmp_path / "out"))
+    assert rc == 0, err
+    page = (tmp_path / "out" / "index.html").read_text()
+    first, second = page.split("<section>")[1:3]
+    assert "Subject: <b>runtime</b>" in first
+    assert "torch-matmul" in first.split("Subject")[1]  # every baseline of the run is the runtime's
+    assert "Subject: <b>cublaslt-autotune</b>" in second
+
+
 @pytest.mark.parametrize("content", ["", "# only comments\n", "# cudal2 bench\n" + HEADER + "\n"])
 def test_empty_csv(tmp_path, content):
     f = tmp_path / "empty.csv"

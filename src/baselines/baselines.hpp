@@ -8,10 +8,13 @@
 namespace cudal2 {
 
 // All baseline names, in report order: cublas-nn, cublas-tn, cublaslt-heuristic-{nn,tn},
-// cublaslt-autotune-{nn,tn}, torch-matmul ("all" in `cudal2 bench --methods`).
+// cublaslt-autotune-{nn,tn}, torch-matmul: what cudal2 is measured against.
 const std::vector<std::string>& baseline_names();
+// `cudal2 bench`'s default ("all"): the baselines and the product beside them, runtime-nn and
+// runtime-tn, so the first table a user sees has cudal2's own rows.
+const std::vector<std::string>& default_method_names();
 // runtime-nn, runtime-tn: libcudal2_runtime itself (src/baselines/runtime.cpp), measured like the
-// baselines when named; not part of "all" (it is our library, not a reference to beat).
+// baselines; never a reference of the ratios unless --reference names it.
 // runtime-b-{nn,tn}, runtime-c-{nn,tn}: two more builds of it ($CUDAL2_RUNTIME_LIB_B, _C), so that
 // tables are compared with each other in one process, on the same inputs.
 const std::vector<std::string>& runtime_method_names();

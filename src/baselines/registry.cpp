@@ -18,6 +18,15 @@ const std::vector<std::string>& baseline_names() {
   return names;
 }
 
+const std::vector<std::string>& default_method_names() {
+  static const std::vector<std::string> names = [] {
+    auto v = baseline_names();
+    v.insert(v.end(), {"runtime-nn", "runtime-tn"});
+    return v;
+  }();
+  return names;
+}
+
 namespace {
 // The library under test and two more builds of it (src/baselines/runtime.cpp).
 const std::string kRuntimeSlots[] = {"", "b", "c"};

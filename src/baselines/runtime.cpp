@@ -10,6 +10,10 @@
 // Methods runtime-b-* and runtime-c-* load $CUDAL2_RUNTIME_LIB_B and $CUDAL2_RUNTIME_LIB_C (nothing
 // else is tried): other builds of the library, e.g. with another table, compared in the same
 // process. Each is its own copy (a different file, RTLD_LOCAL), with its own tables and handles.
+// $CUDAL2_RUNTIME_ENV, _B and _C ("NAME=VALUE;NAME=VALUE") set environment variables for the
+// slot's cudal2_create only (the runtime reads its rules there: CUDAL2_M_BUCKETS, CUDAL2_TUNE_UNSEEN,
+// CUDAL2_TABLE), so one library under two rules is measured in one process: e.g.
+// CUDAL2_RUNTIME_LIB_B=<the same file> CUDAL2_RUNTIME_ENV_B="CUDAL2_M_BUCKETS=off".
 // prepare() creates one runtime handle per runner (cudal2_create: its own zeroed workspace,
 // CUDAL2_DEFAULT_WORKSPACE_BYTES raised to what the table's kernels need; synchronizes) and asks
 // cudal2_query where the shape goes (details: path, spec, table shape); run() is one cudal2_gemm
@@ -21,11 +25,14 @@
 #include <unistd.h>
 
 #include <cudal2/cudal2.h>
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -113,10 +120,53 @@ struct RuntimeLib {
   }
 };
 
+// Sets the slot's CUDAL2_RUNTIME_ENV* variables while alive, and puts the old values back after.
+// The bench prepares runners on one thread, so no other thread reads the environment meanwhile.
+class ScopedEnv {
+ public:
+  explicit ScopedEnv(const std::string& slot) {
+    const std::string var = slot.empty() ? "CUDAL2_RUNTIME_ENV" : "CUDAL2_RUNTIME_ENV_" + upper(slot);
+    const char* spec = std::getenv(var.c_str());
+    if (!spec) return;
+    std::string list(spec);
+    size_t at = 0;
+    while (at <= list.size()) {
+      const size_t end = std::min(list.find(';', at), list.size());
+      const std::string item = list.substr(at, end - at);
+      at = end + 1;
+      const size_t eq = item.find('=');
+      if (eq == std::string::npos || eq == 0) continue;
+      const std::string name = item.substr(0, eq);
+      const char* old = std::getenv(name.c_str());
+      saved_.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
+      setenv(name.c_str(), item.substr(eq + 1).c_str(), 1);
+    }
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+  ~ScopedEnv() {
+    for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) {
+      if (it->second)
+        setenv(it->first.c_str(), it->second->c_str(), 1);
+      else
+        unsetenv(it->first.c_str());
+    }
+  }
+
+ private:
+  static std::string upper(std::string s) {
+    for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return s;
+  }
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
+
 const char* path_name(cudal2_path_t p) {
   switch (p) {
     case CUDAL2_PATH_TABLE_KERNEL:
       return "table";
+    case CUDAL2_PATH_BUCKET_KERNEL:
+      return "bucket";
     case CUDAL2_PATH_NEIGHBOUR_KERNEL:
       return "neighbour";
     case CUDAL2_PATH_CUBLASLT:
@@ -140,6 +190,7 @@ class RuntimeRunner final : public Runner {
     auto& l = RuntimeLib::get(slot_);
     if (!l.lib) throw RunnerError(fmt::format("{}: {}", name(), l.error));
     if (!handle_) {
+      const ScopedEnv env(slot_);
       if (const auto st = l.create(&handle_, nullptr)) {
         handle_ = nullptr;
         throw RunnerError(fmt::format("{}: cudal2_create: {}: {}", name(), l.status_string(st), l.last_error()));
@@ -157,6 +208,11 @@ class RuntimeRunner final : public Runner {
                 {"table", t.source ? t.source : ""},
                 {"table_gpu", t.gpu ? t.gpu : ""},
                 {"library", l.path}};
+    const std::string env_var =
+        slot_.empty()
+            ? "CUDAL2_RUNTIME_ENV"
+            : "CUDAL2_RUNTIME_ENV_" + std::string(1, char(std::toupper(static_cast<unsigned char>(slot_[0]))));
+    if (const char* env = std::getenv(env_var.c_str())) details_["env"] = env;
     if (info.path != CUDAL2_PATH_CUBLASLT)
       details_["table_shape"] = fmt::format("{}x{}x{}", info.table_m, info.table_n, info.table_k);
   }

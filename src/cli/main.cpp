@@ -17,6 +17,7 @@
 #include "cli/spec_list.hpp"
 #include "cli/suggest.hpp"
 #include "core/input_file.hpp"
+#include "core/model.hpp"
 #include "core/problem.hpp"
 #include "core/roofline.hpp"
 #include "eval/bench.hpp"
@@ -61,6 +62,10 @@ struct BenchArgs {
 struct ShapeArgs {
   std::vector<std::string> shapes, shape_files;
   std::string grid, shard, classes;
+  // A model's linear layers (core/model.hpp): its (N, K) at M buckets.
+  std::vector<std::string> models;
+  int64_t model_max_m = 4096;
+  std::string model_m, model_layers = "all";
   void add(CLI::App* app) {
     app->add_option("--class", classes,
                     "Keep only shapes of these classes: small, skinny, medium, large (comma-separated)");
@@ -68,6 +73,40 @@ struct ShapeArgs {
     app->add_option("--shapes", shape_files, "File with one M,N,K per line ('#' comments)");
     app->add_option("--grid", grid, "Shape grid: paper (1000 shapes) or sample (16)");
     app->add_option("--shard", shard, "Run shard I/N of the shape list (shape index % N == I)");
+    app->add_option("--model", models,
+                    "A Hugging Face config.json (repeatable): its linear layers' (N, K) at M = 1, 2, 4, ... "
+                    "--model-max-m and the --model-m values");
+    app->add_option("--model-max-m", model_max_m, "Largest M bucket of --model")->capture_default_str();
+    app->add_option("--model-m", model_m, "More M values for --model, comma-separated (e.g. your batch sizes)");
+    app->add_option("--model-layers", model_layers,
+                    "--model's layers: hf (q, k, v, o, gate, up, down, lm_head), fused (qkv, gate_up, o, down, "
+                    "lm_head) or all")
+        ->capture_default_str();
+  }
+  std::vector<cudal2::Shape> model_shapes() const {
+    using namespace cudal2;
+    std::vector<Shape> out;
+    if (models.empty()) {
+      if (!model_m.empty()) throw InputError("--model-m needs --model");
+      return out;
+    }
+    std::vector<int64_t> extra;
+    for (const auto& v : split_list(model_m)) {
+      try {
+        size_t used = 0;
+        extra.push_back(std::stoll(v, &used));
+        if (used != v.size()) throw std::invalid_argument(v);
+      } catch (const std::exception&) {
+        throw InputError(fmt::format("--model-m: '{}' is not a number", v));
+      }
+    }
+    const auto ms = m_buckets(model_max_m, extra);
+    const auto set = parse_layer_set(model_layers);
+    for (const auto& path : models) {
+      auto v = cudal2::model_shapes(model_linears(read_model_config(path), set), ms);
+      out.insert(out.end(), v.begin(), v.end());
+    }
+    return out;
   }
   std::vector<cudal2::Shape> resolve() const {
     using namespace cudal2;
@@ -79,6 +118,10 @@ struct ShapeArgs {
     }
     if (!grid.empty()) {
       auto v = cudal2::grid(grid);
+      out.insert(out.end(), v.begin(), v.end());
+    }
+    {
+      auto v = model_shapes();
       out.insert(out.end(), v.begin(), v.end());
     }
     if (out.empty()) out = cudal2::grid("sample");
@@ -121,15 +164,22 @@ cudal2::BenchOptions to_options(const BenchArgs& a, const ShapeArgs& sa, const s
   BenchOptions o;
   o.shapes = sa.resolve();
   o.accum = a.fp16_accum ? Accum::F16 : Accum::F32;
-  const auto names = a.methods == "all" ? baseline_names() : split_list(a.methods);
+  const auto names = a.methods == "all" ? default_method_names() : split_list(a.methods);
   if (names.empty()) throw InputError("--methods names no method");
-  const auto reference = split_list(a.reference);
+  // Ratios are taken against the NVIDIA/PyTorch baselines run, so the runtime's row says whether
+  // cudal2 beats the best of them; --reference names others (a run of runtimes alone: all of them).
+  auto reference = split_list(a.reference);
+  if (reference.empty())
+    for (const auto& n : names)
+      if (std::find(baseline_names().begin(), baseline_names().end(), n) != baseline_names().end())
+        reference.push_back(n);
   for (const auto& r : reference)
     if (std::find(names.begin(), names.end(), r) == names.end())
       throw InputError(fmt::format("--reference '{}' is not among the methods run ({})", r, fmt::join(names, ", ")));
   for (const auto& n : names) {
     if (!is_baseline(n))
-      throw InputError(fmt::format("unknown method '{}' (known: {})", n, fmt::join(baseline_names(), ", ")));
+      throw InputError(fmt::format("unknown method '{}' (known: {}, {})", n, fmt::join(baseline_names(), ", "),
+                                   fmt::join(runtime_method_names(), ", ")));
     const Accum acc = o.accum;
     const bool ref = reference.empty() || std::find(reference.begin(), reference.end(), n) != reference.end();
     o.methods.push_back({n, ref, [n, acc] { return make_baseline(n, acc); }});
@@ -169,8 +219,11 @@ int main(int argc, char** argv) {
   auto* bench = app.add_subcommand("bench", "Verify and time the baselines (cuBLAS, cuBLASLt, torch.matmul) on shapes");
   ShapeArgs bench_shapes;
   bench_shapes.add(bench);
-  bench->add_option("--methods", b.methods,
-                    fmt::format("Comma-separated methods or 'all' ({})", fmt::join(cudal2::baseline_names(), ", ")));
+  bench->add_option(
+      "--methods", b.methods,
+      fmt::format("Comma-separated methods or 'all' ({}); also runtime-b-nn/tn and runtime-c-nn/tn, other builds "
+                  "of the runtime ($CUDAL2_RUNTIME_LIB_B, _C)",
+                  fmt::join(cudal2::default_method_names(), ", ")));
   bench->add_option("--mode", b.mode, "offline, server or both")->capture_default_str();
   bench->add_option("--reps", b.reps, "Samples per timer, method and mode")->capture_default_str();
   bench->add_option("--qps", b.qps, "Server mode: mean request rate; idle gaps ~ Exp(qps)")->capture_default_str();
@@ -181,7 +234,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   bench->add_option("--reference", b.reference,
                     "Methods the ratios (ratio_to_best_baseline, paired_ratio) are taken against, comma-separated "
-                    "(default: every method run)");
+                    "(default: every cuBLAS/cuBLASLt/torch method run; with none, every method)");
   bench->add_option("--csv", b.csv, "Write tidy long-format results to FILE");
   bench->add_flag("--resume", b.resume, "Keep FILE's rows and skip shapes already complete in it");
   bench->add_flag("--fp16-accum", b.fp16_accum, "fp16 accumulation (CUBLAS_COMPUTE_16F) instead of fp32");

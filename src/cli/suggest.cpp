@@ -27,6 +27,8 @@ namespace {
 
 struct SuggestArgs {
   std::vector<std::string> shapes;
+  std::vector<std::string> shape_files;  // --shapes FILE: more M,N,K lines
+  bool spec_list = false;                // "M,N,K SPEC" lines of the top pick: `cudal2 eval --spec-list`
   std::string layout = "nn", accum = "f32", policy, families, space = "full";
   std::string candidates;  // --candidates FILE: per-problem spaces (e.g. cublaslt's, recorded on a GPU)
   int top = 1;
@@ -79,7 +81,19 @@ nlohmann::json pick_json(const Problem& p, const KernelSpec& spec, double us, bo
           {"top1", top1}};
 }
 
-int run(const SuggestArgs& a) {
+// --shape values and the M,N,K of every --shapes file, as "M,N,K" texts.
+std::vector<std::string> all_shapes(const SuggestArgs& a) {
+  std::vector<std::string> out = a.shapes;
+  for (const auto& f : a.shape_files)
+    for (const auto& sh : read_shapes_file(f)) out.push_back(fmt::format("{},{},{}", sh.m, sh.n, sh.k));
+  if (out.empty()) throw InputError("no shape: give --shape M,N,K or --shapes FILE");
+  return out;
+}
+
+int run(const SuggestArgs& a_in) {
+  SuggestArgs a = a_in;
+  a.shapes = all_shapes(a_in);
+  if (a.spec_list) a.top = 1;
   if (a.top < 1) throw InputError("--top must be at least 1");
   auto policy = search::RlPolicy::from_file(a.policy);
   if (!a.candidates.empty()) {
@@ -98,7 +112,10 @@ int run(const SuggestArgs& a) {
       }
       for (const auto& [spec, us] : ranked) {
         const bool top1 = spec == it->second.front();
-        if (a.json)
+        if (a.spec_list)
+          std::printf("%lld,%lld,%lld %s\n", (long long)p.shape.m, (long long)p.shape.n, (long long)p.shape.k,
+                      spec.text().c_str());
+        else if (a.json)
           out.push_back(pick_json(p, spec, us, top1));
         else
           std::printf("%s %s: %s   predicted %.2f us%s\n", p.shape.str().c_str(),
@@ -108,7 +125,7 @@ int run(const SuggestArgs& a) {
     }
     if (a.json)
       std::printf("%s\n", out.dump(1).c_str());
-    else
+    else if (!a.spec_list)
       std::printf("zero-shot rule: %s\n", policy.zero_shot_rule().c_str());
     return 0;
   }
@@ -128,6 +145,11 @@ int run(const SuggestArgs& a) {
     const auto ranked = policy.rank(p, space, a.top);
     if (ranked.empty())
       throw InputError(fmt::format("no valid spec of {} for {}", fmt::join(usable, ", "), p.shape.str()));
+    if (a.spec_list) {
+      std::printf("%lld,%lld,%lld %s\n", (long long)p.shape.m, (long long)p.shape.n, (long long)p.shape.k,
+                  ranked.front().first.text().c_str());
+      continue;
+    }
     if (a.json) {
       for (const auto& [spec, us] : ranked) out.push_back(pick_json(p, spec, us));
       continue;
@@ -153,7 +175,8 @@ int run(const SuggestArgs& a) {
 void add_suggest_command(CLI::App& app) {
   auto a = std::make_shared<SuggestArgs>();
   auto* cmd = app.add_subcommand("suggest", "Zero-shot kernel pick for shapes nobody tuned, from an rl policy file");
-  cmd->add_option("--shape", a->shapes, "Problem M,N,K (repeatable)")->required();
+  cmd->add_option("--shape", a->shapes, "Problem M,N,K (repeatable)");
+  cmd->add_option("--shapes", a->shape_files, "File with one M,N,K per line ('#' comments; repeatable)");
   cmd->add_option("--layout", a->layout, "Layout of B: nn or tn")->capture_default_str();
   cmd->add_option("--accum", a->accum, "Accumulator: f32 or f16")->capture_default_str();
   cmd->add_option("--policy,--policy-file", a->policy, "Policy file written by `cudal2 tune --search rl`")->required();
@@ -161,6 +184,9 @@ void add_suggest_command(CLI::App& app) {
   cmd->add_option("--space", a->space, "full or core (docs/tuning.md)")->capture_default_str();
   cmd->add_option("--top", a->top, "Print the N best predictions")->capture_default_str();
   cmd->add_flag("--json", a->json, "JSON output (for the runtime and scripts)");
+  cmd->add_flag("--spec-list", a->spec_list,
+                "One 'M,N,K SPEC' line per shape (the top pick): the input of `cudal2 eval --spec-list`, which "
+                "measures each pick against cuBLASLt's heuristic before `cudal2 export` may ship it");
   cmd->add_option("--candidates", a->candidates,
                   "Choose among the specs this file lists per problem (lines M,N,K<TAB>layout<TAB>spec), e.g. "
                   "cublaslt's recorded space; --families and --space are then ignored");

@@ -2,6 +2,9 @@
 // compiled table -> its kernel (or cuBLASLt where cuBLASLt was measured faster); otherwise the
 // nearest table shape's kernel when it is close enough, can run the shape and beat cuBLASLt
 // there; otherwise cuBLASLt's heuristic top-1. docs/runtime.md has the rule and the contract.
+// The library carries one table per GPU it was tuned on; a handle uses its device's
+// (runtime/select.hpp), and an off-table M of a tuned (N, K) takes a tuned M's decision
+// (runtime/bucket.hpp).
 // A table kernel of the `cublaslt` family is no compiled code but an algorithm configuration
 // (KernelInfo::lt): planned once per shape (descriptors, cudal2_lt::configure with the entry's
 // split count, cublasLtMatmulAlgoCheck), then each call is one cublasLtMatmul.
@@ -19,21 +22,23 @@
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
+#include <string>
 #include <string_view>
 #include <tuple>
 #include <vector>
 
 #include "cublaslt_plan.h"
 #include "mma_plan.h"
+#include "runtime/bucket.hpp"
+#include "runtime/select.hpp"
 #include "runtime/table.hpp"
 #include "wgmma_plan.h"
 
 using cudal2::rt::Entry;
-using cudal2::rt::kEntries;
 using cudal2::rt::KernelInfo;
-using cudal2::rt::kKernels;
-using cudal2::rt::kNumEntries;
-using cudal2::rt::kNumKernels;
+using cudal2::rt::kNumTables;
+using cudal2::rt::kTables;
+using cudal2::rt::Table;
 
 namespace {
 
@@ -50,10 +55,16 @@ cudal2_status_t fail(cudal2_status_t st, const char* fmt, ...) {
   return st;
 }
 
-// Per-kernel locks for kernels that keep host state (KernelInfo::stateless false).
-std::mutex* kernel_locks() {
-  static std::unique_ptr<std::mutex[]> locks(new std::mutex[kNumKernels > 0 ? kNumKernels : 1]);
-  return locks.get();
+// Per-kernel locks for kernels that keep host state (KernelInfo::stateless false): one per kernel
+// of every table, shared by all handles (the state is the kernel's, not the handle's).
+std::mutex& kernel_lock(const Table* t, int kernel) {
+  static const std::vector<std::unique_ptr<std::mutex[]>> locks = [] {
+    std::vector<std::unique_ptr<std::mutex[]>> v;
+    for (int i = 0; i < kNumTables; ++i)
+      v.emplace_back(new std::mutex[kTables[i].num_kernels > 0 ? kTables[i].num_kernels : 1]);
+    return v;
+  }();
+  return locks[static_cast<size_t>(t - kTables)][kernel];
 }
 
 // cuBLASLt descriptors of one problem and the algorithm to run it with (the heuristic's top-1,
@@ -74,6 +85,7 @@ struct LtPlan {
 // the kernel re-zeroes after each launch) are placed so they end exactly at that boundary, and
 // their partials start there; every other user of workspace (cuBLASLt included) gets the part after it.
 struct KernelCall {
+  const Table* table = nullptr;  // whose kernel
   int kernel = -1;
   int raster = 0, swizzle = 1, decomposition = 0, splits = 1;
   size_t offset = kZone;  // where the kernel's workspace pointer points
@@ -93,7 +105,7 @@ cudal2_gemm_args make_args(int64_t m, int64_t n, int64_t k, const KernelCall& c)
 // (cudal2_lt::configure, as the tuner's artifact does), and cublasLtMatmulAlgoCheck for the shape,
 // whose workspaceSize is what the call needs. false (with the reason) if cuBLASLt refuses.
 bool plan_lt_kernel(cublasLtHandle_t lt, KernelCall& c, int64_t m, int64_t n, int64_t k, char* why, size_t whylen) {
-  const KernelInfo& ki = kKernels[c.kernel];
+  const KernelInfo& ki = c.table->kernels[c.kernel];
   const bool f16 = ki.accum == CUDAL2_ACCUM_F16;
   auto p = std::make_shared<LtPlan>();
   if (!cudal2_lt::make_problem(m, n, k, ki.layout == CUDAL2_LAYOUT_TN, f16, p->pr)) {
@@ -127,7 +139,7 @@ bool plan_lt_kernel(cublasLtHandle_t lt, KernelCall& c, int64_t m, int64_t n, in
 // Fills offset/need_total/ok for kernel c.kernel on (m, n, k); false (with the reason) if it
 // cannot run the problem. Host only (no device work); takes the kernel's lock when needed.
 bool plan_kernel(cublasLtHandle_t lt, KernelCall& c, int64_t m, int64_t n, int64_t k, char* why, size_t whylen) {
-  const KernelInfo& ki = kKernels[c.kernel];
+  const KernelInfo& ki = c.table->kernels[c.kernel];
   if (ki.cublaslt) return plan_lt_kernel(lt, c, m, n, k, why, whylen);
   auto a = make_args(m, n, k, c);
   // Alignment is part of can_implement for some families: plan with aligned dummy pointers (the
@@ -135,7 +147,7 @@ bool plan_kernel(cublasLtHandle_t lt, KernelCall& c, int64_t m, int64_t n, int64
   a.A = a.B = reinterpret_cast<const void*>(uintptr_t(256));  // NOLINT(performance-no-int-to-ptr): never dereferenced
   a.C = reinterpret_cast<void*>(uintptr_t(256));              // NOLINT(performance-no-int-to-ptr)
   std::unique_lock<std::mutex> lock;
-  if (!ki.stateless) lock = std::unique_lock<std::mutex>(kernel_locks()[c.kernel]);
+  if (!ki.stateless) lock = std::unique_lock<std::mutex>(kernel_lock(c.table, c.kernel));
   if (ki.can_implement(&a, why, whylen) != 0) return false;
   const size_t need = ki.workspace_size(&a);
   if (need == 0) {
@@ -171,10 +183,11 @@ struct Plan {
 
 using PlanKey = std::tuple<int, int, int64_t, int64_t, int64_t, size_t>;
 
-const Entry* find_entry(int accum, int layout, int64_t m, int64_t n, int64_t k) {
+const Entry* find_entry(const Table* t, int accum, int layout, int64_t m, int64_t n, int64_t k) {
+  if (!t) return nullptr;
   const auto key = std::make_tuple(accum, layout, m, n, k);
-  const Entry* lo = kEntries;
-  const Entry* hi = kEntries + kNumEntries;
+  const Entry* lo = t->entries;
+  const Entry* hi = t->entries + t->num_entries;
   auto cmp = [](const Entry& e, const decltype(key)& k2) { return std::tie(e.accum, e.layout, e.m, e.n, e.k) < k2; };
   const Entry* it = std::lower_bound(lo, hi, key, cmp);
   if (it != hi && std::tie(it->accum, it->layout, it->m, it->n, it->k) == key) return it;
@@ -183,15 +196,26 @@ const Entry* find_entry(int accum, int layout, int64_t m, int64_t n, int64_t k) 
 
 }  // namespace
 
+using NKKey = std::tuple<int, int, int64_t, int64_t>;  // accumulator, layout, N, K
+
+// The tuned M of each (accumulator, layout, N, K) of a table, ascending, and their entries.
+struct Buckets {
+  std::vector<int64_t> ms;
+  std::vector<const Entry*> entries;
+};
+
 struct cudal2_context {
   int device = 0;
   bool table_on = false;
+  const Table* table = nullptr;  // this device's table (null: none; every call goes to cuBLASLt)
+  cudal2::rt::BucketRule bucket_rule = cudal2::rt::BucketRule::Up;
+  std::map<NKKey, Buckets> buckets;
   double neighbour_factor = 0.0;
   bool tune_unseen = false;
   cublasLtHandle_t lt = nullptr;
   void* ws = nullptr;
   size_t ws_bytes = 0;
-  std::vector<KernelCall> entry_calls;  // per kEntries row, planned once (cublaslt kernels too)
+  std::vector<KernelCall> entry_calls;  // per table->entries row, planned once (cublaslt kernels too)
   std::shared_mutex mu;
   std::map<PlanKey, std::unique_ptr<Plan>> plans;  // off-table shapes; never erased (stable pointers)
 };
@@ -283,8 +307,8 @@ const Entry* nearest(const cudal2_context* h, int accum, int layout, int64_t m, 
   const double lim = std::log(h->neighbour_factor) + 1e-9;
   const Entry* best = nullptr;
   double best_d = 0;
-  for (int i = 0; i < kNumEntries; ++i) {
-    const Entry& e = kEntries[i];
+  for (int i = 0; i < h->table->num_entries; ++i) {
+    const Entry& e = h->table->entries[i];
     if (e.accum != accum || e.layout != layout || e.kernel < 0) continue;
     if (e.fallback_us > 0 && !(e.us < e.fallback_us)) continue;
     const double dm = std::fabs(std::log(double(m) / double(e.m))), dn = std::fabs(std::log(double(n) / double(e.n))),
@@ -296,17 +320,43 @@ const Entry* nearest(const cudal2_context* h, int accum, int layout, int64_t m, 
   return best;
 }
 
+// The entry of the tuned M the bucket rule picks for an off-table (m, n, k), or null.
+const Entry* bucket_entry(const cudal2_context* h, int accum, int layout, int64_t m, int64_t n, int64_t k) {
+  const auto it = h->buckets.find(NKKey{accum, layout, n, k});
+  if (it == h->buckets.end()) return nullptr;
+  const int i = cudal2::rt::pick_bucket(it->second.ms, m, h->bucket_rule);
+  return i < 0 ? nullptr : it->second.entries[static_cast<size_t>(i)];
+}
+
 // neighbours false: the shape is in the table and cuBLASLt was measured faster there than any
-// kernel, so no neighbour's kernel is tried.
+// kernel, so neither a bucket's nor a neighbour's kernel is tried.
 // tune: the call's operands when the plan may be tuned (tune_unseen, not capturing), else null.
 cudal2_status_t make_plan(cudal2_context* h, int layout, int accum, int64_t m, int64_t n, int64_t k, size_t ws_bytes,
                           bool neighbours, const TuneOn* tune, std::unique_ptr<Plan>& out) {
   auto p = std::make_unique<Plan>();
   const size_t ws_avail = ws_bytes > kZone ? ws_bytes - kZone : 0;
   if (h->table_on && neighbours) {
+    if (const Entry* e = bucket_entry(h, accum, layout, m, n, k)) {
+      // The tuned M's decision: its kernel, or cuBLASLt where cuBLASLt was measured faster there.
+      neighbours = false;
+      if (e->kernel >= 0) {
+        KernelCall c;
+        c.table = h->table, c.kernel = e->kernel, c.raster = e->raster, c.swizzle = e->swizzle;
+        c.decomposition = e->decomposition, c.splits = e->splits;
+        char why[256] = "";
+        if (plan_kernel(h->lt, c, m, n, k, why, sizeof why) && c.need_total <= ws_bytes) {
+          p->path = CUDAL2_PATH_BUCKET_KERNEL, p->call = c, p->from = e;
+          out = std::move(p);
+          return CUDAL2_STATUS_SUCCESS;
+        }
+      }
+    }
+  }
+  if (h->table_on && neighbours) {
     if (const Entry* e = nearest(h, accum, layout, m, n, k)) {
       KernelCall c;
-      c.kernel = e->kernel, c.raster = e->raster, c.swizzle = e->swizzle, c.decomposition = e->decomposition;
+      c.table = h->table, c.kernel = e->kernel, c.raster = e->raster, c.swizzle = e->swizzle,
+      c.decomposition = e->decomposition;
       c.splits = e->splits;
       char why[256] = "";
       if (plan_kernel(h->lt, c, m, n, k, why, sizeof why) && c.need_total <= ws_bytes) {
@@ -359,7 +409,7 @@ cudal2_status_t run_kernel(const KernelCall& c, int64_t m, int64_t n, int64_t k,
   if (c.need_total > ws_bytes)
     return fail(CUDAL2_STATUS_INSUFFICIENT_WORKSPACE, "%lldx%lldx%lld needs %zu bytes of workspace, got %zu",
                 (long long)m, (long long)n, (long long)k, c.need_total, ws_bytes);
-  const KernelInfo& ki = kKernels[c.kernel];
+  const KernelInfo& ki = c.table->kernels[c.kernel];
   auto a = make_args(m, n, k, c);
   a.A = A, a.B = B, a.C = C;
   if (ws && ws_bytes > c.offset) {
@@ -371,7 +421,7 @@ cudal2_status_t run_kernel(const KernelCall& c, int64_t m, int64_t n, int64_t k,
   if (ki.stateless) {
     rc = ki.run(&a, stream, err, sizeof err);
   } else {
-    std::lock_guard<std::mutex> lock(kernel_locks()[c.kernel]);
+    std::lock_guard<std::mutex> lock(kernel_lock(c.table, c.kernel));
     rc = ki.run(&a, stream, err, sizeof err);
   }
   if (rc != 0) return fail(CUDAL2_STATUS_KERNEL_ERROR, "kernel '%s': %s", ki.spec, err);
@@ -423,6 +473,44 @@ cudal2_status_t resolve(cudal2_handle_t& h) {
   return CUDAL2_STATUS_SUCCESS;
 }
 
+std::vector<cudal2::rt::TableId> table_ids() {
+  std::vector<cudal2::rt::TableId> v;
+  for (int i = 0; i < kNumTables; ++i)
+    v.push_back({kTables[i].gpu, kTables[i].source, kTables[i].cc_major, kTables[i].cc_minor});
+  return v;
+}
+
+// A device's name, asked once per device: cudaGetDeviceProperties gathers every property and may
+// take milliseconds, and the bench asks for the table of each shape it prepares.
+cudaError_t device_name(int device, std::string& name) {
+  static std::mutex mu;
+  static std::map<int, std::string> names;
+  const std::lock_guard<std::mutex> lock(mu);
+  if (auto it = names.find(device); it != names.end()) {
+    name = it->second;
+    return cudaSuccess;
+  }
+  cudaDeviceProp prop{};
+  if (const cudaError_t ce = cudaGetDeviceProperties(&prop, device); ce != cudaSuccess) return ce;
+  name = names[device] = prop.name;
+  return cudaSuccess;
+}
+
+// The table of a device (runtime/select.hpp), or null; CUDAL2_TABLE is read on every call.
+const Table* device_table(const std::string& name, int major, int minor) {
+  const int i = cudal2::rt::select_table(table_ids(), name, major, minor, std::getenv("CUDAL2_TABLE"));
+  return i < 0 ? nullptr : &kTables[i];
+}
+
+// The handle's device's table, or none.
+cudal2_status_t pick_table(cudal2_context* h, int major, int minor) {
+  std::string name;
+  if (const cudaError_t ce = device_name(h->device, name); ce != cudaSuccess)
+    return fail(CUDAL2_STATUS_CUDA_ERROR, "cudaGetDeviceProperties: %s", cudaGetErrorString(ce));
+  h->table = device_table(name, major, minor);
+  return CUDAL2_STATUS_SUCCESS;
+}
+
 }  // namespace
 
 extern "C" {
@@ -442,19 +530,29 @@ cudal2_status_t cudal2_create(cudal2_handle_t* handle, const cudal2_options* opt
   if (ce == cudaSuccess) ce = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, h->device);
   if (ce == cudaSuccess) ce = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, h->device);
   if (ce != cudaSuccess) return fail(CUDAL2_STATUS_CUDA_ERROR, "no usable CUDA device: %s", cudaGetErrorString(ce));
-  // The table's kernels are compiled for sm_90a: elsewhere everything goes to cuBLASLt.
-  h->table_on = opt.use_table != 0 && major == 9 && minor == 0 && kNumKernels > 0;
-  kernel_locks();
+  // This device's table, by name and compute capability; none: everything goes to cuBLASLt.
+  if (auto st = pick_table(h.get(), major, minor)) return st;
+  h->table_on = opt.use_table != 0 && h->table && h->table->num_kernels > 0;
+  if (const char* rule = std::getenv("CUDAL2_M_BUCKETS"); rule && *rule) {
+    const auto r = cudal2::rt::parse_bucket_rule(rule);
+    if (!r) return fail(CUDAL2_STATUS_INVALID_VALUE, "CUDAL2_M_BUCKETS=%s: not one of up, down, nearest, off", rule);
+    h->bucket_rule = *r;
+  }
   if (auto st = cublasLtCreate(&h->lt); st != CUBLAS_STATUS_SUCCESS)
     return fail(CUDAL2_STATUS_CUBLAS_ERROR, "cublasLtCreate: %s", cublasLtGetStatusString(st));
   // Plan every table entry once; the workspace must hold what the largest needs.
   size_t need = 0;
-  h->entry_calls.resize(static_cast<size_t>(kNumEntries));
-  for (int i = 0; i < kNumEntries && h->table_on; ++i) {
-    const Entry& e = kEntries[i];
+  const int num_entries = h->table_on ? h->table->num_entries : 0;
+  h->entry_calls.resize(static_cast<size_t>(num_entries));
+  for (int i = 0; i < num_entries; ++i) {
+    const Entry& e = h->table->entries[i];
+    // Entries are sorted by (accum, layout, m, n, k): each (N, K)'s M come in ascending order.
+    auto& b = h->buckets[NKKey{e.accum, e.layout, e.n, e.k}];
+    b.ms.push_back(e.m), b.entries.push_back(&e);
     if (e.kernel < 0) continue;
     KernelCall& c = h->entry_calls[i];
-    c.kernel = e.kernel, c.raster = e.raster, c.swizzle = e.swizzle, c.decomposition = e.decomposition;
+    c.table = h->table, c.kernel = e.kernel, c.raster = e.raster, c.swizzle = e.swizzle,
+    c.decomposition = e.decomposition;
     c.splits = e.splits;
     char why[256];
     if (plan_kernel(h->lt, c, e.m, e.n, e.k, why, sizeof why)) need = std::max(need, c.need_total);
@@ -499,8 +597,8 @@ cudal2_status_t cudal2_gemm(cudal2_handle_t h, cudal2_layout_t layout, cudal2_ac
   auto s_ = reinterpret_cast<cudaStream_t>(stream);
   bool neighbours = true;
   if (h->table_on) {
-    if (const Entry* e = find_entry(accum, layout, m, n, k)) {
-      const KernelCall& c = h->entry_calls[static_cast<size_t>(e - kEntries)];
+    if (const Entry* e = find_entry(h->table, accum, layout, m, n, k)) {
+      const KernelCall& c = h->entry_calls[static_cast<size_t>(e - h->table->entries)];
       if (c.ok) return run_call(h, c, accum, m, n, k, A, B, C, workspace, workspace_bytes, s_);
       neighbours = false;  // a table shape on cuBLASLt stays on cuBLASLt
     }
@@ -513,7 +611,7 @@ cudal2_status_t cudal2_gemm(cudal2_handle_t h, cudal2_layout_t layout, cudal2_ac
       h->tune_unseen && cudaStreamIsCapturing(s_, &cs) == cudaSuccess && cs == cudaStreamCaptureStatusNone;
   if (auto s = get_plan(h, layout, accum, m, n, k, workspace_bytes, neighbours, can_tune ? &on : nullptr, temp, p))
     return s;
-  if (p->path == CUDAL2_PATH_NEIGHBOUR_KERNEL)
+  if (p->path != CUDAL2_PATH_CUBLASLT)
     return run_call(h, p->call, accum, m, n, k, A, B, C, workspace, workspace_bytes, s_);
   return run_lt(h, *p->lt, accum, A, B, C, workspace, workspace_bytes, s_);
 }
@@ -527,8 +625,8 @@ cudal2_status_t cudal2_query(cudal2_handle_t h, cudal2_layout_t layout, cudal2_a
   *info = cudal2_dispatch_info{CUDAL2_PATH_CUBLASLT, "cublaslt", 0, 0, 0, 0};
   bool neighbours = true;
   if (h->table_on) {
-    if (const Entry* e = find_entry(accum, layout, m, n, k)) {
-      const KernelCall& c = h->entry_calls[static_cast<size_t>(e - kEntries)];
+    if (const Entry* e = find_entry(h->table, accum, layout, m, n, k)) {
+      const KernelCall& c = h->entry_calls[static_cast<size_t>(e - h->table->entries)];
       if (c.ok) {
         *info = {CUDAL2_PATH_TABLE_KERNEL, e->spec, e->m, e->n, e->k, c.need_total};
         return CUDAL2_STATUS_SUCCESS;
@@ -539,8 +637,8 @@ cudal2_status_t cudal2_query(cudal2_handle_t h, cudal2_layout_t layout, cudal2_a
   const Plan* p = nullptr;
   std::unique_ptr<Plan> temp;
   if (auto s = get_plan(h, layout, accum, m, n, k, h->ws_bytes, neighbours, nullptr, temp, p)) return s;
-  if (p->path == CUDAL2_PATH_NEIGHBOUR_KERNEL)
-    *info = {CUDAL2_PATH_NEIGHBOUR_KERNEL, p->from->spec, p->from->m, p->from->n, p->from->k, p->call.need_total};
+  if (p->path != CUDAL2_PATH_CUBLASLT)
+    *info = {p->path, p->from->spec, p->from->m, p->from->n, p->from->k, p->call.need_total};
   else
     info->workspace_bytes = p->lt->ws ? kZone + p->lt->ws : 0;
   return CUDAL2_STATUS_SUCCESS;
@@ -573,7 +671,25 @@ const char* cudal2_status_string(cudal2_status_t s) {
 const char* cudal2_last_error(void) { return g_err; }
 
 cudal2_table_info cudal2_get_table_info(void) {
-  return {cudal2::rt::kTableGpu, cudal2::rt::kTableSource, kNumKernels, kNumEntries};
+  int dev = 0, major = 0, minor = 0;
+  std::string name;
+  const Table* t = nullptr;
+  if (cudaGetDevice(&dev) == cudaSuccess && device_name(dev, name) == cudaSuccess &&
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess &&
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) == cudaSuccess) {
+    t = device_table(name, major, minor);
+  } else {
+    cudaGetLastError();  // no device: report no table, leave no sticky error behind
+  }
+  if (!t) return {"", "", 0, 0};
+  return {t->gpu, t->source, t->num_kernels, t->num_entries};
+}
+
+int cudal2_get_table_count(void) { return kNumTables; }
+
+cudal2_table_info cudal2_get_table_info_at(int i) {
+  if (i < 0 || i >= kNumTables) return {"", "", 0, 0};
+  return {kTables[i].gpu, kTables[i].source, kTables[i].num_kernels, kTables[i].num_entries};
 }
 
 }  // extern "C"

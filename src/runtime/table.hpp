@@ -1,8 +1,9 @@
 #pragma once
-// The dispatch table compiled into libcudal2_runtime: generated at build time by cudal2_rtgen
-// (src/runtime/rtgen.cpp) from the exported JSON table (CUDAL2_RUNTIME_PORTFOLIO), together with
-// one .cu per compiled kernel, each exposing the kernel C ABI under its own prefix
-// (cudal2_rt_k<i>_run ...). Kernels of the `cublaslt` family are not compiled: each is one
+// The dispatch tables compiled into libcudal2_runtime, one per GPU it was tuned on: generated at
+// build time by cudal2_rtgen (src/runtime/rtgen.cpp) from the exported JSON tables
+// (CUDAL2_RUNTIME_TABLES), together with one .cu per compiled kernel, each exposing the kernel C
+// ABI under its own prefix (cudal2_rt_t<j>_k<i>_run ...). A handle uses the table of the device it
+// is created on (runtime/select.hpp). Kernels of the `cublaslt` family are not compiled: each is one
 // cuBLASLt algorithm configuration, carried here as data (LtConfig) and run by runtime.cpp
 // through cublasLtMatmul.
 #include <cstddef>
@@ -46,11 +47,18 @@ struct Entry {
   float fallback_us;                           // measured cuBLASLt (or proxy) time (0: unknown)
 };
 
-extern const KernelInfo kKernels[];
-extern const int kNumKernels;
-extern const Entry kEntries[];
-extern const int kNumEntries;
-extern const char kTableGpu[];
-extern const char kTableSource[];
+// One GPU's table: what `cudal2 export` wrote for it.
+struct Table {
+  const char* gpu;     // the device name the measurements were taken on (cudaDeviceProp::name)
+  const char* source;  // the table's file name
+  int cc_major, cc_minor;
+  const KernelInfo* kernels;
+  int num_kernels;
+  const Entry* entries;  // sorted by (accum, layout, m, n, k)
+  int num_entries;
+};
+
+extern const Table kTables[];
+extern const int kNumTables;
 
 }  // namespace cudal2::rt

@@ -32,7 +32,17 @@ struct Problem {
 };
 
 const char* path_name(cudal2_path_t p) {
-  return p == CUDAL2_PATH_TABLE_KERNEL ? "table" : p == CUDAL2_PATH_NEIGHBOUR_KERNEL ? "neighbour" : "cublaslt";
+  switch (p) {
+    case CUDAL2_PATH_TABLE_KERNEL:
+      return "table";
+    case CUDAL2_PATH_NEIGHBOUR_KERNEL:
+      return "neighbour";
+    case CUDAL2_PATH_BUCKET_KERNEL:
+      return "bucket";
+    case CUDAL2_PATH_CUBLASLT:
+      return "cublaslt";
+  }
+  return "unknown";
 }
 
 // Device operands with random fp16 values in [-1, 1], the output and the reference output.
@@ -235,6 +245,46 @@ TEST_F(RuntimeGpu, SplitKEntriesIgnoreWhatTheSharedWorkspaceHolds) {
   if (probed == 0)
     GTEST_SKIP() << "the table " << cudal2_get_table_info().source
                  << " has no split-K entry of ours among the probed shapes (build it with tables/h100-f32.json)";
+}
+
+// The table a device uses is the one measured on a device of its name (or none), and an off-table
+// M of a tuned (N, K) takes a tuned M's decision (bucket rule, CUDAL2_M_BUCKETS): correct results
+// on the bucket path, and with the rule off the same shapes go to cuBLASLt.
+TEST_F(RuntimeGpu, DeviceTableAndMBuckets) {
+  cudaDeviceProp prop{};
+  CK(cudaGetDeviceProperties(&prop, 0));
+  const auto t = cudal2_get_table_info();
+  std::printf("device %s: table '%s' (%s) of %d carried\n", prop.name, t.source, t.gpu, cudal2_get_table_count());
+  for (int i = 0; i < cudal2_get_table_count(); ++i) {
+    const auto ti = cudal2_get_table_info_at(i);
+    EXPECT_GT(ti.entries, 0) << ti.source;
+    if (std::string(ti.gpu) == prop.name) EXPECT_STREQ(t.source, ti.source);
+  }
+  // Grid (N, K) of the H100 table (its entries at every grid M), M between grid M.
+  std::vector<Problem> ps;
+  for (auto layout : {CUDAL2_LAYOUT_NN, CUDAL2_LAYOUT_TN})
+    for (int64_t m : {48, 100, 384, 3000}) ps.push_back({layout, CUDAL2_ACCUM_F32, m, 4096, 4096});
+  ps.push_back({CUDAL2_LAYOUT_TN, CUDAL2_ACCUM_F32, 200, 1024, 4096});
+  int buckets = 0;
+  for (const auto& p : ps)
+    buckets += cudal2::query(*handle_, p.layout, p.accum, p.m, p.n, p.k).path == CUDAL2_PATH_BUCKET_KERNEL;
+  if (buckets == 0) GTEST_SKIP() << "the table '" << t.source << "' has no grid (N, K) entries here";
+  check_problems(*handle_, cublas_, ps, nullptr);
+  setenv("CUDAL2_M_BUCKETS", "off", 1);
+  cudal2::Handle off;
+  unsetenv("CUDAL2_M_BUCKETS");
+  for (const auto& p : ps)
+    EXPECT_NE(cudal2::query(off, p.layout, p.accum, p.m, p.n, p.k).path, CUDAL2_PATH_BUCKET_KERNEL) << p.m;
+  setenv("CUDAL2_M_BUCKETS", "sideways", 1);
+  cudal2_handle_t bad = nullptr;
+  EXPECT_EQ(cudal2_create(&bad, nullptr), CUDAL2_STATUS_INVALID_VALUE);
+  unsetenv("CUDAL2_M_BUCKETS");
+  EXPECT_NE(std::string(cudal2_last_error()).find("CUDAL2_M_BUCKETS"), std::string::npos);
+  // A table by name that this device is not: none, every call on cuBLASLt.
+  setenv("CUDAL2_TABLE", "none", 1);
+  cudal2::Handle none;
+  unsetenv("CUDAL2_TABLE");
+  EXPECT_EQ(cudal2::query(none, CUDAL2_LAYOUT_NN, CUDAL2_ACCUM_F32, 64, 64, 64).path, CUDAL2_PATH_CUBLASLT);
 }
 
 TEST_F(RuntimeGpu, ErrorsAreStatusesWithAMessage) {

@@ -21,6 +21,7 @@
 #include <numeric>
 #include <random>
 #include <set>
+#include <sstream>
 
 #include "core/roofline.hpp"
 #include "search/features.hpp"
@@ -334,6 +335,20 @@ TEST(RlPolicy, SuggestCommand) {
   EXPECT_EQ(code2, 0) << text;
   EXPECT_NE(text.find("zero-shot pick"), std::string::npos) << text;
   EXPECT_EQ(run_cli("suggest --shape 64,64,64 --policy " + (dir / "missing.json").string()).first, 2);
+  // --spec-list: one "M,N,K SPEC" line per shape (--shape and --shapes), the top pick, for
+  // `cudal2 eval --spec-list` to measure against cuBLASLt's heuristic before export ships it.
+  std::ofstream(dir / "shapes.txt") << "# M,N,K\n3,3000,776\n1000,3000,776\n";
+  const auto [code3, list] = run_cli("suggest --shape 7,3000,776 --shapes " + (dir / "shapes.txt").string() +
+                                     " --policy " + path + " --spec-list --top 3");
+  ASSERT_EQ(code3, 0) << list;
+  std::vector<std::string> lines;
+  std::istringstream in(list);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  ASSERT_EQ(lines.size(), 3u) << list;
+  EXPECT_EQ(lines[0].rfind("7,3000,776 ", 0), 0u) << list;
+  EXPECT_EQ(lines[1].rfind("3,3000,776 ", 0), 0u) << list;
+  EXPECT_EQ(parse_spec(lines[2].substr(lines[2].find(' ') + 1)).layout, Layout::NN);
+  EXPECT_EQ(run_cli("suggest --policy " + path).first, 2);  // no shape
   std::filesystem::remove_all(dir);
 }
 

@@ -1,7 +1,8 @@
 // cudal2_rtgen (src/runtime/rtgen.cpp), the runtime's build step, on a small table with one
 // compiled kernel (tiny) and one `cublaslt` configuration: only the tiny kernel gets a .cu, the
 // cublaslt one is data in table.cpp (its configuration numbers, no function pointers), entries
-// keep their runtime knobs, stale kernel files go, and bad tables are refused.
+// keep their runtime knobs, stale kernel files go, and bad tables are refused. Several tables (one
+// per GPU) become one library: each with its own kernel prefix, GPU and compute capability.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -64,11 +65,17 @@ class RtgenTest : public ::testing::Test {
              {entry(64, 64, 256, 0, kLt + " | splits=3", 2.5), entry(64, 64, 64, 1, kTiny + " | splits=1", 1.5),
               entry(4096, 4096, 4096, -1, "cublaslt", 120)}}};
   }
-  Outcome rtgen(const nlohmann::json& t) {
+  // more: further table files, written as more<i>.json and listed after table.json.
+  Outcome rtgen(const nlohmann::json& t, const std::vector<nlohmann::json>& more = {}) {
     std::ofstream(dir_ / "table.json") << t.dump(1);
     std::ostringstream cmd;
-    cmd << "'" << CUDAL2_RTGEN << "' '" << (dir_ / "table.json").string() << "' '" << (dir_ / "gen").string()
-        << "' 2>&1";
+    cmd << "'" << CUDAL2_RTGEN << "' '" << (dir_ / "gen").string() << "' '" << (dir_ / "table.json").string() << "'";
+    for (size_t i = 0; i < more.size(); ++i) {
+      const auto p = dir_ / ("more" + std::to_string(i) + ".json");
+      std::ofstream(p) << more[i].dump(1);
+      cmd << " '" << p.string() << "'";
+    }
+    cmd << " 2>&1";
     return cudal2::test_util::run_command(cmd.str());
   }
   fs::path dir_;
@@ -77,15 +84,17 @@ class RtgenTest : public ::testing::Test {
 TEST_F(RtgenTest, CublasLtKernelsAreDataNotSources) {
   fs::create_directories(dir_ / "gen");
   std::ofstream(dir_ / "gen" / "kernel_0.cu") << "// from an earlier table\n";
-  std::ofstream(dir_ / "gen" / "kernel_7.cu") << "// from an earlier table\n";
+  std::ofstream(dir_ / "gen" / "t0_k0.cu") << "// from an earlier table\n";
+  std::ofstream(dir_ / "gen" / "t0_k7.cu") << "// from an earlier table\n";
   const auto o = rtgen(table());
   ASSERT_EQ(o.code, 0) << o.output;
   EXPECT_NE(o.output.find("1 compiled, 1 cublaslt"), std::string::npos) << o.output;
   // Only the tiny kernel is compiled; stale kernel files are gone.
   EXPECT_FALSE(fs::exists(dir_ / "gen" / "kernel_0.cu"));
-  EXPECT_FALSE(fs::exists(dir_ / "gen" / "kernel_7.cu"));
-  ASSERT_TRUE(fs::exists(dir_ / "gen" / "kernel_1.cu"));
-  EXPECT_NE(slurp(dir_ / "gen" / "kernel_1.cu").find("#define cudal2_run cudal2_rt_k1_run"), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir_ / "gen" / "t0_k0.cu"));
+  EXPECT_FALSE(fs::exists(dir_ / "gen" / "t0_k7.cu"));
+  ASSERT_TRUE(fs::exists(dir_ / "gen" / "t0_k1.cu"));
+  EXPECT_NE(slurp(dir_ / "gen" / "t0_k1.cu").find("#define cudal2_run cudal2_rt_t0_k1_run"), std::string::npos);
   const std::string t = slurp(dir_ / "gen" / "table.cpp");
   // The cublaslt kernel: its text, cublaslt = true, the configuration (algo, tile, stages,
   // reduction, swizzle, custom, inner, cluster id: 2x1 is CUBLASLT_CLUSTER_SHAPE_2x1x1 = 3), no code.
@@ -94,17 +103,19 @@ TEST_F(RtgenTest, CublasLtKernelsAreDataNotSources) {
                    "nullptr, nullptr, nullptr},"),
             std::string::npos)
       << t;
-  EXPECT_EQ(t.find("cudal2_rt_k0_"), std::string::npos);
-  EXPECT_NE(t.find("&cudal2_rt_k1_run"), std::string::npos);
-  EXPECT_NE(t.find("int cudal2_rt_k1_run("), std::string::npos);
+  EXPECT_EQ(t.find("cudal2_rt_t0_k0_"), std::string::npos);
+  EXPECT_NE(t.find("&cudal2_rt_t0_k1_run"), std::string::npos);
+  EXPECT_NE(t.find("int cudal2_rt_t0_k1_run("), std::string::npos);
   // Entries: the cublaslt one keeps its split count (3), sorted by shape; whole-number times are
   // valid float literals.
   EXPECT_NE(t.find("{0, 0, 64, 64, 256, 0, 0, 1, 0, 3, \"" + kLt + " | splits=3\", 2.5f, 120.0f},"), std::string::npos)
       << t;
   EXPECT_NE(t.find("{0, 0, 4096, 4096, 4096, -1, 0, 1, 0, 1, \"cublaslt\", 120.0f, 120.0f},"), std::string::npos) << t;
   EXPECT_LT(t.find("64, 64, 64, 1"), t.find("64, 64, 256, 0"));
-  EXPECT_NE(t.find("const int kNumKernels = 2;"), std::string::npos);
-  EXPECT_NE(t.find("const int kNumEntries = 3;"), std::string::npos);
+  // The table: its GPU, file, compute capability (9.0 unless the table says), 2 kernels, 3 entries.
+  EXPECT_NE(t.find("{\"NVIDIA H100 80GB HBM3\", \"table.json\", 9, 0, kKernels0, 2, kEntries0, 3},"), std::string::npos)
+      << t;
+  EXPECT_NE(t.find("const int kNumTables = 1;"), std::string::npos);
   // Unchanged output is not rewritten (nothing rebuilds).
   const auto before = fs::last_write_time(dir_ / "gen" / "table.cpp");
   ASSERT_EQ(rtgen(table()).code, 0);
@@ -124,6 +135,54 @@ TEST_F(RtgenTest, RefusesBadCublasLtKernels) {
   o = rtgen(t);
   EXPECT_EQ(o.code, 1);
   EXPECT_NE(o.output.find("is not kernel 0"), std::string::npos) << o.output;
+}
+
+// Two tables, one per GPU: both in table.cpp with their own arrays and kernel prefixes, each
+// table's GPU and compute capability ("cc" in the table, else 9.0), two kernel sources.
+TEST_F(RtgenTest, SeveralTablesOnePerGpu) {
+  auto h200 = table();
+  h200["gpu"] = "NVIDIA H200";
+  h200["cc"] = "9.0";
+  h200["kernels"] = {kTiny};
+  h200["entries"] = {entry(64, 64, 64, 0, kTiny + " | splits=1", 1.25)};
+  const auto o = rtgen(table(), {h200});
+  ASSERT_EQ(o.code, 0) << o.output;
+  EXPECT_NE(o.output.find("2 table(s)"), std::string::npos) << o.output;
+  EXPECT_TRUE(fs::exists(dir_ / "gen" / "t0_k1.cu"));
+  ASSERT_TRUE(fs::exists(dir_ / "gen" / "t1_k0.cu"));
+  EXPECT_NE(slurp(dir_ / "gen" / "t1_k0.cu").find("#define cudal2_run cudal2_rt_t1_k0_run"), std::string::npos);
+  const std::string t = slurp(dir_ / "gen" / "table.cpp");
+  EXPECT_NE(t.find("{\"NVIDIA H200\", \"more0.json\", 9, 0, kKernels1, 1, kEntries1, 1},"), std::string::npos) << t;
+  EXPECT_NE(t.find("const int kNumTables = 2;"), std::string::npos);
+  EXPECT_NE(t.find("&cudal2_rt_t1_k0_run"), std::string::npos);
+  // A table whose compute capability is not MAJOR.MINOR is refused.
+  h200["cc"] = "90";
+  const auto bad = rtgen(table(), {h200});
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_NE(bad.output.find("not MAJOR.MINOR"), std::string::npos) << bad.output;
+}
+
+// Two files of one GPU (a model's table listed before the grid's): one table, the first file's
+// entry wins a shape both have, the second file's kernels follow the first's (indices shifted)
+// and keep the names of their own file.
+TEST_F(RtgenTest, TablesOfOneGpuMerge) {
+  auto model = table();
+  model["kernels"] = {kTiny};
+  model["entries"] = {entry(64, 64, 64, 0, kTiny + " | splits=1", 1.0),
+                      entry(3, 64, 64, 0, kTiny + " | splits=1", 0.9)};
+  const auto o = rtgen(model, {table()});
+  ASSERT_EQ(o.code, 0) << o.output;
+  EXPECT_NE(o.output.find("1 table(s) (table.json+more0.json)"), std::string::npos) << o.output;
+  EXPECT_TRUE(fs::exists(dir_ / "gen" / "t0_k0.cu"));
+  EXPECT_TRUE(fs::exists(dir_ / "gen" / "t1_k1.cu"));
+  const std::string t = slurp(dir_ / "gen" / "table.cpp");
+  EXPECT_NE(t.find("kKernels0, 3, kEntries0, 4},"), std::string::npos) << t;
+  // 64x64x64 from the model's table (1.0 us), 64x64x256 from the grid's with kernel 0 -> 1.
+  EXPECT_NE(t.find("{0, 0, 64, 64, 64, 0, 0, 1, 0, 1, \"" + kTiny + " | splits=1\", 1.0f, 120.0f},"), std::string::npos)
+      << t;
+  EXPECT_EQ(t.find("{0, 0, 64, 64, 64, 2,"), std::string::npos) << t;
+  EXPECT_NE(t.find("{0, 0, 64, 64, 256, 1, 0, 1, 0, 3,"), std::string::npos) << t;
+  EXPECT_NE(t.find("&cudal2_rt_t1_k1_run"), std::string::npos) << t;
 }
 
 }  // namespace

@@ -11,4 +11,5 @@ timeout "${1:-330}" bash bench/runtime_vs_cublaslt.sh small --grid paper --class
 timeout "${2:-150}" bash bench/runtime_vs_cublaslt.sh decode-kheavy --shapes bench/shapes/llm_decode.txt \
   --shapes bench/shapes/kheavy_few_tile.txt
 for f in "$OUT"/runtime-*.csv; do gzip -f "$f"; done
+tar czf "$OUT/runtime-logs.tgz" -C "$OUT" $(cd "$OUT" && ls *.log) && rm -f "$OUT"/*.log
 ls -la "$OUT"

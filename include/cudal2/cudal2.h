@@ -115,7 +115,7 @@ CUDAL2_API const char* cudal2_last_error(void);
  * counts. The library carries one table per GPU; a handle uses the one whose GPU name and compute
  * capability are its device's (CUDAL2_TABLE=<gpu name or file name> picks another of the same
  * compute capability, CUDAL2_TABLE=none none), and a device without one runs everything through
- * cuBLASLt. CUDAL2_M_BUCKETS=up|down|nearest|off (default up) is the rule for an off-table M of a
+ * cuBLASLt. CUDAL2_M_BUCKETS=up|down|nearest|off (default off) is the rule for an off-table M of a
  * tuned (N, K) (docs/runtime.md). Both are read by cudal2_create. */
 typedef struct cudal2_table_info {
   const char* gpu;

@@ -337,6 +337,19 @@ class Evaluator {
     return fmt::format("reproduced in a fresh runner: {} (first run: {})", now, first.substr(0, 1000));
   }
 
+  // The fatal fault kind named in a first run's "[shape: ]kind: reason" text, if any.
+  static std::optional<FailureKind> fault_kind_in(const std::string& fault) {
+    size_t start = 0;
+    while (start < fault.size()) {
+      const size_t end = fault.find(": ", start);
+      const auto word = std::string_view(fault).substr(start, end == std::string::npos ? std::string::npos : end - start);
+      if (const auto k = parse_failure_kind(word); k && is_fatal_fault(*k)) return k;
+      if (end == std::string::npos) break;
+      start = end + 2;
+    }
+    return std::nullopt;
+  }
+
   // "kind: reason" of the first shape on which `name` faulted (a poisoned context), if any.
   static std::optional<std::string> fatal_fault_of(const protocol::JobAnswer& answer, const std::string& name) {
     for (const auto& sh : answer.shapes)
@@ -455,9 +468,9 @@ class Evaluator {
           const Summary* sum = nullptr;
           if (mit != cand->timing.end() && mit->second.count(t)) sum = &mit->second.at(t);
           if (kind == Status::Ok && !sum && !req_.timers[static_cast<int>(t)]) continue;  // not asked for
-          // A failure is stored under every classic timer, and under chain only where it was asked for
-          // (stores from before the chain timer have no such rows).
-          if (t == TimerKind::Chain && !sum && !req_.timers[static_cast<int>(t)]) continue;
+          // The store keeps the graph, eager and host timers (its schema's CHECK on measurements.timer);
+          // chain times reach the CSV and the console, and every reward comes from the graph timer.
+          if (t == TimerKind::Chain) continue;
           auto mr = row_for(p, answer.gpu, s);
           mr.mode = std::string(to_string(mode)), mr.timer = std::string(to_string(t));
           mr.failure = cand->reason.substr(0, 4000);
@@ -485,6 +498,13 @@ class Evaluator {
     if (seen == 0) {  // the worker's answer does not mention this candidate at all
       co.status = FailureKind::ProtocolError;
       co.detail = "the worker's answer has no result for " + name;
+      // On a re-run that is the fault coming back before the fresh runner could answer (a device
+      // assert or an illegal address poisons the runner's context at once): the candidate's, under
+      // the kind the first run recorded.
+      if (const auto kind = fault_kind_in(first_fault)) {
+        co.status = *kind;
+        co.detail = reproduced(first_fault, co.detail);
+      }
       record_failure(p, co.status, co.detail, co, shapes);
       return;
     }

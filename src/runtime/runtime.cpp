@@ -208,7 +208,7 @@ struct cudal2_context {
   int device = 0;
   bool table_on = false;
   const Table* table = nullptr;  // this device's table (null: none; every call goes to cuBLASLt)
-  cudal2::rt::BucketRule bucket_rule = cudal2::rt::BucketRule::Up;
+  cudal2::rt::BucketRule bucket_rule = cudal2::rt::BucketRule::Off;
   std::map<NKKey, Buckets> buckets;
   double neighbour_factor = 0.0;
   bool tune_unseen = false;

@@ -29,6 +29,7 @@ const char* kFaulted =
     R"({"ok":true,"gpu":"g","shapes":[{"m":64,"n":64,"k":64,"methods":[{"method":"candidate-0","status":"failed","failure":"illegal-address","reason":"cudaErrorIllegalAddress: an illegal memory access was encountered","rel_err":-1,"timing":{}}]}]})";
 const char* kWrong =
     R"({"ok":true,"gpu":"g","shapes":[{"m":64,"n":64,"k":64,"methods":[{"method":"candidate-0","status":"failed","failure":"wrong-result","reason":"3 beyond tolerance","rel_err":-1,"timing":{}}]}]})";
+const char* kNoResult = R"({"ok":true,"gpu":"g","shapes":[{"m":64,"n":64,"k":64,"methods":[]}]})";
 const char* kJudgeDied =
     R"({"ok":false,"fatal":true,"kind":"illegal-address","error":"cudaErrorIllegalAddress","exit_after":true})";
 
@@ -109,6 +110,18 @@ TEST_F(FaultRerun, AFaultThatComesBackIsTheCandidates) {
     EXPECT_NE(r.failure.find("reproduced in a fresh runner"), std::string::npos) << r.failure;
   }
   EXPECT_EQ(sink_.rows.size(), 3u);
+}
+
+// Seen on the H100: a device assert poisons the fresh runner's context before it can answer, and
+// the re-run's answer lists no result for the candidate; that is the fault coming back, recorded
+// under its own kind, not as the worker's protocol error.
+TEST_F(FaultRerun, ARerunWithNoResultIsTheFaultComingBack) {
+  const auto out = run(worker({kFaulted, kNoResult}));
+  EXPECT_EQ(jobs(), 2);
+  EXPECT_EQ(out.status, FailureKind::IllegalAddress) << out.detail;
+  EXPECT_NE(out.detail.find("reproduced in a fresh runner"), std::string::npos) << out.detail;
+  ASSERT_FALSE(sink_.rows.empty());
+  for (const auto& r : sink_.rows) EXPECT_EQ(r.status, "illegal-address");
 }
 
 TEST_F(FaultRerun, AJudgeThatDiedOfAFaultIsRetriedToo) {

@@ -342,7 +342,8 @@ class Evaluator {
     size_t start = 0;
     while (start < fault.size()) {
       const size_t end = fault.find(": ", start);
-      const auto word = std::string_view(fault).substr(start, end == std::string::npos ? std::string::npos : end - start);
+      const auto word =
+          std::string_view(fault).substr(start, end == std::string::npos ? std::string::npos : end - start);
       if (const auto k = parse_failure_kind(word); k && is_fatal_fault(*k)) return k;
       if (end == std::string::npos) break;
       start = end + 2;

@@ -253,6 +253,14 @@ std::vector<CompileResult> build_candidates(const Compiler& jit, const std::vect
   return out;
 }
 
+// What a candidate's first run hit, carried into its re-run: the fault's kind (recorded when the
+// re-run cannot answer for itself) and its text (kept with every row the re-run records).
+struct FirstFault {
+  std::string text;
+  FailureKind kind = FailureKind::Error;
+  bool empty() const { return text.empty(); }
+};
+
 class Evaluator {
  public:
   Evaluator(const EvalRequest& req, EvalSink& sink) : req_(req), sink_(sink), worker_(make_worker(req)) {
@@ -263,10 +271,10 @@ class Evaluator {
   // (or judge) faulted is evaluated once more, alone, in a fresh runner before the fault is
   // recorded: a fault a neighbour on the GPU caused (a killed process's context torn down, a
   // reset) does not come back, and then the re-run's verified measurement stands, marked
-  // transient; one that comes back is the candidate's. first_fault: "" on a first run, else what
+  // transient; one that comes back is the candidate's. first_fault: empty on a first run, else what
   // the first run hit.
   void evaluate(std::vector<Pending*> cands, std::vector<CandidateOutcome*> outs, const std::vector<Shape>& shapes,
-                const std::string& first_fault = "") {
+                const FirstFault& first_fault = {}) {
     const auto t0 = Clock::now();
     nlohmann::json job = job_for(cands, shapes);
     const auto timeout = std::chrono::seconds(req_.job_overhead_s + req_.timeout_s * static_cast<int>(cands.size()));
@@ -303,14 +311,14 @@ class Evaluator {
         co.status = r.kind == sandbox::Outcome::ProtocolError ? FailureKind::ProtocolError : FailureKind::Exited;
       co.detail = describe_failure(r, malformed);
       if (first_fault.empty() && is_fatal_fault(co.status.kind)) {
-        rerun(*cands[0], co, shapes, fmt::format("{}: {}", to_string(co.status), co.detail));
+        rerun(*cands[0], co, shapes, {fmt::format("{}: {}", to_string(co.status), co.detail), co.status.kind});
         return;
       }
-      if (!first_fault.empty()) co.detail = reproduced(first_fault, co.detail);
+      if (!first_fault.empty()) co.detail = reproduced(first_fault.text, co.detail);
       record_failure(*cands[0], co.status, co.detail, co, shapes);
       return;
     }
-    std::vector<std::pair<size_t, std::string>> again;  // (candidate, its first fault)
+    std::vector<std::pair<size_t, FirstFault>> again;  // (candidate, its first fault)
     for (size_t i = 0; i < cands.size(); ++i) {
       outs[i]->measure_seconds += secs / static_cast<double>(cands.size());
       const std::string name = method_name(*cands[i], i);
@@ -326,10 +334,10 @@ class Evaluator {
   }
 
  private:
-  void rerun(Pending& p, CandidateOutcome& co, const std::vector<Shape>& shapes, const std::string& fault) {
+  void rerun(Pending& p, CandidateOutcome& co, const std::vector<Shape>& shapes, const FirstFault& fault) {
     if (req_.progress)
       std::fprintf(stderr, "cudal2: %s faulted (%s); evaluating it again in a fresh runner\n", p.hash.c_str(),
-                   fault.substr(0, 200).c_str());
+                   fault.text.substr(0, 200).c_str());
     evaluate({&p}, {&co}, shapes, fault);
   }
 
@@ -337,26 +345,12 @@ class Evaluator {
     return fmt::format("reproduced in a fresh runner: {} (first run: {})", now, first.substr(0, 1000));
   }
 
-  // The fatal fault kind named in a first run's "[shape: ]kind: reason" text, if any.
-  static std::optional<FailureKind> fault_kind_in(const std::string& fault) {
-    size_t start = 0;
-    while (start < fault.size()) {
-      const size_t end = fault.find(": ", start);
-      const auto word =
-          std::string_view(fault).substr(start, end == std::string::npos ? std::string::npos : end - start);
-      if (const auto k = parse_failure_kind(word); k && is_fatal_fault(*k)) return k;
-      if (end == std::string::npos) break;
-      start = end + 2;
-    }
-    return std::nullopt;
-  }
-
   // "kind: reason" of the first shape on which `name` faulted (a poisoned context), if any.
-  static std::optional<std::string> fatal_fault_of(const protocol::JobAnswer& answer, const std::string& name) {
+  static std::optional<FirstFault> fatal_fault_of(const protocol::JobAnswer& answer, const std::string& name) {
     for (const auto& sh : answer.shapes)
       for (const auto& m : sh.methods)
         if (m.method == name && m.status == Status::Failed && is_fatal_fault(m.failure))
-          return fmt::format("{}: {}: {}", sh.shape.str(), to_string(m.failure), m.reason);
+          return FirstFault{fmt::format("{}: {}: {}", sh.shape.str(), to_string(m.failure), m.reason), m.failure};
     return std::nullopt;
   }
 
@@ -425,10 +419,10 @@ class Evaluator {
     }
   }
 
-  // first_fault: "" on a first run; on a re-run, what the first run hit (kept with every row: an ok
+  // first_fault: empty on a first run; on a re-run, what the first run hit (kept with every row: an ok
   // row says the fault was transient, a faulted one that it was reproduced).
   void record_results(const Pending& p, const std::string& name, const protocol::JobAnswer& answer,
-                      CandidateOutcome& co, const std::vector<Shape>& shapes, const std::string& first_fault = "") {
+                      CandidateOutcome& co, const std::vector<Shape>& shapes, const FirstFault& first_fault = {}) {
     int ok_shapes = 0, unsupported = 0, seen = 0;
     std::optional<Outcome> worst;
     std::string worst_detail;
@@ -479,8 +473,8 @@ class Evaluator {
                               : kind == Status::Ok      ? Outcome(Status::NotCapturable)
                                                         : kind;
           if (!first_fault.empty())
-            mr.failure = (row.failed() && is_fatal_fault(row.kind) ? reproduced(first_fault, mr.failure)
-                                                                   : transient(first_fault) + mr.failure)
+            mr.failure = (row.failed() && is_fatal_fault(row.kind) ? reproduced(first_fault.text, mr.failure)
+                                                                   : transient(first_fault.text) + mr.failure)
                              .substr(0, 4000);
           mr.status = std::string(to_string(row));
           if (row == Status::Ok) {
@@ -502,9 +496,9 @@ class Evaluator {
       // On a re-run that is the fault coming back before the fresh runner could answer (a device
       // assert or an illegal address poisons the runner's context at once): the candidate's, under
       // the kind the first run recorded.
-      if (const auto kind = fault_kind_in(first_fault)) {
-        co.status = *kind;
-        co.detail = reproduced(first_fault, co.detail);
+      if (!first_fault.empty()) {
+        co.status = first_fault.kind;
+        co.detail = reproduced(first_fault.text, co.detail);
       }
       record_failure(p, co.status, co.detail, co, shapes);
       return;
@@ -516,9 +510,9 @@ class Evaluator {
     co.detail = worst_detail;
     if (!first_fault.empty()) {
       if (co.status.failed() && is_fatal_fault(co.status.kind))
-        co.detail = reproduced(first_fault, co.detail);
+        co.detail = reproduced(first_fault.text, co.detail);
       else
-        co.transient_fault = first_fault;
+        co.transient_fault = first_fault.text;
     }
   }
 

@@ -35,6 +35,19 @@ std::vector<MethodFactory> compile_specs(const std::vector<std::string>& texts, 
   return out;
 }
 
+BenchReport bench_specs(const std::vector<std::string>& specs, const std::vector<Shape>& shapes, Accum accum,
+                        const std::string& prefix) {
+  BenchOptions o;
+  o.accum = accum;
+  o.methods = compile_specs(specs, prefix);
+  o.shapes = shapes;
+  o.reps = 3;
+  o.progress = false;
+  const auto r = run_bench(o);
+  print_table(r, o);
+  return r;
+}
+
 void expect_all_ok(const BenchReport& r) {
   for (const auto& sr : r.shapes)
     for (const auto& mr : sr.methods) {

@@ -28,15 +28,7 @@ namespace {
 using testing::expect_all_ok;
 
 BenchReport run_odd(const std::vector<std::string>& specs, const std::vector<Shape>& shapes, Accum accum) {
-  BenchOptions o;
-  o.accum = accum;
-  o.methods = testing::compile_specs(specs, "lat");
-  o.shapes = shapes;
-  o.reps = 3;
-  o.progress = false;
-  const auto r = run_bench(o);
-  print_table(r, o);
-  return r;
+  return testing::bench_specs(specs, shapes, accum, "lat");
 }
 
 const std::vector<Shape> kOddShapes{{1, 1, 1},        {7, 7, 7},         {7, 65, 1000},   {4097, 7, 65},

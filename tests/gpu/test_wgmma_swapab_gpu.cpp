@@ -16,15 +16,7 @@ namespace {
 using testing::expect_all_ok;
 
 BenchReport run_odd(const std::vector<std::string>& specs, const std::vector<Shape>& shapes, Accum accum) {
-  BenchOptions o;
-  o.accum = accum;
-  o.methods = testing::compile_specs(specs, "swapab");
-  o.shapes = shapes;
-  o.reps = 3;
-  o.progress = false;
-  const auto r = run_bench(o);
-  print_table(r, o);
-  return r;
+  return testing::bench_specs(specs, shapes, accum, "swapab");
 }
 
 // K a multiple of 8 (TMA rows), at least 8 K tiles (512) so that splits=8 applies; N any for tn.

@@ -2,9 +2,11 @@
 // (src/kernels/lat_gemm.cuh): tiny's register-only mainloop, launched with programmatic dependent
 // launch, K split across a CTA's warps (kwarps) and across the CTAs of one cluster (splits, a
 // runtime knob up to 16) with the partial tiles reduced through distributed shared memory in the
-// same launch; runs any shape.
+// same launch, or across groups of clusters (splits 24..128) whose sums meet in the workspace;
+// runs any shape.
 //   "lat tn f32 tile=32x32x64 warps=1x1 kwarps=4 | splits=8"
 //   "lat tn f32 tile=16x16x64 warps=1x1 kwarps=8 stages=4 | splits=2"  (4 k-blocks in flight per warp)
+//   "lat tn f32 tile=32x32x64 warps=1x1 kwarps=8 | splits=64"  (8 clusters of 8 per output tile)
 // No CUDA here: this file only writes and reads text.
 #include <fmt/format.h>
 
@@ -51,13 +53,13 @@ std::string invalid_reason_lat(const KernelSpec& s) {
   if (regs > 2 * plan::kMaxTinyFragmentRegs)
     return fmt::format("{} stages of this warp tile hold {} fragment registers, over {}", s.stages, regs,
                        2 * plan::kMaxTinyFragmentRegs);
-  if (s.splits < 1 || s.splits > plan::kMaxLatSplits)
-    return fmt::format("splits must be 1..{} (the CTAs of one cluster)", plan::kMaxLatSplits);
+  if (const char* why = plan::lat_splits_refusal(s.splits)) return why;
   return "";
 }
 
 // tiny's 96 tile configurations x stages {2, 4} where the registers allow (4 only for warp
-// tiles of at most 32 fragment registers per k-block) x split counts {1, 2, 4, 8, 16} with knobs.
+// tiles of at most 32 fragment registers per k-block) x split counts {1, 2, 4, 8, 16} (one
+// cluster) and {32, 64, 128} (groups of clusters, for a few tiles with a long K) with knobs.
 std::vector<KernelSpec> enumerate_lat(Layout layout, Accum accum, bool with_runtime_knobs) {
   std::vector<KernelSpec> out;
   for (KernelSpec s : enumerate_tiny_tiles(layout, accum))
@@ -65,7 +67,7 @@ std::vector<KernelSpec> enumerate_lat(Layout layout, Accum accum, bool with_runt
       s.family = "lat";
       s.stages = stages;
       if (!invalid_reason_lat(s).empty()) continue;
-      for (int sp : {1, 2, 4, 8, 16}) {
+      for (int sp : {1, 2, 4, 8, 16, 32, 64, 128}) {
         s.splits = sp;
         out.push_back(s);
         if (!with_runtime_knobs) break;

@@ -9,11 +9,16 @@
 //  - fragments straight from global memory (L2) into registers, the next k-block's loads (or
 //    the next stages-1) in flight while the current one multiplies (the `tiny` mainloop,
 //    tiny_gemm.cuh): no shared-memory staging, no barriers in the mainloop;
-//  - K split three ways without a second kernel or a workspace: across a CTA's warps (kwarps,
-//    reduced through shared memory) and across the CTAs of one thread-block cluster (the
-//    runtime knob `splits`, up to 16), whose partial tiles are reduced through distributed
-//    shared memory: each CTA of the cluster sums one slice of the tile over all ranks, in rank
-//    order (deterministic), and stores it;
+//  - K split without a second kernel: across a CTA's warps (kwarps, reduced through shared
+//    memory) and across the CTAs of one thread-block cluster (the runtime knob `splits`, up to
+//    16), whose partial tiles are reduced through distributed shared memory: each CTA of the
+//    cluster sums one slice of the tile over all ranks, in rank order (deterministic), and
+//    stores it;
+//  - a few tiles and a long K need more CTAs than one cluster holds: splits 24..128 (multiples of
+//    8) are groups of clusters of 8; each cluster reduces through distributed shared memory as
+//    above, leaves its slice's sum in the workspace, and the last cluster to arrive (an arrival
+//    counter per tile and slice) adds the groups' sums in group order and stores C, so the bits
+//    do not depend on who finishes first and no launch waits for another CTA to be resident;
 //  - the cluster size is a launch attribute, not a template argument: one artifact serves every
 //    split count, so the search tries them without a recompile.
 // C (row-major MxN) = A (row-major MxK) * B (KxN: row-major "nn", column-major "tn"), any M, N, K.
@@ -44,10 +49,18 @@ struct Config : cudal2_tiny::Config<kLayoutTN, kAccumF16, kTileM, kTileN, kTileK
 };
 
 constexpr int kMaxClusterSplits = plan::kMaxLatSplits;
+constexpr int kGroupCluster = plan::kLatGroupCluster;
+
+// lat's own parameters: tiny's, and the workspace of grouped splits (arrival counters, then the
+// groups' partial sums; plan::lat_workspace_bytes).
+template <class Cfg>
+struct LatParams : cudal2_tiny::Tile<Cfg>::Params {
+  unsigned* counters;
+  float4* partials;
+};
 
 template <class Cfg, bool kAligned>
-__global__ void __launch_bounds__(cudal2_tiny::Tile<Cfg>::kThreads)
-    lat_gemm_kernel(const typename cudal2_tiny::Tile<Cfg>::Params p) {
+__global__ void __launch_bounds__(cudal2_tiny::Tile<Cfg>::kThreads) lat_gemm_kernel(const LatParams<Cfg> p) {
   using T = cudal2_tiny::Tile<Cfg>;
   using Frags = typename T::Frags;
   constexpr bool kF16 = T::kF16;
@@ -63,10 +76,13 @@ __global__ void __launch_bounds__(cudal2_tiny::Tile<Cfg>::kThreads)
   const int kw = warp / (WM * WN), pw = warp % (WM * WN);  // K slice; warp within the M x N plane
   const int wm = pw / WN, wn = pw % WN;
   const int64_t row0 = int64_t(blockIdx.y) * BM + wm * WTM, col0 = int64_t(blockIdx.x) * BN + wn * WTN;
-  // This CTA's K iterations: the cluster (along z) splits them, balanced in whole iterations.
-  const int splits = static_cast<int>(gridDim.z), rank = static_cast<int>(blockIdx.z);
+  // This CTA's K iterations: the z CTAs of a tile split them, balanced in whole iterations. Up
+  // to 16 splits are one cluster; more are groups of clusters of kGroupCluster.
+  const int splits = static_cast<int>(gridDim.z), zi = static_cast<int>(blockIdx.z);
+  const int csize = splits > kMaxClusterSplits ? kGroupCluster : splits;
+  const int rank = zi % csize, group = zi / csize, groups = splits / csize;
   const int64_t iters = (p.k + BK - 1) / BK;
-  const int64_t it0 = iters * rank / splits, it1 = iters * (rank + 1) / splits;
+  const int64_t it0 = iters * zi / splits, it1 = iters * (zi + 1) / splits;
   grid_dependency_wait();  // the previous kernel's writes (our A or B, perhaps) are visible now
 
   Acc<kF16> acc[MI][NI];
@@ -148,39 +164,78 @@ __global__ void __launch_bounds__(cudal2_tiny::Tile<Cfg>::kThreads)
   cluster.sync();
   // Rank r sums entries [r * per, (r + 1) * per) of the tile over every rank, in rank order.
   constexpr int kEntries = WM * WN * MI * NI * 32;
-  const int per = (kEntries + splits - 1) / splits;
-  const int e1 = min(kEntries, (rank + 1) * per);
+  const int per = (kEntries + csize - 1) / csize;
+  const int e0 = rank * per, e1 = min(kEntries, (rank + 1) * per);
   float4* mine = &red[0][0][0][0];
-  for (int e = rank * per + static_cast<int>(threadIdx.x); e < e1; e += kThreads) {
-    float4 s = *cluster.map_shared_rank(mine + e, 0);
-    for (int q = 1; q < splits; ++q) s = s + *cluster.map_shared_rank(mine + e, q);
+  auto store_entry = [&](int e, float4 s) {
     const int el = e & 31, j = (e >> 5) % (MI * NI), ew = e / (32 * MI * NI);
     const int64_t r = int64_t(blockIdx.y) * BM + (ew / WN) * WTM + (j / NI) * 16 + (el >> 2);
     const int64_t c = int64_t(blockIdx.x) * BN + (ew % WN) * WTN + (j % NI) * 8 + (el & 3) * 2;
     store_c(p.C, p.m, p.n, r, c, s, p.c_vec);
+  };
+  if (groups == 1) {
+    for (int e = e0 + static_cast<int>(threadIdx.x); e < e1; e += kThreads) {
+      float4 s = *cluster.map_shared_rank(mine + e, 0);
+      for (int q = 1; q < csize; ++q) s = s + *cluster.map_shared_rank(mine + e, q);
+      store_entry(e, s);
+    }
+    cluster.sync();  // this CTA's shared memory stays until every rank has read it
+    return;
   }
-  cluster.sync();  // this CTA's shared memory stays until every rank has read it
+
+  // Grouped: this cluster's sum of the slice goes to the workspace (L2, not L1: another SM reads
+  // it), then the slice's arrival counter; the group that arrives last adds all groups' sums.
+  const int64_t tile = int64_t(blockIdx.y) * gridDim.x + blockIdx.x;
+  float4* part = p.partials + tile * groups * kEntries;
+  for (int e = e0 + static_cast<int>(threadIdx.x); e < e1; e += kThreads) {
+    float4 s = *cluster.map_shared_rank(mine + e, 0);
+    for (int q = 1; q < csize; ++q) s = s + *cluster.map_shared_rank(mine + e, q);
+    __stcg(part + int64_t(group) * kEntries + e, s);
+  }
+  cluster.sync();  // every rank has read this CTA's shared memory; it may go after this
+  __shared__ bool last;
+  __threadfence();  // this CTA's partial sums are visible device-wide before its arrival
+  __syncthreads();
+  unsigned* counter = p.counters + tile * kGroupCluster + rank;
+  if (threadIdx.x == 0) last = atomicAdd(counter, 1u) == static_cast<unsigned>(groups - 1);
+  __syncthreads();
+  if (!last) return;
+  __threadfence();  // the other groups' sums, published before their arrivals, are read after ours
+  for (int e = e0 + static_cast<int>(threadIdx.x); e < e1; e += kThreads) {
+    float4 s = __ldcg(part + e);
+    for (int g = 1; g < groups; ++g) s = s + __ldcg(part + int64_t(g) * kEntries + e);
+    store_entry(e, s);
+  }
+  // Every group of this tile and slice has arrived: the counter goes back to zero for the next
+  // launch (the workspace contract: leave it as found).
+  if (threadIdx.x == 0) *counter = 0;
 }
 
 // The host side of configuration Cfg: the kernel C ABI (cudal2_kernel_shim.h).
 template <class Cfg>
 struct Gemm {
   using T = cudal2_tiny::Tile<Cfg>;
-  using Params = typename T::Params;
+  using Params = LatParams<Cfg>;
   static constexpr bool kTN = T::kTN;
   static constexpr int BM = T::BM, BN = T::BN, BK = T::BK, kThreads = T::kThreads;
 
-  // z: the CTAs of one cluster splitting K (every one gets at least one K iteration).
+  // z: the CTAs splitting K (every one gets at least one K iteration): up to 16, one cluster
+  // (fewer where K has fewer iterations); more, groups of clusters of kGroupCluster, exactly.
   static plan::Grid grid_of(const cudal2_gemm_args& a) {
-    return plan::grid(a.m, a.n, a.k, BM, BN, BK, a.splits < kMaxClusterSplits ? a.splits : kMaxClusterSplits);
+    if (a.splits > kMaxClusterSplits) return {plan::ceil_div(a.n, BN), plan::ceil_div(a.m, BM), a.splits};
+    return plan::grid(a.m, a.n, a.k, BM, BN, BK, a.splits < 1 ? 1 : a.splits);
   }
 
   static const char* refusal(const cudal2_gemm_args& a) {
     if (const char* why = cudal2_shim::sizes_refusal(a)) return why;
     if (a.raster != 0 || a.swizzle != 1 || a.decomposition != 0)
       return "lat kernels take only raster=0 swizzle=1 decomposition=0";
-    if (a.splits < 1 || a.splits > kMaxClusterSplits) return "lat kernels take splits=1..16 (CTAs of one cluster)";
+    if (const char* why = plan::lat_splits_refusal(a.splits)) return why;
+    if (a.splits > kMaxClusterSplits && plan::k_tiles(a.k, BK) < a.splits)
+      return "lat: splits above 16 need at least one k-block per split (K / tile K >= splits)";
     if (!plan::grid_fits(grid_of(a))) return "too many M tiles for the grid (at most 65535)";
+    if (a.workspace_bytes < workspace_size(a) || (workspace_size(a) > 0 && a.workspace == nullptr))
+      return "lat: grouped splits need the workspace cudal2_workspace_size asks for";
     return nullptr;
   }
 
@@ -191,7 +246,8 @@ struct Gemm {
   template <bool kAligned>
   static cudaError_t launch(const Params& p, const plan::Grid& g, cudaStream_t s) {
     auto* kernel = lat_gemm_kernel<Cfg, kAligned>;
-    if (g.z > 8) {
+    const int64_t csize = g.z > kMaxClusterSplits ? kGroupCluster : g.z;
+    if (csize > 8) {
       // Clusters of more than 8 CTAs are "non-portable": allowed per kernel, once.
       static const cudaError_t allowed =
           cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
@@ -203,14 +259,18 @@ struct Gemm {
     cfg.stream = s;
     cudaLaunchAttribute at[2];
     unsigned n_at = 0;
-    if (g.z > 1) add_cluster_attribute(at, n_at, 1, 1, static_cast<unsigned>(g.z));
+    if (csize > 1) add_cluster_attribute(at, n_at, 1, 1, static_cast<unsigned>(csize));
     add_pdl_attribute(at, n_at);
     cfg.attrs = at;
     cfg.numAttrs = n_at;
     return cudaLaunchKernelEx(&cfg, kernel, p);
   }
 
-  static size_t workspace_size(const cudal2_gemm_args&) { return 0; }
+  static size_t workspace_size(const cudal2_gemm_args& a) {
+    if (a.splits <= kMaxClusterSplits) return 0;
+    return plan::lat_workspace_bytes(plan::ceil_div(a.m, BM) * plan::ceil_div(a.n, BN), a.splits / kGroupCluster, BM,
+                                     BN);
+  }
 
   static const char* run(const cudal2_gemm_args& a, void* stream) {
     if (const char* why = refusal(a)) return why;
@@ -220,6 +280,11 @@ struct Gemm {
     p.C = static_cast<__half*>(a.C);
     p.m = a.m, p.n = a.n, p.k = a.k;
     p.c_vec = a.n % 2 == 0 && reinterpret_cast<uintptr_t>(a.C) % 4 == 0;
+    const int64_t tiles = plan::ceil_div(a.m, BM) * plan::ceil_div(a.n, BN);
+    p.counters = static_cast<unsigned*>(a.workspace);
+    p.partials = a.workspace == nullptr
+                     ? nullptr
+                     : reinterpret_cast<float4*>(static_cast<char*>(a.workspace) + plan::lat_counters_bytes(tiles));
     auto s = static_cast<cudaStream_t>(stream);
     const cudaError_t e = aligned(a) ? launch<true>(p, grid_of(a), s) : launch<false>(p, grid_of(a), s);
     return e == cudaSuccess ? nullptr : cudaGetErrorString(e);

@@ -87,6 +87,23 @@ constexpr int lat_smem_bytes(int bm, int bn, int kwarps) {
   return (kwarps > 2 ? kwarps - 1 : 1) * bm * bn * static_cast<int>(sizeof(float));
 }
 constexpr int kMaxLatSplits = 16;  // CTAs of one cluster (more than 8: non-portable on the H100)
+// More splits than one cluster holds: groups of clusters of kLatGroupCluster CTAs, whose sums meet
+// in the workspace (splits a multiple of it, up to kMaxLatGroupedSplits).
+constexpr int kLatGroupCluster = 8;
+constexpr int kMaxLatGroupedSplits = 128;
+constexpr const char* lat_splits_refusal(int splits) {
+  if (splits >= 1 && splits <= kMaxLatSplits) return nullptr;
+  if (splits > kMaxLatSplits && splits <= kMaxLatGroupedSplits && splits % kLatGroupCluster == 0) return nullptr;
+  return "lat kernels take splits=1..16 (the CTAs of one cluster) or 24..128 in steps of 8 (groups of clusters of 8)";
+}
+// Grouped splits' workspace: an arrival counter per (output tile, cluster rank), 256-byte
+// aligned, then one fp32 partial tile per (output tile, group).
+constexpr size_t lat_counters_bytes(int64_t tiles) {
+  return static_cast<size_t>(round_up(tiles * kLatGroupCluster * 4, 256));
+}
+constexpr size_t lat_workspace_bytes(int64_t tiles, int groups, int bm, int bn) {
+  return lat_counters_bytes(tiles) + static_cast<size_t>(tiles * groups) * bm * bn * sizeof(float);
+}
 // 32-bit registers of A and B fragments one thread loads per k-block of bk (a 16x32 A block is
 // two 16-byte loads, an 8x32 B block one), for a (wtm x wtn) warp tile.
 constexpr int tiny_fragment_regs(int wtm, int wtn, int bk) { return (wtm / 16 * 8 + wtn / 8 * 4) * (bk / 32); }

@@ -152,15 +152,18 @@ bool plan_kernel(cublasLtHandle_t lt, KernelCall& c, int64_t m, int64_t n, int64
   const size_t need = ki.workspace_size(&a);
   if (need == 0) {
     c.offset = kZone, c.need_total = 0;
-  } else if (const std::string_view fam = ki.family; fam == "mma" || fam == "wgmma") {
+  } else if (const std::string_view fam = ki.family; fam == "mma" || fam == "wgmma" || fam == "lat") {
     // Split-K: the per-tile arrival counters must read zero at launch (the kernel re-arms them
     // after each launch, nothing else zeroes them). They go at the end of the zero area, where no
     // one else writes; the partials follow. A counter in the shared part of the workspace would
     // start from whatever the last cuBLASLt call left there, and the tile would never be written
     // (found on the H100: wgmma 128x128 splits=auto after cuBLASLt split-K entries).
+    // lat's grouped splits keep the same layout: counters, then partials.
     const size_t cb =
         fam == "mma"
             ? cudal2_plan::counters_bytes(cudal2_plan::grid(m, n, k, ki.tile_m, ki.tile_n, ki.tile_k, c.splits))
+        : fam == "lat"
+            ? cudal2_plan::lat_counters_bytes(cudal2_plan::ceil_div(m, ki.tile_m) * cudal2_plan::ceil_div(n, ki.tile_n))
             : cudal2_wgmma_plan::counters_bytes(cudal2_wgmma_plan::tiles(m, n, ki.tile_m, ki.tile_n));
     if (cb > kZone) {
       std::snprintf(why, whylen, "split-K counters (%zu bytes) exceed the zero area", cb);

@@ -1,6 +1,7 @@
 // Family lat (src/kernels/lat_gemm.cuh), compiled by the JIT on this machine: every candidate
 // passes the full verification on odd shapes (partial tiles on every edge, K below one k-block,
-// unaligned rows, K split over kwarps and clusters of 1..16 CTAs), both layouts and accumulators;
+// unaligned rows, K split over kwarps, clusters of 1..16 CTAs and groups of clusters), both
+// layouts and accumulators;
 // and programmatic dependent launch never races: in a chain where call i+1 reads call i's output
 // (C of one call is A of the next), every step matches an fp64 reference of its actual inputs,
 // launched eagerly and replayed from a CUDA graph, many times.
@@ -57,6 +58,22 @@ TEST(LatGpu, OddShapesVerifyFp16Accumulate) {
                         Accum::F16));
 }
 
+// Groups of clusters (splits 24..128): few tiles, long K, ragged edges and K not a multiple of
+// the tile's K; the arrival counters must be back at zero after every call, so every shape runs
+// the same artifact and workspace many times (the bench's warm-up, verification and timed calls).
+TEST(LatGpu, GroupedSplitsVerify) {
+  const std::vector<Shape> shapes{{64, 64, 16384},   {33, 1000, 8200}, {77, 45, 9000},
+                                  {128, 128, 12288}, {1, 257, 8192},   {130, 7, 8193}};
+  expect_all_ok(run_odd({"lat tn f32 tile=32x32x64 warps=1x1 kwarps=8 | splits=32",
+                         "lat nn f32 tile=32x32x64 warps=1x1 kwarps=4 | splits=64",
+                         "lat tn f32 tile=64x64x32 warps=2x2 kwarps=2 | splits=128",
+                         "lat nn f32 tile=16x16x64 warps=1x1 kwarps=4 stages=4 | splits=24"},
+                        shapes, Accum::F32));
+  expect_all_ok(run_odd({"lat tn f16 tile=32x32x64 warps=1x1 kwarps=8 | splits=64",
+                         "lat nn f16 tile=64x32x32 warps=2x1 kwarps=2 | splits=32"},
+                        shapes, Accum::F16));
+}
+
 // ---- PDL chains: C of call i is A of call i+1 ----
 
 #define CHAIN_CUDA(x) ASSERT_EQ((x), cudaSuccess) << #x
@@ -88,6 +105,16 @@ void run_chain(const Artifact& art, const KernelSpec& spec, const Chain& ch, int
   CHAIN_CUDA(cudaMemcpy(dB, hB.data(), b_elems * sizeof(__half), cudaMemcpyHostToDevice));
   cudaStream_t s = nullptr;
   CHAIN_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  // Grouped splits keep arrival counters in the workspace: zeroed once, as the ABI says, and left
+  // at zero by every call.
+  cudal2_gemm_args probe{};
+  probe.m = m, probe.n = kn, probe.k = kn, probe.splits = spec.splits;
+  const size_t ws_bytes = art.workspace_size(probe);
+  void* ws = nullptr;
+  if (ws_bytes > 0) {
+    CHAIN_CUDA(cudaMalloc(&ws, ws_bytes));
+    CHAIN_CUDA(cudaMemset(ws, 0, ws_bytes));
+  }
 
   // Every repeat poisons the outputs again first: a link that reads early reads NaN, not the
   // identical value an earlier repeat left.
@@ -98,6 +125,7 @@ void run_chain(const Artifact& art, const KernelSpec& spec, const Chain& ch, int
       a.m = m, a.n = kn, a.k = kn;
       a.A = dA + a_elems * i, a.B = dB, a.C = dA + a_elems * (i + 1);
       a.raster = 0, a.swizzle = 1, a.decomposition = 0, a.splits = spec.splits;
+      a.workspace = ws, a.workspace_bytes = ws_bytes;
       art.run(a, s);
     }
   };
@@ -120,6 +148,7 @@ void run_chain(const Artifact& art, const KernelSpec& spec, const Chain& ch, int
   CHAIN_CUDA(cudaStreamDestroy(s));
   CHAIN_CUDA(cudaFree(dA));
   CHAIN_CUDA(cudaFree(dB));
+  if (ws) CHAIN_CUDA(cudaFree(ws));
 
   auto b_at = [&](int64_t k, int64_t n) {
     return static_cast<double>(__half2float(ch.layout == Layout::TN ? hB[static_cast<size_t>(n * kn + k)]
@@ -175,6 +204,27 @@ TEST(LatGpu, PdlChainsNeverRace) {
     const Artifact art(built[i].artifact);
     for (const auto& [m, kn] : sizes)
       for (bool graph : {false, true}) run_chain(art, specs[i], {m, kn, specs[i].layout}, 40, graph, int(i * 7 + m));
+  }
+}
+
+// The same with groups of clusters: K long enough for 32 and 64 splits, and the arrival counters
+// reused by every link (a counter left non-zero by one call leaves the next call's tile unwritten).
+TEST(LatGpu, PdlChainsNeverRaceGroupedSplits) {
+  const std::vector<std::string> texts{"lat tn f32 tile=32x32x64 warps=1x1 kwarps=4 | splits=32",
+                                       "lat nn f32 tile=16x16x32 warps=1x1 kwarps=2 | splits=64"};
+  std::vector<KernelSpec> specs;
+  std::vector<std::string> sources;
+  for (const auto& t : texts) {
+    specs.push_back(parse_spec(t));
+    sources.push_back(generate_source(specs.back()));
+  }
+  const auto built = Compiler().compile_all(sources);
+  const std::vector<std::pair<int64_t, int64_t>> sizes{{5, 2048}, {17, 2056}};
+  for (size_t i = 0; i < specs.size(); ++i) {
+    ASSERT_TRUE(built[i].ok()) << texts[i] << "\n" << built[i].log;
+    const Artifact art(built[i].artifact);
+    for (const auto& [m, kn] : sizes)
+      for (bool graph : {false, true}) run_chain(art, specs[i], {m, kn, specs[i].layout}, 12, graph, int(i * 5 + m));
   }
 }
 

@@ -155,7 +155,8 @@ TEST(KernelSpec, OwnFamiliesSpaceSizeIsDocumented) {
   EXPECT_EQ(enumerate_specs("tiny", Layout::TN, Accum::F16, true).size(), 96u);  // splits=1 only
   // tiny's 96 tiles at 2 stages, and the 60 whose k-block fits 32 fragment registers at 4
   EXPECT_EQ(enumerate_specs("lat", Layout::NN, Accum::F32, false).size(), 156u);
-  EXPECT_EQ(enumerate_specs("lat", Layout::TN, Accum::F16, true).size(), 780u);  // x splits 1,2,4,8,16
+  // x splits 1, 2, 4, 8, 16 (one cluster) and 32, 64, 128 (groups of clusters)
+  EXPECT_EQ(enumerate_specs("lat", Layout::TN, Accum::F16, true).size(), 156u * 8);
   EXPECT_EQ(enumerate_specs("sm90_cutlass", Layout::NN, Accum::F32, false).size(), 368u);
   EXPECT_THROW(enumerate_specs("sm80", Layout::NN, Accum::F32), InputError);
 }
@@ -219,10 +220,14 @@ TEST(KernelSpec, OwnFamiliesValidityRules) {
   EXPECT_NE(why("tiny nn f32 tile=32x32x128").find("fragment registers"), std::string::npos);
   EXPECT_EQ(why("tiny nn f32 tile=16x16x128"), "");
   EXPECT_NE(why("tiny nn f32 tile=32x32x32 warps=2x2 kwarps=4").find("at most 8 warps"), std::string::npos);
-  // lat: tiny's tile rules, splits are the CTAs of one cluster (1..16), one reduction slot even
-  // without kwarps.
+  // lat: tiny's tile rules, splits are the CTAs of one cluster (1..16) or groups of clusters of
+  // 8 (24..128 in steps of 8), one reduction slot even without kwarps.
   EXPECT_EQ(why("lat tn f32 tile=32x32x64 warps=1x1 kwarps=4 | splits=16"), "");
-  EXPECT_NE(why("lat tn f32 tile=32x32x64 | splits=17").find("splits must be 1..16"), std::string::npos);
+  EXPECT_NE(why("lat tn f32 tile=32x32x64 | splits=17").find("splits=1..16"), std::string::npos);
+  EXPECT_NE(why("lat tn f32 tile=32x32x64 | splits=20").find("steps of 8"), std::string::npos);
+  EXPECT_NE(why("lat tn f32 tile=32x32x64 | splits=136").find("24..128"), std::string::npos);
+  EXPECT_EQ(why("lat tn f32 tile=32x32x64 | splits=24"), "");
+  EXPECT_EQ(why("lat tn f32 tile=32x32x64 | splits=128"), "");
   EXPECT_NE(why("lat nn f32 tile=64x32x64 warps=1x1").find("warp tile M"), std::string::npos);
   EXPECT_NE(why("lat nn f32 tile=64x64x32 warps=2x2 kwarps=4").find("at most 8 warps"), std::string::npos);
   EXPECT_NE(why("lat nn f32 tile=32x32x64 stages=4").find("fragment registers"), std::string::npos);

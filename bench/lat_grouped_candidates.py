@@ -26,8 +26,10 @@ TILES = [
     (32, 64, 64, 1, 2, 4, 2),
     (16, 16, 64, 1, 1, 4, 4),
     (32, 32, 32, 1, 1, 8, 4),
+    (16, 16, 64, 1, 1, 8, 4),
 ]
 SPLITS = [1, 2, 4, 8, 16, 32, 64, 128]
+REFERENCE = (16, 16, 64, 1, 1, 8, 4)
 
 
 def ceil_div(a, b):
@@ -61,10 +63,12 @@ def candidates(m, n, k, layouts, per_shape):
                 continue
             scored.append((estimate_us(m, n, k, t, s), t, s))
     scored.sort(key=lambda x: x[0])
-    out = []
-    for _, t, s in scored[:per_shape]:
-        out += [spec(lay, t, s) for lay in layouts]
-    return out
+    keep = [(t, s) for _, t, s in scored[:per_shape]]
+    # The table's usual small-class pick, unsplit and split in two, as the reference in every job.
+    for s in (1, 2):
+        if (REFERENCE, s) not in keep and s <= ceil_div(k, REFERENCE[2]):
+            keep.append((REFERENCE, s))
+    return [spec(lay, t, s) for t, s in keep for lay in layouts]
 
 
 def main():

@@ -137,8 +137,13 @@ GuardedBuffer::GuardedBuffer(size_t bytes, size_t guard) : bytes_(bytes), guard_
     base_ = nullptr;
     throw CudaError(fmt::format("cudaMalloc of {:.1f} MiB failed: {}", total / 1048576.0, cudaGetErrorString(e)));
   }
-  // Whole allocation to the guard byte, payload included; callers fill the payload.
+  // Whole allocation to the guard byte, payload included; callers fill the payload. cudaMemset
+  // runs on the default stream, which work on a non-blocking stream does not wait for: without
+  // the wait, a caller's first writes on its own stream could land before the fill and be
+  // overwritten by it (found on the H100: a chained batch's fp32 reference, computed into a
+  // freshly allocated scratch buffer, read back as the guard byte's NaN and blamed the candidate).
   CUDAL2_CUDA(cudaMemset(base_, guard_byte(), total));
+  CUDAL2_CUDA(cudaStreamSynchronize(nullptr));
 }
 
 GuardedBuffer::~GuardedBuffer() {

@@ -167,6 +167,20 @@ __global__ void __launch_bounds__(cudal2_tiny::Tile<Cfg>::kThreads) lat_gemm_ker
   const int per = (kEntries + csize - 1) / csize;
   const int e0 = rank * per, e1 = min(kEntries, (rank + 1) * per);
   float4* mine = &red[0][0][0][0];
+  // Sums of one entry over the cluster's ranks (or the groups' partials) in rank order: every
+  // load is issued before the first add (an unrolled, predicated loop), so a rank pays one
+  // distributed-shared-memory (or L2) latency per entry, not one per rank.
+  auto cluster_sum = [&](int e) {
+    float4 v[kMaxClusterSplits];
+#pragma unroll
+    for (int q = 0; q < kMaxClusterSplits; ++q)
+      if (q < csize) v[q] = *cluster.map_shared_rank(mine + e, q);
+    float4 s = v[0];
+#pragma unroll
+    for (int q = 1; q < kMaxClusterSplits; ++q)
+      if (q < csize) s = s + v[q];
+    return s;
+  };
   auto store_entry = [&](int e, float4 s) {
     const int el = e & 31, j = (e >> 5) % (MI * NI), ew = e / (32 * MI * NI);
     const int64_t r = int64_t(blockIdx.y) * BM + (ew / WN) * WTM + (j / NI) * 16 + (el >> 2);
@@ -174,11 +188,7 @@ __global__ void __launch_bounds__(cudal2_tiny::Tile<Cfg>::kThreads) lat_gemm_ker
     store_c(p.C, p.m, p.n, r, c, s, p.c_vec);
   };
   if (groups == 1) {
-    for (int e = e0 + static_cast<int>(threadIdx.x); e < e1; e += kThreads) {
-      float4 s = *cluster.map_shared_rank(mine + e, 0);
-      for (int q = 1; q < csize; ++q) s = s + *cluster.map_shared_rank(mine + e, q);
-      store_entry(e, s);
-    }
+    for (int e = e0 + static_cast<int>(threadIdx.x); e < e1; e += kThreads) store_entry(e, cluster_sum(e));
     cluster.sync();  // this CTA's shared memory stays until every rank has read it
     return;
   }
@@ -187,11 +197,8 @@ __global__ void __launch_bounds__(cudal2_tiny::Tile<Cfg>::kThreads) lat_gemm_ker
   // it), then the slice's arrival counter; the group that arrives last adds all groups' sums.
   const int64_t tile = int64_t(blockIdx.y) * gridDim.x + blockIdx.x;
   float4* part = p.partials + tile * groups * kEntries;
-  for (int e = e0 + static_cast<int>(threadIdx.x); e < e1; e += kThreads) {
-    float4 s = *cluster.map_shared_rank(mine + e, 0);
-    for (int q = 1; q < csize; ++q) s = s + *cluster.map_shared_rank(mine + e, q);
-    __stcg(part + int64_t(group) * kEntries + e, s);
-  }
+  for (int e = e0 + static_cast<int>(threadIdx.x); e < e1; e += kThreads)
+    __stcg(part + int64_t(group) * kEntries + e, cluster_sum(e));
   cluster.sync();  // every rank has read this CTA's shared memory; it may go after this
   __shared__ bool last;
   __threadfence();  // this CTA's partial sums are visible device-wide before its arrival
@@ -201,9 +208,16 @@ __global__ void __launch_bounds__(cudal2_tiny::Tile<Cfg>::kThreads) lat_gemm_ker
   __syncthreads();
   if (!last) return;
   __threadfence();  // the other groups' sums, published before their arrivals, are read after ours
+  constexpr int kMaxGroups = plan::kMaxLatGroupedSplits / kGroupCluster;
   for (int e = e0 + static_cast<int>(threadIdx.x); e < e1; e += kThreads) {
-    float4 s = __ldcg(part + e);
-    for (int g = 1; g < groups; ++g) s = s + __ldcg(part + int64_t(g) * kEntries + e);
+    float4 v[kMaxGroups];
+#pragma unroll
+    for (int g = 0; g < kMaxGroups; ++g)
+      if (g < groups) v[g] = __ldcg(part + int64_t(g) * kEntries + e);
+    float4 s = v[0];
+#pragma unroll
+    for (int g = 1; g < kMaxGroups; ++g)
+      if (g < groups) s = s + v[g];
     store_entry(e, s);
   }
   // Every group of this tile and slice has arrived: the counter goes back to zero for the next
@@ -234,8 +248,6 @@ struct Gemm {
     if (a.splits > kMaxClusterSplits && plan::k_tiles(a.k, BK) < a.splits)
       return "lat: splits above 16 need at least one k-block per split (K / tile K >= splits)";
     if (!plan::grid_fits(grid_of(a))) return "too many M tiles for the grid (at most 65535)";
-    if (a.workspace_bytes < workspace_size(a) || (workspace_size(a) > 0 && a.workspace == nullptr))
-      return "lat: grouped splits need the workspace cudal2_workspace_size asks for";
     return nullptr;
   }
 
@@ -274,6 +286,9 @@ struct Gemm {
 
   static const char* run(const cudal2_gemm_args& a, void* stream) {
     if (const char* why = refusal(a)) return why;
+    // can_implement is asked before the caller has a workspace; the launch needs it.
+    if (const size_t ws = workspace_size(a); ws > 0 && (a.workspace == nullptr || a.workspace_bytes < ws))
+      return "lat: grouped splits need the workspace cudal2_workspace_size asks for";
     Params p;
     p.A = static_cast<const __half*>(a.A);
     p.B = static_cast<const __half*>(a.B);

@@ -15,10 +15,12 @@
 //    cluster sums one slice of the tile over all ranks, in rank order (deterministic), and
 //    stores it;
 //  - a few tiles and a long K need more CTAs than one cluster holds: splits 24..128 (multiples of
-//    8) are groups of clusters of 8; each cluster reduces through distributed shared memory as
-//    above, leaves its slice's sum in the workspace, and the last cluster to arrive (an arrival
-//    counter per tile and slice) adds the groups' sums in group order and stores C, so the bits
-//    do not depend on who finishes first and no launch waits for another CTA to be resident;
+//    8) are groups of clusters of 8, 4 or 2 CTAs (the largest whose clusters are all resident at
+//    once, asked of the occupancy calculator: clusters of 8 pack badly into the GPCs); each
+//    cluster reduces through distributed shared memory as above, leaves its slice's sum in the
+//    workspace, and the last cluster to arrive (an arrival counter per tile and slice) adds the
+//    groups' sums in group order and stores C, so the bits do not depend on who finishes first
+//    and no launch waits for another CTA to be resident;
 //  - the cluster size is a launch attribute, not a template argument: one artifact serves every
 //    split count, so the search tries them without a recompile.
 // C (row-major MxN) = A (row-major MxK) * B (KxN: row-major "nn", column-major "tn"), any M, N, K.
@@ -57,6 +59,7 @@ template <class Cfg>
 struct LatParams : cudal2_tiny::Tile<Cfg>::Params {
   unsigned* counters;
   float4* partials;
+  int group_cluster;  // CTAs per cluster when splits > 16
 };
 
 template <class Cfg, bool kAligned>
@@ -77,9 +80,9 @@ __global__ void __launch_bounds__(cudal2_tiny::Tile<Cfg>::kThreads) lat_gemm_ker
   const int wm = pw / WN, wn = pw % WN;
   const int64_t row0 = int64_t(blockIdx.y) * BM + wm * WTM, col0 = int64_t(blockIdx.x) * BN + wn * WTN;
   // This CTA's K iterations: the z CTAs of a tile split them, balanced in whole iterations. Up
-  // to 16 splits are one cluster; more are groups of clusters of kGroupCluster.
+  // to 16 splits are one cluster; more are groups of clusters of p.group_cluster.
   const int splits = static_cast<int>(gridDim.z), zi = static_cast<int>(blockIdx.z);
-  const int csize = splits > kMaxClusterSplits ? kGroupCluster : splits;
+  const int csize = splits > kMaxClusterSplits ? p.group_cluster : splits;
   const int rank = zi % csize, group = zi / csize, groups = splits / csize;
   const int64_t iters = (p.k + BK - 1) / BK;
   const int64_t it0 = iters * zi / splits, it1 = iters * (zi + 1) / splits;
@@ -208,16 +211,19 @@ __global__ void __launch_bounds__(cudal2_tiny::Tile<Cfg>::kThreads) lat_gemm_ker
   __syncthreads();
   if (!last) return;
   __threadfence();  // the other groups' sums, published before their arrivals, are read after ours
-  constexpr int kMaxGroups = plan::kMaxLatGroupedSplits / kGroupCluster;
+  // Eight groups' loads in flight at a time, added in group order.
+  constexpr int kBatch = 8;
   for (int e = e0 + static_cast<int>(threadIdx.x); e < e1; e += kThreads) {
-    float4 v[kMaxGroups];
+    float4 s = make_float4(0.f, 0.f, 0.f, 0.f);
+    for (int g0 = 0; g0 < groups; g0 += kBatch) {
+      float4 v[kBatch];
 #pragma unroll
-    for (int g = 0; g < kMaxGroups; ++g)
-      if (g < groups) v[g] = __ldcg(part + int64_t(g) * kEntries + e);
-    float4 s = v[0];
+      for (int g = 0; g < kBatch; ++g)
+        if (g0 + g < groups) v[g] = __ldcg(part + int64_t(g0 + g) * kEntries + e);
 #pragma unroll
-    for (int g = 1; g < kMaxGroups; ++g)
-      if (g < groups) s = s + v[g];
+      for (int g = 0; g < kBatch; ++g)
+        if (g0 + g < groups) s = g0 + g == 0 ? v[g] : s + v[g];
+    }
     store_entry(e, s);
   }
   // Every group of this tile and slice has arrived: the counter goes back to zero for the next
@@ -234,7 +240,7 @@ struct Gemm {
   static constexpr int BM = T::BM, BN = T::BN, BK = T::BK, kThreads = T::kThreads;
 
   // z: the CTAs splitting K (every one gets at least one K iteration): up to 16, one cluster
-  // (fewer where K has fewer iterations); more, groups of clusters of kGroupCluster, exactly.
+  // (fewer where K has fewer iterations); more, groups of clusters (group_cluster), exactly.
   static plan::Grid grid_of(const cudal2_gemm_args& a) {
     if (a.splits > kMaxClusterSplits) return {plan::ceil_div(a.n, BN), plan::ceil_div(a.m, BM), a.splits};
     return plan::grid(a.m, a.n, a.k, BM, BN, BK, a.splits < 1 ? 1 : a.splits);
@@ -255,10 +261,46 @@ struct Gemm {
   // row-major B is read 4 bytes at a time, which N % 8 == 0 also keeps aligned.
   static bool aligned(const cudal2_gemm_args& a) { return cudal2_shim::rows_16b_aligned(a, kTN); }
 
+  // CTAs per cluster of grouped splits: the largest of 8, 4, 2 whose clusters of this kernel are
+  // all resident at once (the occupancy calculator, asked once per kernel and cluster size), else
+  // the one that keeps the most CTAs resident. The same answer for every call of a shape on one
+  // GPU, so the reduction order (and the bits) are fixed.
   template <bool kAligned>
-  static cudaError_t launch(const Params& p, const plan::Grid& g, cudaStream_t s) {
+  static int group_cluster(int64_t ctas) {
+    static int active[kGroupCluster + 1] = {};  // clusters resident at once, by cluster size
+    static const bool asked = [] {
+      for (int c = 2; c <= kGroupCluster; c *= 2) {
+        cudaLaunchConfig_t cfg{};
+        cfg.gridDim = dim3(1, 1, unsigned(c));
+        cfg.blockDim = dim3(kThreads, 1, 1);
+        cudaLaunchAttribute at[1];
+        unsigned n_at = 0;
+        add_cluster_attribute(at, n_at, 1, 1, static_cast<unsigned>(c));
+        cfg.attrs = at;
+        cfg.numAttrs = n_at;
+        int n = 0;
+        if (cudaOccupancyMaxActiveClusters(&n, lat_gemm_kernel<Cfg, kAligned>, &cfg) != cudaSuccess) {
+          cudaGetLastError();
+          n = 0;
+        }
+        active[c] = n;
+      }
+      return true;
+    }();
+    (void)asked;
+    int best = kGroupCluster;
+    for (int c = kGroupCluster; c >= 2; c /= 2)
+      if (int64_t(active[c]) * c >= ctas) return c;
+    for (int c = kGroupCluster; c >= 2; c /= 2)
+      if (active[c] * c > active[best] * best) best = c;
+    return best;
+  }
+
+  template <bool kAligned>
+  static cudaError_t launch(Params p, const plan::Grid& g, cudaStream_t s) {
     auto* kernel = lat_gemm_kernel<Cfg, kAligned>;
-    const int64_t csize = g.z > kMaxClusterSplits ? kGroupCluster : g.z;
+    if (g.z > kMaxClusterSplits) p.group_cluster = group_cluster<kAligned>(g.x * g.y * g.z);
+    const int64_t csize = g.z > kMaxClusterSplits ? p.group_cluster : g.z;
     if (csize > 8) {
       // Clusters of more than 8 CTAs are "non-portable": allowed per kernel, once.
       static const cudaError_t allowed =
@@ -280,8 +322,8 @@ struct Gemm {
 
   static size_t workspace_size(const cudal2_gemm_args& a) {
     if (a.splits <= kMaxClusterSplits) return 0;
-    return plan::lat_workspace_bytes(plan::ceil_div(a.m, BM) * plan::ceil_div(a.n, BN), a.splits / kGroupCluster, BM,
-                                     BN);
+    // Room for the most groups (clusters of 2), whichever cluster size the launch picks.
+    return plan::lat_workspace_bytes(plan::ceil_div(a.m, BM) * plan::ceil_div(a.n, BN), a.splits / 2, BM, BN);
   }
 
   static const char* run(const cudal2_gemm_args& a, void* stream) {
@@ -295,6 +337,7 @@ struct Gemm {
     p.C = static_cast<__half*>(a.C);
     p.m = a.m, p.n = a.n, p.k = a.k;
     p.c_vec = a.n % 2 == 0 && reinterpret_cast<uintptr_t>(a.C) % 4 == 0;
+    p.group_cluster = kGroupCluster;
     const int64_t tiles = plan::ceil_div(a.m, BM) * plan::ceil_div(a.n, BN);
     p.counters = static_cast<unsigned*>(a.workspace);
     p.partials = a.workspace == nullptr

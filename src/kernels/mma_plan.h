@@ -87,14 +87,15 @@ constexpr int lat_smem_bytes(int bm, int bn, int kwarps) {
   return (kwarps > 2 ? kwarps - 1 : 1) * bm * bn * static_cast<int>(sizeof(float));
 }
 constexpr int kMaxLatSplits = 16;  // CTAs of one cluster (more than 8: non-portable on the H100)
-// More splits than one cluster holds: groups of clusters of kLatGroupCluster CTAs, whose sums meet
-// in the workspace (splits a multiple of it, up to kMaxLatGroupedSplits).
+// More splits than one cluster holds: groups of clusters of at most kLatGroupCluster CTAs (8, 4 or
+// 2, picked at launch), whose sums meet in the workspace (splits a multiple of 8, up to
+// kMaxLatGroupedSplits).
 constexpr int kLatGroupCluster = 8;
 constexpr int kMaxLatGroupedSplits = 128;
 constexpr const char* lat_splits_refusal(int splits) {
   if (splits >= 1 && splits <= kMaxLatSplits) return nullptr;
   if (splits > kMaxLatSplits && splits <= kMaxLatGroupedSplits && splits % kLatGroupCluster == 0) return nullptr;
-  return "lat kernels take splits=1..16 (the CTAs of one cluster) or 24..128 in steps of 8 (groups of clusters of 8)";
+  return "lat kernels take splits=1..16 (the CTAs of one cluster) or 24..128 in steps of 8 (groups of clusters)";
 }
 // Grouped splits' workspace: an arrival counter per (output tile, cluster rank), 256-byte
 // aligned, then one fp32 partial tile per (output tile, group).

@@ -1,16 +1,15 @@
 // The registry of cudal2's subcommands and the one path every command line takes through it.
 //
 // One explicit table rather than self-registration (a static object in each cmd_*.cpp adding itself
-// to a list from its constructor): a static initializer in an object file nothing references is
-// dropped when that file sits in a static library (the unit tests link these files too), and the
-// order of such initializers across files is unspecified, so --help's order would follow the link
-// line. Here the order is the table's, and a command left out of it is plainly absent from --help,
-// which its test (tests/unit/cli_commands_test.cpp) would show.
+// to a list from its constructor): the linker drops an object file of a static library that nothing
+// references, static initializer and all, so a command would vanish silently the day these files
+// went into a library; and the order of such initializers across files is unspecified, so --help's
+// order would follow the link line. Here the order is the table's, each cmd_*.cpp is referenced by
+// it, and tests/unit/cli_commands_test.cpp checks the binary against it.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 
-#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>

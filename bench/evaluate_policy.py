@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 13's evaluation protocol for `cudal2 tune --search rl`, on a GPU, against a store.
+"""The rl policy's evaluation protocol (docs/rl-policy.md) for `cudal2 tune --search rl`, on a GPU, against a store.
 
   1. Split the paper grid's 1000 shapes by a fixed seed: 80% training, 20% held out.
   2. Train: `cudal2 tune --search rl --policy-file policy.json` on the training shapes, a fixed
@@ -18,7 +18,7 @@ The reference is a store holding an exhaustive sweep of the same space on the he
 (`--reference`, e.g. the whole-grid exhaustive campaign's merged store); without one, the script
 runs that sweep first (`--run-reference`: the expensive part).
 
-Status: written for issue 13 and NOT RUN yet (no GPU time in the session that wrote it). Example:
+Status: NOT RUN yet on a GPU (bench/evaluate_policy_replay.py ran the same protocol by replay). Example:
   bench/evaluate_policy.py --cudal2 build/cudal2 --reference results/exhaustive.db \\
       --families sm90_cutlass,mma,tiny --space core --out results/issue13-eval
 """

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 13's evaluation protocol by REPLAY of recorded measurements (no GPU).
+"""The rl policy's evaluation protocol (docs/rl-policy.md) by REPLAY of recorded measurements (no GPU).
 
 The same protocol as bench/evaluate_policy.py (same fixed-seed 80/20 split of the 1000 paper-grid
 shapes: evaluate_policy.split), restricted to the shapes the replay store has data for, with

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 14 on the GPU (device tool), over a carried build directory (carry all of it: build/lib
+# The LLM proposer and `cudal2 serve` end to end on the GPU (device tool), over a carried build directory (carry all of it: build/lib
 # holds cpp-httplib): NOT RUN YET.
 #   1. `cudal2 tune --search llm` against the scripted OpenAI-compatible server
 #      (bench/llm_scripted_server.py: the naive kernel, a compile error and its repair, then our

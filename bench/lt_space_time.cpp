@@ -1,4 +1,4 @@
-// Issue 10 measurement: does searching the `cublaslt` family's neighbourhood beat cuBLASLt
+// The cublaslt-family measurement: does searching the `cublaslt` family's neighbourhood beat cuBLASLt
 // auto-tuning? Standalone (the evaluator was being rewritten at the time): for each shape and
 // layout it enumerates cublaslt_space (heuristic suggestions + one-attribute variations),
 // compiles every spec with the JIT into an artifact, dlopens it and drives it through the kernel

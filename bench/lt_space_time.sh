@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds bench/lt_space_time.cu (issue 10's cublaslt-family measurement) into build-lt/, without
-# the rest of libcudal2: only the spec, codegen, JIT and cublaslt_space sources it needs.
+# Builds bench/lt_space_time.cpp and bench/lt_space_time_kernels.cu (the cublaslt-family
+# measurement) into build-lt/, without the rest of libcudal2: only the spec, codegen, JIT and
+# cublaslt_space sources it needs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-build-lt}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Nsight Compute profile of wgmma_swapab specs (issue 11, item 4), on the GPU machine:
+# Nsight Compute profile of wgmma_swapab specs (the current best variants), on the GPU machine:
 #   source bench/device_env.sh >/dev/null; bash bench/profile_swapab.sh
 # Per profile, `cudal2 eval` runs the spec on one shape (unconfined, so ncu can follow the worker)
 # and ncu profiles one launch of swapab_kernel after a few warm-up calls: speed of light, memory

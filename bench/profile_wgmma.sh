@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Nsight Compute profiles of the best `wgmma` variants (issue 11, item 4), on the GPU machine:
+# Nsight Compute profiles of the best `wgmma` variants, on the GPU machine:
 #   source bench/device_env.sh >/dev/null; bash bench/profile_wgmma.sh
 # Builds the artifacts with bench/wgmma_bench.sh (into $DIR, default build-prof; skipped when
 # they are there), then per profile runs bench/wgmma_time.cu on one shape and one variant with

@@ -7,10 +7,10 @@
 #                  store .jit/tune4.db seeded from the CSV export bench/results/h200/issue4/tune4/
 #                  (bench/store_csv.py); comes back as $OUT/tune4/, the same export
 #       portfolio  each search shape's fastest mma and tiny spec, plus the fastest sm90_cutlass
-#                  spec of each small/skinny sample shape from the issue-3 store: .jit/portfolio.txt
+#                  spec of each small/skinny sample shape from the sm90 search store (h200/issue3/tune): .jit/portfolio.txt
 #       campaignI  (I = 0..SHARDS-1) every small-or-skinny shape of the paper's grid: the portfolio
 #                  against cuBLAS and cuBLASLt auto-tuning (NN and TN), all timers, offline and server;
-#                  resumes from bench/results/h200/issue4/campaignI.csv
+#                  resumes from bench/results/h200/issue4/campaign<I>.csv
 set -uo pipefail
 source "$(dirname "$0")/device_env.sh"
 R=bench/results/h200/issue4

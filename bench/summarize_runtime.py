@@ -5,7 +5,7 @@ NN/TN / best of runtime NN/TN (> 1: the runtime is faster), both from the same r
 geometric mean by class, the worst shapes, the number below 0.99, and which runtime path served
 each shape (table kernel, neighbour kernel, cuBLASLt heuristic). Every shape and layout where the
 runtime failed (wrong or unwritten output, an error) is listed first. Where the CSV has the
-paired_ratio column (bench since session 11), the same figures for the paired ratio of the
+paired_ratio column (bench writes it since the paired-ratio change), the same figures for the paired ratio of the
 runtime's faster layout to the run's reference (runtime_vs_cublaslt.sh: auto-tuning NN and TN,
 whichever has the lower median; docs/measuring.md): the median over rounds of the two samples'
 ratio, which cancels drift that a ratio of medians keeps.

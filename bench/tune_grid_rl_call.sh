@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One device-tool call of the whole-grid rl run (issue 13: the grid in <= 1 GPU-hour): all 1000
+# One device-tool call of the whole-grid rl run (target: the grid in <= 1 GPU-hour): all 1000
 # paper shapes, cuBLASLt's configuration space (--lt-max 8, the space the exhaustive campaign of
 # bench/results/h100/grid-cublaslt searched), `--search rl` with one proposal per problem and round
 # (--round 0 --per-problem 1: every problem gets one more evaluation per round, and the policy

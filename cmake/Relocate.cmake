@@ -1,4 +1,4 @@
-# Issue 9: a relocatable cudal2. Programs find what they read at run time relative to themselves
+# A relocatable cudal2. Programs find what they read at run time relative to themselves
 # (src/core/paths.hpp), in share/cudal2/ beside bin/ (installed) or in the build directory:
 #   kernels/   our kernel headers (the JIT's -I)        prompts/   the LLM proposer's template
 #   cutlass/   CUTLASS's include/ and tools/util/include/ (the JIT's -I for sm90_cutlass)

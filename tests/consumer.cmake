@@ -1,4 +1,4 @@
-# Issue 10: the installed runtime as a consumer sees it. runtime_consumer_build (cpu): installs
+# The installed runtime as a consumer sees it. runtime_consumer_build (cpu): installs
 # this build into a temporary prefix and configures and builds examples/consumer against it with
 # find_package(cudal2), no GPU needed. runtime_consumer_run (gpu): runs it (exit 77: no GPU).
 set(_consumer_root "${CMAKE_CURRENT_BINARY_DIR}/consumer-test")

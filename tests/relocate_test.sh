@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 9: `cmake --install` gives a tree that runs from anywhere and holds no build-machine path.
+# Relocatable: `cmake --install` gives a tree that runs from anywhere and holds no build-machine path.
 #   relocate_test.sh BUILD_DIR SOURCE_DIR UNIT_TESTS
 # Installs BUILD_DIR into a temporary prefix, moves the prefix, runs `bin/cudal2 --help` from /,
 # checks that `strings` of bin/cudal2 and lib/libcudal2_runtime.so hold neither SOURCE_DIR nor

@@ -1,9 +1,8 @@
 #pragma once
 // One mapping from what went wrong to the one line the user sees and the exit code, for every
 // subcommand: bad input or a bad store -> "cudal2: error: ..." and 2; no GPU -> 1; anything else
-// -> "cudal2: failed: ..." and 1.
+// -> "cudal2: failed: ..." and 1. The registry (src/cli/commands.cpp) runs every command through it.
 #include <cstdio>
-#include <cstdlib>
 #include <exception>
 #include <functional>
 
@@ -29,13 +28,6 @@ inline int exit_code_of(const std::function<int()>& body) {
     std::fprintf(stderr, "cudal2: failed: %s\n", e.what());
     return 1;
   }
-}
-
-// For a subcommand's CLI11 callback (run inside parse): runs body and exits with its code.
-[[noreturn]] inline void exit_with(const std::function<int()>& body) {
-  const int rc = exit_code_of(body);
-  std::fflush(stdout);
-  std::exit(rc);
 }
 
 }  // namespace cudal2::cli

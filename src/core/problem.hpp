@@ -1,5 +1,5 @@
 #pragma once
-// Problems, shape grids and input parsing. No CUDA here (see DESIGN.md: core must not touch CUDA).
+// Problems, shape grids and input parsing. No CUDA here (docs/architecture.md: core must not touch CUDA).
 #include <cstdint>
 #include <stdexcept>
 #include <string>

@@ -1,6 +1,6 @@
 #pragma once
 // Roofline and shape classes. Ceilings are the ones measured on the device machine's H100
-// (DESIGN.md): ~800 TFLOP/s dense fp16 tensor math, ~3.0 TB/s device memory.
+// (docs/measuring.md, "Roofline and ratios"): ~800 TFLOP/s dense fp16 tensor math, ~3.0 TB/s device memory.
 #include <string_view>
 
 #include "core/problem.hpp"

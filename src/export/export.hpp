@@ -10,10 +10,6 @@
 
 #include <nlohmann/json.hpp>
 
-namespace CLI {
-class App;
-}
-
 namespace cudal2::exporter {
 
 struct SpecTime {
@@ -53,8 +49,8 @@ struct Options {
   std::string out;                    // "" = no file
   std::vector<int> curve_sizes = {1, 2, 4, 8, 16, 32, 64};
   // A compiled kernel of ours is chosen over a cuBLASLt configuration (or the fallback) only when
-  // it measured at least this much faster. Measured on the H100 (session 10, two same-process
-  // runs of the whole grid): wgmma entries that had won their tuning by under 3% ran 1-1.7%
+  // it measured at least this much faster. Measured on the H100 (two same-process runs of the
+  // whole grid): wgmma entries that had won their tuning by under 3% ran 1-1.7%
   // slower in the runtime than the cuBLASLt configuration they displaced; those that had won by
   // 3% or more ran 1-10% faster. Winning the best of many noisy measurements, in a job of its
   // own, overstates a kernel's lead (bench/results/h100/runtime/README.md).
@@ -109,8 +105,5 @@ int run(const Options& opt);
 // source, episode, turn, ...} (docs/llm.md). Turns without a reward are skipped unless
 // include_unscored. Returns the exit code.
 int write_trajectories(const std::vector<std::string>& dbs, const std::string& out_path, bool include_unscored = false);
-
-// Registers `cudal2 export` on the CLI; its callback runs it and exits the process with its code.
-void add_export_command(CLI::App& app);
 
 }  // namespace cudal2::exporter

@@ -1,5 +1,5 @@
 // cuBLASLt plumbing shared by everything that calls cuBLASLt on a cudal2 problem: the `cublaslt`
-// family's artifact (cublaslt_gemm.h), the judge's runner for it (src/baselines/cublaslt_config),
+// family's artifact (cublaslt_gemm.h), the judge's runner for it (src/baselines/cublaslt_config.cpp),
 // the enumeration of its space (src/baselines/cublaslt_space.cpp) and the runtime
 // (src/runtime/runtime.cpp), so all describe the problem, configure an algorithm and call
 // cublasLtMatmul the same way. Host code only.

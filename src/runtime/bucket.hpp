@@ -10,7 +10,7 @@
 //   off      none: the shape goes on to the neighbour rule and cuBLASLt
 // Only M' within a factor 2 of M count (neighbouring buckets of powers of two), so a sparse set
 // of tuned M (the grid's 64..16384) is not stretched to M = 1. Which rule the runtime uses is
-// measured (bench/torch_op_llm.sh; docs/runtime.md).
+// measured (docs/runtime.md).
 #include <cmath>
 #include <cstdint>
 #include <optional>

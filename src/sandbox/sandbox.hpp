@@ -20,7 +20,7 @@
 // directory, a minimal environment, no network, writes only to scratch, rlimits, a memory cgroup
 // and killing the whole process tree. What applied is in Worker::confinement() and in each
 // Result; what could not be applied is listed there too, never silently dropped.
-// docs/threat-model-confinement.md says what is confined, how, and what is not.
+// docs/threat-model.md ("Confinement of the runner") says what is confined, how, and what is not.
 #include <sys/types.h>
 
 #include <chrono>

@@ -3,7 +3,7 @@
 // learns from what the loop measured. Exhaustive and random search, the RL policy and the LLM
 // proposer all implement it; the tuning loop (run_tune) drives any of them the same way:
 //   propose -> codegen -> jit -> evaluate (the judge) -> reward -> store -> observe.
-// No CUDA here: policies never touch the GPU (DESIGN.md, "Boundaries").
+// No CUDA here: policies never touch the GPU (docs/architecture.md, "Folders").
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -33,7 +33,7 @@ struct Proposal {
   std::string note;    // why it was proposed (logged)
   // How much the policy wants it, comparable across the problems of one round: run_tune merges
   // the problems' proposals highest first, ties in the space's order (exhaustive: all 0), and a
-  // budget keeps the first ones. (Added for issue 9: the merge of per-problem proposals.)
+  // budget keeps the first ones. (Added for the merge of per-problem proposals.)
   double priority = 0;
   // The shapes to measure it on; empty: every shape of the run. run_tune fills it for specs that
   // belong to some problems only (cuBLASLt's neighbourhood of one shape's heuristic).

@@ -14,7 +14,7 @@ namespace cudal2::search {
 std::unique_ptr<Policy> make_exhaustive_policy(const PolicyOptions& options);  // exhaustive.cpp
 std::unique_ptr<Policy> make_random_policy(const PolicyOptions& options);      // random.cpp
 std::unique_ptr<Policy> make_rl_policy(const PolicyOptions& options);          // rl_policy.cpp
-std::unique_ptr<Policy> make_llm_policy(const PolicyOptions& options);         // llm/cli.cpp (issue 14)
+std::unique_ptr<Policy> make_llm_policy(const PolicyOptions& options);         // llm/cli.cpp
 
 namespace {
 

@@ -27,9 +27,6 @@
 
 #include "core/problem.hpp"
 
-namespace CLI {
-class App;
-}
 namespace httplib {
 class Server;
 struct Request;
@@ -151,9 +148,5 @@ struct GpuEvalOptions {
   std::function<std::optional<double>(const ScoreInput&)> score;
 };
 EvalFn gpu_eval(const GpuEvalOptions& opt);
-
-// Registers `cudal2 serve` (options --host --port --token-env --workers --db --max-body --rate
-// --queue --timeout); its callback runs the server until SIGINT/SIGTERM, then exits 0.
-void add_serve_command(CLI::App& app, std::function<std::optional<double>(const ScoreInput&)> score = {});
 
 }  // namespace cudal2::serve

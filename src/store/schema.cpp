@@ -115,7 +115,7 @@ constexpr std::string_view kV2 = R"sql(
 ALTER TABLE measurements ADD COLUMN reward REAL;
 )sql";
 
-// Schema version 3 (issue 14): the LLM proposer's turns and the profiler's metrics.
+// Schema version 3 (the LLM proposer): the LLM proposer's turns and the profiler's metrics.
 // llm_turns: one row per model call: the messages sent, the reply, the extracted source and the
 // free-form candidate it became (spec_hash, as in specs), then its outcome once evaluated.
 // profiles: Nsight Compute metrics of one spec on one problem (src/llm/profile.hpp).

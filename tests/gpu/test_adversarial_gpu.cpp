@@ -1,9 +1,8 @@
-// Issue 8, point 7: one adversarial candidate per attack class (tests/gpu/adversarial, table in
-// its README.md), all evaluated in ONE evaluate_candidates call with the correct naive control
-// last. Each must be recorded with a kind from its accepted set (never "ok" for a cheat; "ok" only
-// for the confinement probes, which spoil their own output when an escape works), the run must go
-// on to the next candidate, and no side effect may survive it: no file outside the scratch
-// directory, no accepted connection, no leftover process, no visible secret.
+// The adversarial suite (docs/threat-model.md): one adversarial candidate per attack class (tests/gpu/adversarial,
+// table in its README.md), all evaluated in ONE evaluate_candidates call with the correct naive control last. Each must
+// be recorded with a kind from its accepted set (never "ok" for a cheat; "ok" only for the confinement probes, which
+// spoil their own output when an escape works), the run must go on to the next candidate, and no side effect may
+// survive it: no file outside the scratch directory, no accepted connection, no leftover process, no visible secret.
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>

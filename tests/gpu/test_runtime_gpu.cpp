@@ -1,4 +1,4 @@
-// libcudal2_runtime on the GPU (issue 10): cudal2_gemm against a cuBLAS reference on the table's
+// libcudal2_runtime on the GPU (docs/runtime.md): cudal2_gemm against a cuBLAS reference on the table's
 // shapes and off-table shapes (M = 1, 7, 100, odd N and K), NN and TN, fp32 and fp16
 // accumulation; CUDA-graph capture and replay; calls from many threads at once; error statuses;
 // `cublaslt` configuration entries (data, not compiled code); and two measurements printed as

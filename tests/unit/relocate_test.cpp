@@ -1,4 +1,4 @@
-// Issue 9: the JIT finds its headers relative to the program (src/core/paths.hpp), so a build or
+// Relocatable: the JIT finds its headers relative to the program (src/core/paths.hpp), so a build or
 // installed tree runs from anywhere. tests/relocate_test.sh installs, moves the prefix and runs
 // Relocate.InstalledTreeCompilesTiny against it (CUDAL2_TEST_PREFIX).
 #include <gtest/gtest.h>

@@ -413,7 +413,7 @@ TEST(SandboxConfinement, NoNetwork) {
 }
 
 TEST(SandboxConfinement, SeccompTakesAwayUnixSocketsBoundToPaths) {
-  // A network namespace does not cover a Unix socket bound to a path (GPU run, issue 8: the
+  // A network namespace does not cover a Unix socket bound to a path (found on the GPU: the
   // connect_unix candidate reached one under every other mechanism). The runner's seccomp filter
   // must: before it, the worker connects; after it, socket(2) fails and nothing arrives.
   const std::string path =

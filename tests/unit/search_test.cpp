@@ -721,7 +721,7 @@ TEST(TuneGpus, VisibleDeviceFollowsTheParentsList) {
 }  // namespace
 }  // namespace cudal2::search
 
-// Merged from tune_test.cpp (issue 9: one unit-test file per area).
+// Merged from tune_test.cpp (one unit-test file per area).
 namespace cudal2 {
 namespace tune_test_cases {
 

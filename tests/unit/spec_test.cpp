@@ -412,7 +412,7 @@ TEST_F(JitTest, DuplicateSourcesInOneBatchBuildOnce) {
 
 // mma's and tiny's headers take their configuration as template arguments (no CUDAL2_* macros):
 // each compiles on its own, and both in one source.
-// Every kernel header configured by templates compiles without a configuration (issue 9: nothing
+// Every kernel header configured by templates compiles without a configuration (nothing
 // configured by macros); sm90_cutlass_gemm.cuh is compiled by GeneratedKernelsCompileLoadAndCache.
 TEST_F(JitTest, OwnKernelHeadersCompileOnTheirOwn) {
   Compiler c(opt_);

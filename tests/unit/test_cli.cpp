@@ -179,7 +179,7 @@ TEST(CliHelp, ExitsZeroAndListsOptions) {
 
 }  // namespace
 
-// Merged from cli_test.cpp (issue 9: one unit-test file per area); its own namespace keeps its helpers
+// Merged from cli_test.cpp (one unit-test file per area); its own namespace keeps its helpers
 // apart from this file's.
 namespace cli_test_cases {
 

@@ -399,7 +399,7 @@ TEST(ProblemUnique, EmptyAndAlreadyUnique) {
 }  // namespace
 }  // namespace cudal2
 
-// Merged from core_test.cpp (issue 9: one unit-test file per area); its own namespace keeps its
+// Merged from core_test.cpp (one unit-test file per area); its own namespace keeps its
 // helpers apart from this file's.
 namespace cudal2 {
 namespace core_test_cases {

@@ -603,7 +603,7 @@ TEST(VerifyVerdict, KeepsFirstFailureKindAndAppendsDetails) {
 }  // namespace
 }  // namespace cudal2
 
-// Merged from verify_test.cpp (issue 9: one unit-test file per area); its own namespace keeps its helpers
+// Merged from verify_test.cpp (one unit-test file per area); its own namespace keeps its helpers
 // apart from this file's.
 namespace cudal2 {
 namespace verify_test_cases {
@@ -808,7 +808,7 @@ TEST(NormalCheck, Fp16ToleranceNeverBelowFp32) {
 }  // namespace verify_test_cases
 }  // namespace cudal2
 
-// The judge's per-job secrets, tolerances and physical floor (issue 8).
+// The judge's per-job secrets, tolerances and physical floor (docs/threat-model.md).
 namespace cudal2 {
 namespace verify_test_cases {
 TEST(JobSecrets, PoisonIsARareNanAndGuardBytesMakeNans) {

@@ -1,4 +1,4 @@
-// Does CUDA IPC work from a confined sandbox worker? (issue 8). The parent allocates and fills a
+// Does CUDA IPC work from a confined sandbox worker? (docs/threat-model.md). The parent allocates and fills a
 // buffer, exports it with cudaIpcGetMemHandle and starts itself as a sandbox::Worker ("child")
 // under each confinement variant; the child opens the handle, runs a kernel that writes the
 // buffer, synchronizes and answers; the parent checks the data. Prints one row per variant with

@@ -1,13 +1,16 @@
-#include "cli/show.hpp"
-
+// `cudal2 show --db STORE`: the store's best spec per shape for a GPU, with its speedups.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
+#include <string>
 
+#include "cli/command.hpp"
 #include "core/problem.hpp"
 #include "eval/device.hpp"
 #include "store/store.hpp"
@@ -34,8 +37,9 @@ std::string pick_gpu(const store::Store& db, const std::string& asked) {
   return gpus.empty() ? std::string("(none)") : gpus.front();
 }
 
-}  // namespace
-
+// Best spec per shape for a GPU (default: this machine's, else the only one in the store), with its
+// speedup over the best cuBLAS and the best cuBLASLt auto-tuning time measured in the same job.
+// Throws InputError for a missing store file or a GPU the store does not hold. Returns the exit code.
 int print_best(const std::string& db_path, const std::string& gpu_in) {
   // Reading a store never creates one: a mistyped path is an error, not an empty store.
   std::error_code ec;
@@ -66,6 +70,16 @@ int print_best(const std::string& db_path, const std::string& gpu_in) {
                 b.median_us, ratio(cublas).c_str(), ratio(lt).c_str(), spec ? spec->text.c_str() : b.spec_hash.c_str());
   }
   return 0;
+}
+
+}  // namespace
+
+Run add_show(CLI::App& cmd, const Context&) {
+  auto db = std::make_shared<std::string>("cudal2.db");
+  auto gpu = std::make_shared<std::string>();
+  cmd.add_option("--db", *db, "SQLite results store")->capture_default_str();
+  cmd.add_option("--gpu", *gpu, "GPU name as stored (default: the local GPU's, else the only one in the store)");
+  return [db, gpu] { return print_best(*db, *gpu); };
 }
 
 }  // namespace cudal2::cli

@@ -3,6 +3,7 @@
 // tuned. No GPU needed.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <CLI/CLI.hpp>
 
 #include <cmath>
 #include <cstdio>
@@ -13,8 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "cli/exit_with.hpp"
-#include "cli/suggest.hpp"
+#include "cli/command.hpp"
 #include "core/input_file.hpp"
 #include "core/roofline.hpp"
 #include "search/rl_policy.hpp"
@@ -172,9 +172,9 @@ int run(const SuggestArgs& a_in) {
 
 }  // namespace
 
-void add_suggest_command(CLI::App& app) {
+Run add_suggest(CLI::App& app, const Context&) {
   auto a = std::make_shared<SuggestArgs>();
-  auto* cmd = app.add_subcommand("suggest", "Zero-shot kernel pick for shapes nobody tuned, from an rl policy file");
+  auto* cmd = &app;
   cmd->add_option("--shape", a->shapes, "Problem M,N,K (repeatable)");
   cmd->add_option("--shapes", a->shape_files, "File with one M,N,K per line ('#' comments; repeatable)");
   cmd->add_option("--layout", a->layout, "Layout of B: nn or tn")->capture_default_str();
@@ -190,7 +190,7 @@ void add_suggest_command(CLI::App& app) {
   cmd->add_option("--candidates", a->candidates,
                   "Choose among the specs this file lists per problem (lines M,N,K<TAB>layout<TAB>spec), e.g. "
                   "cublaslt's recorded space; --families and --space are then ignored");
-  cmd->callback([a] { cli::exit_with([&] { return run(*a); }); });
+  return [a] { return run(*a); };
 }
 
 }  // namespace cudal2::cli

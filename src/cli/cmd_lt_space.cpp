@@ -1,43 +1,43 @@
-#include "cli/lt_space.hpp"
-
+// `cudal2 lt-space --shape M,N,K [--layout nn|tn] [--accum f32|f16] [--max N] [--details]`:
+// prints the cublaslt family's specs worth trying for one shape on this GPU, one per line.
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <memory>
 #include <string>
 
 #include "baselines/cublaslt_space.hpp"
-#include "cli/exit_with.hpp"
+#include "cli/command.hpp"
 #include "core/problem.hpp"
 #include "eval/device.hpp"
 
-namespace cudal2 {
+namespace cudal2::cli {
 
-int lt_space_main(int argc, char** argv) {
-  CLI::App app{
-      "Print the cublaslt family's specs for one shape on this GPU: cuBLASLt's heuristic suggestions, "
-      "then one-attribute variations of them, each accepted by cublasLtMatmulAlgoCheck",
-      "cudal2 lt-space"};
+namespace {
+
+struct LtSpaceArgs {
   std::string shape_text, layout = "nn", accum = "f32";
   int max = 64;
   size_t workspace_mib = kLibraryWorkspace >> 20;
   bool details = false;
-  app.add_option("--shape", shape_text, "M,N,K")->required();
-  app.add_option("--layout", layout, "Layout of B: nn or tn")->capture_default_str();
-  app.add_option("--accum", accum, "Accumulator: f32 or f16")->capture_default_str();
-  app.add_option("--max", max,
+};
+
+}  // namespace
+
+Run add_lt_space(CLI::App& app, const Context&) {
+  auto a = std::make_shared<LtSpaceArgs>();
+  app.add_option("--shape", a->shape_text, "M,N,K")->required();
+  app.add_option("--layout", a->layout, "Layout of B: nn or tn")->capture_default_str();
+  app.add_option("--accum", a->accum, "Accumulator: f32 or f16")->capture_default_str();
+  app.add_option("--max", a->max,
                  "At most this many specs beyond the heuristic's own suggestions, which are all in (0: all)")
       ->capture_default_str();
-  app.add_option("--workspace-mib", workspace_mib, "Largest workspace a configuration may need")->capture_default_str();
-  app.add_flag("--details", details, "After each spec: where it came from, its workspace and waves count");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);
-    std::fprintf(stderr, "cudal2: error: %s\n", e.what());
-    return 2;
-  }
-  return cli::exit_code_of([&] {
+  app.add_option("--workspace-mib", a->workspace_mib, "Largest workspace a configuration may need")
+      ->capture_default_str();
+  app.add_flag("--details", a->details, "After each spec: where it came from, its workspace and waves count");
+  return [a] {
+    const auto& [shape_text, layout, accum, max, workspace_mib, details] = *a;
     // Every argument is checked before the GPU is asked for: bad input is exit 2 on any machine.
     const Shape shape = parse_shape(shape_text);
     const Layout lay = parse_layout(layout);
@@ -54,7 +54,7 @@ int lt_space_main(int argc, char** argv) {
     }
     std::fprintf(stderr, "cudal2 lt-space: %zu spec(s) for %s %s\n", specs.size(), shape.str().c_str(), layout.c_str());
     return 0;
-  });
+  };
 }
 
-}  // namespace cudal2
+}  // namespace cudal2::cli

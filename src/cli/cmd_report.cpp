@@ -1,5 +1,13 @@
-#include "cli/report.hpp"
-
+// `cudal2 report --csv FILE... [--db STORE...] --out DIR`: the HTML report with the paper's figures.
+// The generator is Python (python/cudal2/report.py, matplotlib); this finds it and the project's
+// interpreter and runs it with the same arguments, with three guards around it: each --db must be
+// an intact store (checked here, so a damaged one is refused naming the file), the report is
+// written to a temporary directory beside --out and moved into place only when complete (a full
+// disk leaves the old report as it was), and what the user sees of a failure is one error line,
+// never a Python traceback.
+//
+// The arguments are the generator's (its own --help included), so this command takes them unparsed:
+// its registry entry (src/cli/commands.cpp) has raw_main instead of CLI11 options.
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
@@ -18,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "cli/command.hpp"
 #include "cli/exit_with.hpp"
 #include "core/atomic_file.hpp"
 #include "core/paths.hpp"
@@ -25,7 +34,7 @@
 
 namespace fs = std::filesystem;
 
-namespace cudal2 {
+namespace cudal2::cli {
 
 namespace {
 
@@ -215,10 +224,12 @@ int run_report(const std::vector<std::string>& args) {
 
 }  // namespace
 
+// argv[0] is "report". Returns the exit code: the generator's, 2 for bad input or when the
+// generator failed with an uncaught exception, 1 when it could not be run to the end.
 int report_main(int argc, char** argv) {
   std::vector<std::string> args;
   for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
-  return cli::exit_code_of([&] { return run_report(args); });
+  return exit_code_of([&] { return run_report(args); });
 }
 
-}  // namespace cudal2
+}  // namespace cudal2::cli

@@ -1,0 +1,55 @@
+// The options `eval` and `tune` share (src/cli/eval_args.hpp).
+#include "cli/eval_args.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <CLI/CLI.hpp>
+
+#include "baselines/baselines.hpp"
+#include "cli/measure_options.hpp"
+#include "search/tune.hpp"
+
+namespace cudal2::cli {
+
+void EvalArgs::add(CLI::App* c) {
+  shapes.add(c);
+  c->add_option("--mode", mode, "offline, server or both")->capture_default_str();
+  c->add_option("--reps", ev.reps, "Samples per timer")->capture_default_str();
+  c->add_option("--qps", ev.qps, "Server mode: mean request rate; idle gaps ~ Exp(qps)")->capture_default_str();
+  c->add_option("--timers", timers, "Timers to run: graph, eager, host, chain (comma-separated)")
+      ->capture_default_str();
+  c->add_option("--db", db_path, "SQLite results store")->capture_default_str();
+  c->add_option("--timeout", ev.timeout_s, "Seconds per candidate before its worker is killed")->capture_default_str();
+  c->add_option("--batch", ev.batch, "Candidates per worker job (a failed job is retried one by one)")
+      ->capture_default_str();
+  c->add_option("--csv", ev.csv_path, "Also append the bench's CSV rows (candidates and baselines) to FILE");
+  c->add_option("--verify-budget", ev.verify_budget, "CPU multiply-adds per reference before sampling")
+      ->capture_default_str();
+  c->add_option("--baselines", baselines, "Baselines timed in the same jobs (comma-separated)")->capture_default_str();
+  c->add_flag_callback(
+      "--no-confine", [this] { ev.confine = false; },
+      "Run candidates unconfined (diagnosis only: a machine where the sandbox itself fails)");
+  c->add_flag_callback(
+      "--back-to-back", [this] { ev.interleave = false; },
+      "Offline graph and eager batches back to back on one set of inputs instead of chained (measurement of "
+      "what chains cost only: a candidate that reuses earlier results can game it; docs/threat-model.md)");
+}
+
+void EvalArgs::finish(const std::string& command_line) {
+  check_measure_options({.reps = ev.reps,
+                         .qps = ev.qps,
+                         .verify_budget = ev.verify_budget,
+                         .timeout_s = ev.timeout_s,
+                         .batch = ev.batch});
+  ev.shapes = shapes.resolve();
+  ev.modes = parse_modes(mode);
+  ev.timers = parse_timers(timers);
+  ev.baselines = split_list(baselines);
+  for (const auto& b : ev.baselines)
+    if (!is_baseline(b))
+      throw InputError(fmt::format("unknown baseline '{}' (known: {})", b, fmt::join(baseline_names(), ", ")));
+  ev.command_line = command_line;
+  ev.score = search::score_measurement;  // the reward column of every stored row
+}
+
+}  // namespace cudal2::cli

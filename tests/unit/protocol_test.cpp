@@ -20,7 +20,8 @@ using nlohmann::json;
 // ---------------------------------------------------------------- status words
 
 TEST(StatusWords, EveryStatusIsTodaysWordAndRoundTrips) {
-  const std::vector<std::string> words{"ok", "unsupported", "failed", "error", "not-capturable", "not-run"};
+  const std::vector<std::string> words{"ok",      "unsupported",  "failed", "error", "not-capturable",
+                                       "not-run", "gpu-disturbed"};
   ASSERT_EQ(std::size(kStatuses), words.size());
   for (size_t i = 0; i < words.size(); ++i) {
     EXPECT_EQ(to_string(kStatuses[i]), words[i]);
@@ -299,7 +300,7 @@ TEST(WorkerProtocol, MalformedRequestsAreRejectedWithWhereAndWhy) {
       {R"([1,2])", "not an object"},
       {R"({"shapes":[]})", "no \"op\""},
       {R"({"op":7})", "no \"op\""},
-      {R"({"op":"evaluate"})", "unknown op 'evaluate' (the worker serves eval and lt-space)"},
+      {R"({"op":"evaluate"})", "unknown op 'evaluate' (the worker serves eval, lt-space and canary)"},
       {R"({"op":"eval","shapes":[[64,64,64]],"modes":["offline"],"baselines":[]})",
        "malformed eval request: candidates is missing"},
       {R"({"op":"eval","candidates":[],"shapes":[[64,64]],"modes":["offline"],"baselines":[]})",

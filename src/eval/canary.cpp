@@ -1,0 +1,148 @@
+#include "eval/canary.hpp"
+
+#include <cublas_v2.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "eval/device.hpp"
+
+namespace cudal2 {
+
+namespace {
+
+// Entries in {-1, 0, 1}: every product and every fp32 partial sum is an exact integer of at most
+// n <= 2048 in magnitude, so the fp16 output is exact and compared bit for bit.
+int a_at(int i, int k) { return (i * 3 + k * 5) % 3 - 1; }
+int b_at(int k, int j) { return (k * 7 + j * 2 + 1) % 3 - 1; }
+
+struct Resources {
+  __half *A = nullptr, *B = nullptr, *C = nullptr, *host = nullptr;
+  cudaStream_t stream = nullptr;
+  cudaEvent_t e0 = nullptr, e1 = nullptr;
+  cublasHandle_t handle = nullptr;
+  ~Resources() {
+    if (handle) cublasDestroy(handle);
+    if (e0) cudaEventDestroy(e0);
+    if (e1) cudaEventDestroy(e1);
+    if (stream) cudaStreamDestroy(stream);
+    cudaFree(A), cudaFree(B), cudaFree(C);
+    if (host) cudaFreeHost(host);
+  }
+};
+
+std::string cuda_failed(const char* what, cudaError_t e) {
+  return fmt::format("{}: {} ({})", what, cudaGetErrorName(e), cudaGetErrorString(e));
+}
+
+}  // namespace
+
+protocol::CanaryAnswer run_canary(const protocol::CanaryJob& job) {
+  protocol::CanaryAnswer ans;
+  std::string why;
+  if (!gpu_available(&why)) {
+    ans.reason = "no usable GPU: " + why;
+    return ans;
+  }
+  ans.gpu = query_gpu(0).name;
+  const int n = job.n;
+  const size_t elems = size_t(n) * n;
+  Resources r;
+  auto fail = [&](const std::string& reason) {
+    ans.healthy = false;
+    ans.reason = reason;
+    return ans;
+  };
+#define CANARY_CUDA(call)                                       \
+  do {                                                          \
+    const cudaError_t e_ = (call);                              \
+    if (e_ != cudaSuccess) return fail(cuda_failed(#call, e_)); \
+  } while (0)
+  CANARY_CUDA(cudaMalloc(&r.A, elems * sizeof(__half)));
+  CANARY_CUDA(cudaMalloc(&r.B, elems * sizeof(__half)));
+  CANARY_CUDA(cudaMalloc(&r.C, elems * sizeof(__half)));
+  CANARY_CUDA(cudaMallocHost(&r.host, elems * sizeof(__half)));
+  CANARY_CUDA(cudaStreamCreateWithFlags(&r.stream, cudaStreamNonBlocking));
+  CANARY_CUDA(cudaEventCreate(&r.e0));
+  CANARY_CUDA(cudaEventCreate(&r.e1));
+  // A and B row-major.
+  for (int i = 0; i < n; ++i)
+    for (int k = 0; k < n; ++k) r.host[size_t(i) * n + k] = __float2half(float(a_at(i, k)));
+  CANARY_CUDA(cudaMemcpy(r.A, r.host, elems * sizeof(__half), cudaMemcpyHostToDevice));
+  for (int k = 0; k < n; ++k)
+    for (int j = 0; j < n; ++j) r.host[size_t(k) * n + j] = __float2half(float(b_at(k, j)));
+  CANARY_CUDA(cudaMemcpy(r.B, r.host, elems * sizeof(__half), cudaMemcpyHostToDevice));
+  if (cublasCreate(&r.handle) != CUBLAS_STATUS_SUCCESS) return fail("cublasCreate failed");
+  cublasSetStream(r.handle, r.stream);
+  // The exact reference on a fixed sample of entries.
+  struct Entry {
+    int i, j;
+    float want;
+  };
+  std::vector<Entry> sample;
+  uint64_t x = 0x9E3779B97F4A7C15ull;
+  for (int s = 0; s < 512; ++s) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    const int i = int((x >> 33) % uint64_t(n)), j = int((x >> 13) % uint64_t(n));
+    int sum = 0;
+    for (int k = 0; k < n; ++k) sum += a_at(i, k) * b_at(k, j);
+    sample.push_back({i, j, float(sum)});
+  }
+  // Back-to-back checked launches for the window: C poisoned (NaN) before each, so a launch that
+  // never ran cannot pass.
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
+  std::vector<double> us;
+  const float alpha = 1.0f, beta = 0.0f;
+  while (std::chrono::duration<double>(Clock::now() - t0).count() < job.seconds) {
+    CANARY_CUDA(cudaMemsetAsync(r.C, 0xFF, elems * sizeof(__half), r.stream));
+    CANARY_CUDA(cudaEventRecord(r.e0, r.stream));
+    // Row-major C = A*B is column-major C^T = B^T * A^T.
+    const cublasStatus_t st =
+        cublasGemmEx(r.handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, r.B, CUDA_R_16F, n, r.A, CUDA_R_16F, n, &beta,
+                     r.C, CUDA_R_16F, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    if (st != CUBLAS_STATUS_SUCCESS) return fail(fmt::format("cublasGemmEx failed: {}", cublasGetStatusString(st)));
+    CANARY_CUDA(cudaEventRecord(r.e1, r.stream));
+    CANARY_CUDA(cudaMemcpyAsync(r.host, r.C, elems * sizeof(__half), cudaMemcpyDeviceToHost, r.stream));
+    CANARY_CUDA(cudaStreamSynchronize(r.stream));
+    float ms = 0;
+    CANARY_CUDA(cudaEventElapsedTime(&ms, r.e0, r.e1));
+    us.push_back(1000.0 * ms);
+    for (const auto& e : sample) {
+      const float got = __half2float(r.host[size_t(e.i) * n + e.j]);
+      if (!(got == e.want))
+        return fail(fmt::format("launch {}: C[{}][{}] = {} instead of {} (a launch lost or corrupted)", us.size(), e.i,
+                                e.j, got, e.want));
+    }
+  }
+#undef CANARY_CUDA
+  const double window_us = 1e6 * std::chrono::duration<double>(Clock::now() - t0).count();
+  ans.launches = static_cast<int>(us.size());
+  if (us.size() < 10) return fail(fmt::format("only {} launches in {:.0f} ms", us.size(), window_us / 1000));
+  std::vector<double> sorted = us;
+  std::sort(sorted.begin(), sorted.end());
+  ans.median_us = sorted[sorted.size() / 2];
+  ans.max_us = sorted.back();
+  // Faster than a 2 PFLOP/s GPU could do it: launches that did not run.
+  const double floor_us = 2.0 * double(n) * n * n / 2e15 * 1e6;
+  if (ans.median_us < floor_us)
+    return fail(fmt::format("median launch {:.3f} us, below the {:.3f} us any GPU needs", ans.median_us, floor_us));
+  // Time the launches were held up beyond 4x the median: another context had the GPU.
+  double held = 0;
+  for (double t : us) held += std::max(0.0, t - 4 * ans.median_us);
+  if (held > 0.05 * window_us)
+    return fail(
+        fmt::format("launches held up {:.1f} ms of a {:.0f} ms window (median {:.1f} us, max {:.0f} us): "
+                    "another context is using the GPU",
+                    held / 1000, window_us / 1000, ans.median_us, ans.max_us));
+  ans.healthy = true;
+  return ans;
+}
+
+}  // namespace cudal2

@@ -424,6 +424,7 @@ class Evaluator {
   attribution::Health run_canary_process() const {
     sandbox::Worker w = make_worker(req_);
     protocol::CanaryJob job;
+    job.seconds = std::clamp(req_.attribution.canary_seconds, 0.1, 30.0);
     const auto r = w.call(to_json(job), std::chrono::seconds(60));
     if (!r.ok()) return {false, "the canary's worker " + describe_failure(r, "")};
     try {

@@ -56,10 +56,11 @@ Attribution attribute(const Trial& first, const std::function<Trial()>& rerun, c
     const Health h = canary();
     ++a.canaries;
     if (h.healthy) {
+      // The first verdict standing as it came needs no note: its rows read as they always did.
       if (s == Suspect::Result)
         return stands(Cause::Candidate,
                       a.runs == 1
-                          ? std::string("the trusted canary found the GPU healthy right after it")
+                          ? std::string()
                           : fmt::format("on run {}, the trusted canary found the GPU healthy right after it ({})",
                                         a.runs, first_run));
       if (healthy_before)
@@ -69,7 +70,7 @@ Attribution attribute(const Trial& first, const std::function<Trial()>& rerun, c
                                   a.runs, first_run));
       if (a.runs >= max_runs) {
         // Only with max_attempts 1 has no canary been disturbed here: then nothing is re-run.
-        if (disturbance.empty()) return stands(Cause::Candidate, "the trusted canary found the GPU healthy after it");
+        if (disturbance.empty()) return stands(Cause::Candidate, "");
         break;
       }
       healthy_before = true;

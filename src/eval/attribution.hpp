@@ -66,8 +66,8 @@ struct Attribution {
   Cause cause = Cause::Candidate;
   int trial = 0;    // the run whose verdict stands (0: the first); none when Disturbed
   Outcome outcome;  // that run's outcome, or Status::GpuDisturbed
-  // "" when the first verdict stood without question; else what happened, for the record
-  // ("transient ...", "reproduced ...", "candidate's: the canary was healthy ...", "gpu disturbed ...").
+  // "" when the first verdict stands as it came (with or without a healthy canary after it); else
+  // what happened, for the record ("transient ...", "reproduced ...", "on run N ...", "gpu disturbed ...").
   std::string note;
   int runs = 1;         // runs of the candidate, the first included
   int canaries = 0;     // canary runs

@@ -213,6 +213,30 @@ TEST(WorkerProtocol, LtSpaceJobAndAnswerRoundTrip) {
   EXPECT_EQ(protocol::to_json(ab), aj);
 }
 
+TEST(WorkerProtocol, CanaryJobAndAnswerRoundTrip) {
+  protocol::CanaryJob job;
+  job.seconds = 0.5, job.n = 256;
+  const json j = protocol::to_json(job);
+  EXPECT_EQ(j.at("op"), "canary");
+  const auto back = std::get<protocol::CanaryJob>(protocol::parse_worker_request(j));
+  EXPECT_DOUBLE_EQ(back.seconds, 0.5);
+  EXPECT_EQ(back.n, 256);
+  const auto defaults = std::get<protocol::CanaryJob>(protocol::parse_worker_request(json{{"op", "canary"}}));
+  EXPECT_DOUBLE_EQ(defaults.seconds, 1.0);
+  EXPECT_EQ(defaults.n, 512);
+  for (const json& bad : {json{{"op", "canary"}, {"n", 100}}, json{{"op", "canary"}, {"seconds", 0}},
+                          json{{"op", "canary"}, {"seconds", 600}}})
+    EXPECT_THROW(protocol::parse_worker_request(bad), protocol::ProtocolError) << bad.dump();
+  protocol::CanaryAnswer a;
+  a.healthy = false, a.reason = "cudaErrorLaunchFailure", a.gpu = "g", a.launches = 7, a.median_us = 9.5;
+  const auto got = protocol::parse_canary_answer(protocol::to_json(a));
+  EXPECT_FALSE(got.healthy);
+  EXPECT_EQ(got.reason, a.reason);
+  EXPECT_EQ(got.launches, 7);
+  EXPECT_DOUBLE_EQ(got.median_us, 9.5);
+  EXPECT_THROW(protocol::parse_canary_answer(json{{"ok", false}, {"error", "unknown op"}}), protocol::ProtocolError);
+}
+
 TEST(WorkerProtocol, JobAnswersRoundTrip) {
   protocol::JobAnswer a;
   a.ok = true;

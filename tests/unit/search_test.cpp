@@ -150,6 +150,7 @@ TEST(Reward, SpeedupMinusPenaltiesAndAFixedValuePerFailure) {
   EXPECT_DOUBLE_EQ(*reward(R("ok", 0, 10)), -0.5);  // an ok row without a time is an error
   EXPECT_FALSE(reward(R("not-run")));
   EXPECT_FALSE(reward(R("not-capturable")));
+  EXPECT_FALSE(reward(R("gpu-disturbed")));  // not measured: nobody's fault
   // Every correct candidate, however slow, outranks every failure.
   EXPECT_DOUBLE_EQ(*reward(R("ok", 1000, 1, 1.0, 1 << 20)), 0.0);
   EXPECT_GT(*reward(R("ok", 1000, 1, 1.0, 1 << 20)), *reward(R("unsupported")));

@@ -517,8 +517,8 @@ WorkerRequest parse_worker_request(const json& j) {
       CanaryJob c;
       if (const json* v = optional_field(j, "seconds", ""); v && v->is_number()) c.seconds = v->get<double>();
       c.n = int_or(j, "n", "", c.n);
-      if (!(c.seconds > 0 && c.seconds <= 60) || c.n < 64 || c.n > 4096 || c.n % 64 != 0)
-        throw ProtocolError("canary request: seconds must be in (0, 60], n a multiple of 64 in [64, 4096]");
+      if (!(c.seconds > 0 && c.seconds <= 60) || c.n < 64 || c.n > 2048 || c.n % 64 != 0)
+        throw ProtocolError("canary request: seconds must be in (0, 60], n a multiple of 64 in [64, 2048]");
       return WorkerRequest(c);
     });
   throw ProtocolError(fmt::format("unknown op '{}' (the worker serves eval, lt-space and canary)", name));

@@ -184,7 +184,8 @@ protocol::CanaryAnswer run_canary(const protocol::CanaryJob& job) {
 #undef CANARY_CUDA
   const double window_us = 1e6 * std::chrono::duration<double>(Clock::now() - t0).count();
   ans.launches = launches;
-  if (us.size() < 2 * kBatch) return fail(fmt::format("only {} launches in {:.0f} ms", launches, window_us / 1000));
+  if (us.size() < 2 * static_cast<size_t>(kBatch))
+    return fail(fmt::format("only {} launches in {:.0f} ms", launches, window_us / 1000));
   std::vector<double> sorted = us;
   std::sort(sorted.begin(), sorted.end());
   ans.median_us = sorted[sorted.size() / 2];

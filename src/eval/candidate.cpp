@@ -325,7 +325,7 @@ class Evaluator {
       return runs.back().trial;
     };
     auto canary = [&] {
-      const auto h = run_canary_process();
+      auto h = run_canary_process();
       if (req_.progress && !h.healthy)
         std::fprintf(stderr, "cudal2: the GPU is disturbed (%s)\n", h.reason.substr(0, 300).c_str());
       return h;

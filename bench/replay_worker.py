@@ -26,6 +26,7 @@ line, one JSON answer per stdout line.
          measured (ok) on that shape and layout -> "unsupported"; free-form sources -> "error".
          Baselines come from the recorded baseline_json of the shape's rows; one not recorded
          -> "unsupported".
+  {"op": "canary"} -> healthy (no GPU to ask: a recorded verdict stands as recorded).
 Where a spec was measured more than once on a problem, the replayed value is the row with the
 median of the recorded medians (lower middle for an even count): a recorded row, no new noise.
 bench/evaluate_policy_replay.py uses the same rule for its references.
@@ -168,6 +169,8 @@ def main():
                 ans = replay.lt_space(req)
             elif op == "eval":
                 ans = replay.eval(req)
+            elif op == "canary":  # no GPU to ask: recorded verdicts stand as recorded
+                ans = {"ok": True, "healthy": True, "reason": "replay: no GPU", "gpu": replay.gpu}
             else:
                 ans = {"ok": False, "error": "unknown op"}
         except Exception as e:  # an answer, never a dead worker

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <filesystem>
 #include <future>
+#include <memory>
 #include <set>
 #include <thread>
 
@@ -17,6 +18,7 @@
 #include "codegen/family.hpp"
 #include "codegen/family_cublaslt.hpp"
 #include "eval/artifact.hpp"
+#include "eval/canary.hpp"
 #include "eval/device.hpp"
 #include "eval/protocol.hpp"
 #include "eval/remote.hpp"
@@ -154,6 +156,7 @@ int worker_main() {
   return sandbox::serve([](const nlohmann::json& req) {
     const protocol::WorkerRequest job = protocol::parse_worker_request(req);
     if (const auto* eval = std::get_if<protocol::EvalJob>(&job)) return to_json(run_eval_job(*eval));
+    if (const auto* canary = std::get_if<protocol::CanaryJob>(&job)) return to_json(run_canary(*canary));
     return run_lt_space_job(std::get<protocol::LtSpaceJob>(job));
   });
 }
@@ -217,14 +220,21 @@ std::optional<double> score_of(const EvalRequest& req, const Pending& p, Outcome
 }
 
 // Folds one shape's outcome of a candidate into its outcome so far: times, baselines and scores
-// per shape; the first failure kind wins over ok, ok over unsupported.
+// per shape; the first failure kind wins over ok, ok over unsupported, unsupported over
+// gpu-disturbed (the shapes it was not measured on stay listed in disturbed_shapes).
 void merge_outcome(CandidateOutcome& into, const CandidateOutcome& part) {
   for (const auto& [k, v] : part.graph_us) into.graph_us[k] = v;
   for (const auto& [k, v] : part.baseline_us) into.baseline_us[k] = v;
   for (const auto& [k, v] : part.score) into.score[k] = v;
   into.measure_seconds += part.measure_seconds;
+  into.disturbed_shapes.insert(into.disturbed_shapes.end(), part.disturbed_shapes.begin(), part.disturbed_shapes.end());
+  if (into.transient_fault.empty()) into.transient_fault = part.transient_fault;
   auto rank = [](const Outcome& s) {
-    return s == Status::NotRun ? 0 : s == Status::Unsupported ? 1 : s == Status::Ok ? 2 : 3;
+    return s == Status::NotRun         ? 0
+           : s == Status::GpuDisturbed ? 1
+           : s == Status::Unsupported  ? 2
+           : s == Status::Ok           ? 3
+                                       : 4;
   };
   if (rank(part.status) > rank(into.status)) {
     into.status = part.status;
@@ -253,12 +263,22 @@ std::vector<CompileResult> build_candidates(const Compiler& jit, const std::vect
   return out;
 }
 
-// What a candidate's first run hit, carried into its re-run: the fault's kind (recorded when the
-// re-run cannot answer for itself) and its text (kept with every row the re-run records).
-struct FirstFault {
-  std::string text;
-  FailureKind kind = FailureKind::Error;
-  bool empty() const { return text.empty(); }
+// One job in the worker: its answer, or why there is none.
+struct JobRun {
+  sandbox::Result r;
+  std::optional<protocol::JobAnswer> answer;
+  std::string malformed;  // the answer could not be read: why
+  double seconds = 0;
+  bool answered() const { return answer && answer->ok; }
+};
+
+// One run of one candidate: what it came to (attribution's view), and the job it ran in, from
+// which its rows are recorded when its verdict is the one that stands.
+struct CandidateRun {
+  attribution::Trial trial;
+  std::shared_ptr<const JobRun> job;
+  std::string name;       // its method name in that job
+  bool has_rows = false;  // the job's answer holds results for it
 };
 
 class Evaluator {
@@ -267,91 +287,157 @@ class Evaluator {
     local_gpu_ = gpu_available() ? query_gpu(0).name : "unknown";
   }
 
-  // Evaluates cands (all compiled ok) on shapes, writing their outcomes. A candidate whose runner
-  // (or judge) faulted is evaluated once more, alone, in a fresh runner before the fault is
-  // recorded: a fault a neighbour on the GPU caused (a killed process's context torn down, a
-  // reset) does not come back, and then the re-run's verified measurement stands, marked
-  // transient; one that comes back is the candidate's. first_fault: empty on a first run, else what
-  // the first run hit.
-  void evaluate(std::vector<Pending*> cands, std::vector<CandidateOutcome*> outs, const std::vector<Shape>& shapes,
-                const FirstFault& first_fault = {}) {
-    const auto t0 = Clock::now();
-    nlohmann::json job = job_for(cands, shapes);
-    const auto timeout = std::chrono::seconds(req_.job_overhead_s + req_.timeout_s * static_cast<int>(cands.size()));
-    const auto r = worker_.call(job, timeout);
-    const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
-    std::string malformed;
-    std::optional<protocol::JobAnswer> answer;
-    if (r.ok()) answer = protocol::parse_job_answer(r.response, &malformed);
-    if (r.ok() && r.response.is_object() && r.response.value("exit_after", false) == true) worker_.stop();
-    const bool answered = answer && answer->ok;
-    if (!answered && cands.size() > 1) {
+  // Evaluates cands (all compiled ok) on shapes, writing their outcomes. A candidate whose verdict
+  // a disturbed GPU can cause (a fault, a wrong result, an implausible time) is attributed before
+  // anything is recorded (eval/attribution.hpp): the trusted canary, re-runs alone in a fresh
+  // runner, backoff; what stands is recorded, or nothing when the GPU stayed disturbed.
+  void evaluate(std::vector<Pending*> cands, std::vector<CandidateOutcome*> outs, const std::vector<Shape>& shapes) {
+    const auto job = run_job(cands, shapes);
+    if (!job->answered() && cands.size() > 1) {
       // The worker died, hung or answered nonsense, and took the job with it: find who by
       // running the candidates one at a time.
       if (req_.progress)
         std::fprintf(stderr, "cudal2: a job of %zu candidates failed (%s); retrying them one at a time\n", cands.size(),
-                     describe_failure(r, malformed).c_str());
+                     describe_failure(job->r, job->malformed).c_str());
       for (size_t i = 0; i < cands.size(); ++i) evaluate({cands[i]}, {outs[i]}, shapes);
       return;
     }
-    if (!answered) {
-      auto& co = *outs[0];
-      co.measure_seconds += secs;
-      if (answer && answer->fatal)
-        co.status = answer->kind;
-      else if (answer)
-        co.status = FailureKind::Error;
-      else if (r.ok())
-        co.status = FailureKind::ProtocolError;  // an answer, but not one we can read
-      else if (r.kind == sandbox::Outcome::Hung)
-        co.status = FailureKind::Hang;
-      else if (r.kind == sandbox::Outcome::Crashed)
-        co.status = FailureKind::Crash;
-      else
-        co.status = r.kind == sandbox::Outcome::ProtocolError ? FailureKind::ProtocolError : FailureKind::Exited;
-      co.detail = describe_failure(r, malformed);
-      if (first_fault.empty() && is_fatal_fault(co.status.kind)) {
-        rerun(*cands[0], co, shapes, {fmt::format("{}: {}", to_string(co.status), co.detail), co.status.kind});
-        return;
-      }
-      if (!first_fault.empty()) co.detail = reproduced(first_fault.text, co.detail);
-      record_failure(*cands[0], co.status, co.detail, co, shapes);
-      return;
-    }
-    std::vector<std::pair<size_t, FirstFault>> again;  // (candidate, its first fault)
     for (size_t i = 0; i < cands.size(); ++i) {
-      outs[i]->measure_seconds += secs / static_cast<double>(cands.size());
-      const std::string name = method_name(*cands[i], i);
-      if (first_fault.empty()) {
-        if (const auto fault = fatal_fault_of(*answer, name)) {
-          again.emplace_back(i, *fault);
-          continue;
-        }
-      }
-      record_results(*cands[i], name, *answer, *outs[i], shapes, first_fault);
+      outs[i]->measure_seconds += job->seconds / static_cast<double>(cands.size());
+      settle(*cands[i], *outs[i], shapes, run_of(job, method_name(*cands[i], i)));
     }
-    for (const auto& [i, fault] : again) rerun(*cands[i], *outs[i], shapes, fault);
   }
 
  private:
-  void rerun(Pending& p, CandidateOutcome& co, const std::vector<Shape>& shapes, const FirstFault& fault) {
-    if (req_.progress)
-      std::fprintf(stderr, "cudal2: %s faulted (%s); evaluating it again in a fresh runner\n", p.hash.c_str(),
-                   fault.text.substr(0, 200).c_str());
-    evaluate({&p}, {&co}, shapes, fault);
+  // Attributes a candidate's first run and records the run whose verdict stands.
+  void settle(Pending& p, CandidateOutcome& co, const std::vector<Shape>& shapes, const CandidateRun& first) {
+    std::vector<CandidateRun> runs{first};
+    FailureKind fault = is_fatal_fault(first.trial.outcome.kind) ? first.trial.outcome.kind : FailureKind::None;
+    auto rerun = [&] {
+      if (req_.progress)
+        std::fprintf(stderr, "cudal2: %s: %s; evaluating it again in a fresh runner\n", p.hash.c_str(),
+                     runs.back().trial.detail.substr(0, 200).c_str());
+      worker_.stop();  // a fresh judge as well as a fresh runner
+      const auto job = run_job({&p}, shapes);
+      co.measure_seconds += job->seconds;
+      runs.push_back(run_of(job, method_name(p, 0), fault));
+      if (is_fatal_fault(runs.back().trial.outcome.kind)) fault = runs.back().trial.outcome.kind;
+      return runs.back().trial;
+    };
+    auto canary = [&] {
+      auto h = run_canary_process();
+      if (req_.progress && !h.healthy)
+        std::fprintf(stderr, "cudal2: the GPU is disturbed (%s)\n", h.reason.substr(0, 300).c_str());
+      return h;
+    };
+    auto wait = [](double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); };
+    const auto a = attribution::attribute(first.trial, rerun, canary, wait, req_.attribution);
+    if (a.cause == attribution::Cause::Disturbed) {
+      // Nobody's fault, and nothing measured: no row, no reward; a later run measures it again.
+      co.status = Status::GpuDisturbed;
+      co.detail = a.note;
+      for (const auto& s : shapes) co.disturbed_shapes.push_back(s.str());
+      if (req_.progress)
+        std::fprintf(stderr, "cudal2: %s not measured: %s\n", p.hash.c_str(), a.note.substr(0, 300).c_str());
+      return;
+    }
+    const CandidateRun& r = runs.at(static_cast<size_t>(a.trial));
+    if (r.has_rows) {
+      record_results(p, r.name, *r.job->answer, co, shapes, a.note);
+    } else {
+      co.status = r.trial.outcome;
+      co.detail = a.note.empty() ? r.trial.detail : fmt::format("{} [{}]", r.trial.detail, a.note);
+      record_failure(p, co.status, co.detail, co, shapes);
+    }
+    if (a.cause == attribution::Cause::Transient) co.transient_fault = a.first;
   }
 
-  static std::string reproduced(const std::string& first, const std::string& now) {
-    return fmt::format("reproduced in a fresh runner: {} (first run: {})", now, first.substr(0, 1000));
+  // Runs cands in one job of the worker.
+  std::shared_ptr<const JobRun> run_job(const std::vector<Pending*>& cands, const std::vector<Shape>& shapes) {
+    auto out = std::make_shared<JobRun>();
+    const auto t0 = Clock::now();
+    const nlohmann::json job = job_for(cands, shapes);
+    const auto timeout = std::chrono::seconds(req_.job_overhead_s + req_.timeout_s * static_cast<int>(cands.size()));
+    out->r = worker_.call(job, timeout);
+    out->seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (out->r.ok()) out->answer = protocol::parse_job_answer(out->r.response, &out->malformed);
+    if (out->r.ok() && out->r.response.is_object() && out->r.response.value("exit_after", false) == true)
+      worker_.stop();
+    return out;
   }
 
-  // "kind: reason" of the first shape on which `name` faulted (a poisoned context), if any.
-  static std::optional<FirstFault> fatal_fault_of(const protocol::JobAnswer& answer, const std::string& name) {
-    for (const auto& sh : answer.shapes)
-      for (const auto& m : sh.methods)
-        if (m.method == name && m.status == Status::Failed && is_fatal_fault(m.failure))
-          return FirstFault{fmt::format("{}: {}: {}", sh.shape.str(), to_string(m.failure), m.reason), m.failure};
-    return std::nullopt;
+  // What candidate `name` came to in job: the first failure over its shapes (as "shape: kind:
+  // reason"), else ok on any shape, else unsupported; a job without an answer: what killed it.
+  // fault: the fault an earlier run of it hit (None: none); a re-run whose answer has no result
+  // for it is that fault coming back before the fresh runner could answer (a device assert or an
+  // illegal address poisons the runner's context at once), not the worker's protocol error.
+  CandidateRun run_of(const std::shared_ptr<const JobRun>& job, const std::string& name,
+                      FailureKind fault = FailureKind::None) const {
+    CandidateRun run;
+    run.job = job, run.name = name;
+    attribution::Trial& t = run.trial;
+    if (!job->answered()) {
+      const auto& answer = job->answer;
+      const auto& r = job->r;
+      if (answer && answer->fatal)
+        t.outcome = answer->kind;
+      else if (answer)
+        t.outcome = FailureKind::Error;
+      else if (r.ok())
+        t.outcome = FailureKind::ProtocolError;  // an answer, but not one we can read
+      else if (r.kind == sandbox::Outcome::Hung)
+        t.outcome = FailureKind::Hang;
+      else if (r.kind == sandbox::Outcome::Crashed)
+        t.outcome = FailureKind::Crash;
+      else
+        t.outcome = r.kind == sandbox::Outcome::ProtocolError ? FailureKind::ProtocolError : FailureKind::Exited;
+      t.detail = fmt::format("{}: {}", to_string(t.outcome), describe_failure(r, job->malformed));
+      return run;
+    }
+    int ok_shapes = 0, unsupported = 0;
+    for (const auto& sh : job->answer->shapes)
+      for (const auto& m : sh.methods) {
+        if (m.method != name) continue;
+        run.has_rows = true;
+        const Outcome kind = m.status == Status::Failed ? Outcome(m.failure) : Outcome(m.status);
+        if (kind.failed() && !t.outcome.failed()) {
+          t.outcome = kind;
+          t.detail = fmt::format("{}: {}: {}", sh.shape.str(), to_string(kind), m.reason);
+        }
+        ok_shapes += kind == Status::Ok;
+        unsupported += kind == Status::Unsupported;
+      }
+    if (!run.has_rows) {
+      t.outcome = fault != FailureKind::None ? Outcome(fault) : Outcome(FailureKind::ProtocolError);
+      t.detail = fmt::format("{}: the worker's answer has no result for {}", to_string(t.outcome), name);
+    } else if (!t.outcome.failed()) {
+      t.outcome = ok_shapes     ? Outcome(Status::Ok)
+                  : unsupported ? Outcome(Status::Unsupported)
+                                : Outcome(FailureKind::Error);
+    }
+    return run;
+  }
+
+  // The trusted canary (eval/canary.hpp) in a fresh worker process on this evaluation's GPU. A
+  // worker that dies or hangs doing it is a disturbed GPU; one that does not serve the canary (a
+  // replaying or scripted worker: no GPU to ask) gives no evidence either way and counts as healthy.
+  attribution::Health run_canary_process() const {
+    sandbox::Worker w = make_worker(req_);
+    protocol::CanaryJob job;
+    job.seconds = std::clamp(req_.attribution.canary_seconds, 0.1, 30.0);
+    const auto r = w.call(to_json(job), std::chrono::seconds(60));
+    if (!r.ok()) return {false, "the canary's worker " + describe_failure(r, "")};
+    try {
+      if (const auto e = protocol::error_of(r.response)) {
+        if (e->fatal) return {false, fmt::format("the canary hit {}: {}", to_string(e->kind), e->error)};
+        return {true, "no canary: " + e->error};
+      }
+      if (!r.response.contains("healthy")) return {true, "no canary: the worker does not serve it"};
+      const auto c = protocol::parse_canary_answer(r.response);
+      return {c.healthy, c.reason};
+    } catch (const std::exception& e) {
+      return {false, e.what()};
+    }
   }
 
   static sandbox::Worker make_worker(const EvalRequest& req) {
@@ -419,10 +505,10 @@ class Evaluator {
     }
   }
 
-  // first_fault: empty on a first run; on a re-run, what the first run hit (kept with every row: an ok
-  // row says the fault was transient, a faulted one that it was reproduced).
+  // note: "" when the run's verdict stood without question; else what attribution found (kept
+  // with every row: a transient fault before an ok row, a reproduced one before a failed row).
   void record_results(const Pending& p, const std::string& name, const protocol::JobAnswer& answer,
-                      CandidateOutcome& co, const std::vector<Shape>& shapes, const FirstFault& first_fault = {}) {
+                      CandidateOutcome& co, const std::vector<Shape>& shapes, const std::string& note = "") {
     int ok_shapes = 0, unsupported = 0, seen = 0;
     std::optional<Outcome> worst;
     std::string worst_detail;
@@ -472,10 +558,7 @@ class Evaluator {
           const Outcome row = sum && kind == Status::Ok ? Outcome(Status::Ok)
                               : kind == Status::Ok      ? Outcome(Status::NotCapturable)
                                                         : kind;
-          if (!first_fault.empty())
-            mr.failure = (row.failed() && is_fatal_fault(row.kind) ? reproduced(first_fault.text, mr.failure)
-                                                                   : transient(first_fault.text) + mr.failure)
-                             .substr(0, 4000);
+          if (!note.empty()) mr.failure = (note + (mr.failure.empty() ? "" : ". " + mr.failure)).substr(0, 4000);
           mr.status = std::string(to_string(row));
           if (row == Status::Ok) {
             mr.median_us = sum->median, mr.p10_us = sum->p10, mr.p90_us = sum->p90, mr.min_us = sum->min;
@@ -490,16 +573,9 @@ class Evaluator {
           sink_.measurement(mr);
         }
     }
-    if (seen == 0) {  // the worker's answer does not mention this candidate at all
+    if (seen == 0) {  // the worker's answer does not mention this candidate at all (run_of saw to it)
       co.status = FailureKind::ProtocolError;
       co.detail = "the worker's answer has no result for " + name;
-      // On a re-run that is the fault coming back before the fresh runner could answer (a device
-      // assert or an illegal address poisons the runner's context at once): the candidate's, under
-      // the kind the first run recorded.
-      if (!first_fault.empty()) {
-        co.status = first_fault.kind;
-        co.detail = reproduced(first_fault.text, co.detail);
-      }
       record_failure(p, co.status, co.detail, co, shapes);
       return;
     }
@@ -508,16 +584,7 @@ class Evaluator {
                 : unsupported ? Outcome(Status::Unsupported)
                               : Outcome(FailureKind::Error);
     co.detail = worst_detail;
-    if (!first_fault.empty()) {
-      if (co.status.failed() && is_fatal_fault(co.status.kind))
-        co.detail = reproduced(first_fault.text, co.detail);
-      else
-        co.transient_fault = first_fault.text;
-    }
-  }
-
-  static std::string transient(const std::string& first) {
-    return fmt::format("transient fault, not reproduced in a fresh runner (first run: {}). ", first.substr(0, 1000));
+    if (!note.empty() && co.status.failed()) co.detail = fmt::format("{} [{}]", co.detail, note);
   }
 
   const EvalRequest& req_;

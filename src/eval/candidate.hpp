@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "codegen/spec.hpp"
+#include "eval/attribution.hpp"
 #include "eval/bench.hpp"
 #include "eval/protocol.hpp"
 #include "eval/sink.hpp"
@@ -41,7 +42,8 @@ std::vector<std::pair<Problem, std::vector<KernelSpec>>> worker_lt_space(const s
                                                                          int timeout_s = 300);
 
 // What happened to a candidate is an Outcome (eval/status.hpp), recorded as the measurement's
-// status: ok, unsupported (refused every shape), not-run, or a failure kind: compile-error,
+// status: ok, unsupported (refused every shape), not-run, gpu-disturbed (not measured: the GPU
+// itself was disturbed, eval/attribution.hpp), or a failure kind: compile-error,
 // compile-timeout, wrong-result, out-of-bounds (a guard band changed), illegal-address /
 // device-assert / illegal-instruction / cuda-fatal (the context was poisoned), crash (the worker
 // died by a signal), hang (killed after the timeout), exited, protocol-error, error (anything
@@ -94,6 +96,9 @@ struct EvalRequest {
   // worker per GPU). Empty: the worker inherits this process's devices and measures on the first.
   std::string visible_devices;
   int compile_jobs = 0;  // parallel compiles of this call (0: the JIT's default, one per core)
+  // Whose a fault, a wrong result or an implausible time is: the trusted canary, re-runs and
+  // backoff of eval/attribution.hpp (docs/threat-model.md, "Faults are attributed").
+  attribution::Options attribution;
 };
 
 struct CandidateOutcome {
@@ -109,9 +114,13 @@ struct CandidateOutcome {
   std::map<std::string, double> baseline_us;
   std::map<std::string, double> score;
   std::string device;  // EvalRequest::visible_devices of the worker that measured it ("": the default)
-  // Non-empty: its first run faulted (a poisoned context) and a re-run in a fresh runner did not;
-  // what the first run hit. The re-run's measurement is the one recorded.
+  // Non-empty: an earlier run of it faulted (or failed while the GPU was disturbed) and a later
+  // run in a fresh runner was ok; what the earlier run hit. The later run's verified measurement
+  // is the one recorded.
   std::string transient_fault;
+  // Shapes ("MxNxK") it was not measured on because the GPU was disturbed (status gpu-disturbed
+  // when it was measured on none): no row, no reward, no observation; measured again later.
+  std::vector<std::string> disturbed_shapes;
 };
 
 // Compiles the candidates (a parallel pool, overlapped with measuring), evaluates them in batches

@@ -482,15 +482,46 @@ json to_json(const LtSpaceAnswer& a) {
   return {{"ok", true}, {"gpu", a.gpu}, {"spaces", spaces}};
 }
 
+json to_json(const CanaryJob& job) { return {{"op", kCanaryOp}, {"seconds", job.seconds}, {"n", job.n}}; }
+
+json to_json(const CanaryAnswer& a) {
+  return {{"ok", true},        {"healthy", a.healthy},   {"reason", a.reason},
+          {"gpu", a.gpu},      {"launches", a.launches}, {"median_us", a.median_us},
+          {"max_us", a.max_us}};
+}
+
+CanaryAnswer parse_canary_answer(const json& j) {
+  if (const auto e = error_of(j)) throw ProtocolError("the canary could not run: " + e->error);
+  return parsing("canary answer", [&] {
+    CanaryAnswer a;
+    a.healthy = boolean_or(j, "healthy", "answer", false);
+    a.reason = str_or(j, "reason", "answer", "");
+    a.gpu = str_or(j, "gpu", "answer", "");
+    a.launches = int_or(j, "launches", "answer", 0);
+    if (j.contains("median_us") && j.at("median_us").is_number()) a.median_us = j.at("median_us").get<double>();
+    if (j.contains("max_us") && j.at("max_us").is_number()) a.max_us = j.at("max_us").get<double>();
+    return a;
+  });
+}
+
 WorkerRequest parse_worker_request(const json& j) {
   if (!j.is_object()) throw ProtocolError("malformed worker request: not an object");
   const auto op = j.find("op");
   if (op == j.end() || !op->is_string())
-    throw ProtocolError("malformed worker request: no \"op\" (the worker serves eval and lt-space)");
+    throw ProtocolError("malformed worker request: no \"op\" (the worker serves eval, lt-space and canary)");
   const std::string name = op->get<std::string>();
   if (name == kEvalOp) return parsing("eval request", [&] { return WorkerRequest(eval_job_of(j)); });
   if (name == kLtSpaceOp) return parsing("lt-space request", [&] { return WorkerRequest(lt_space_job_of(j)); });
-  throw ProtocolError(fmt::format("unknown op '{}' (the worker serves eval and lt-space)", name));
+  if (name == kCanaryOp)
+    return parsing("canary request", [&] {
+      CanaryJob c;
+      if (const json* v = optional_field(j, "seconds", ""); v && v->is_number()) c.seconds = v->get<double>();
+      c.n = int_or(j, "n", "", c.n);
+      if (!(c.seconds > 0 && c.seconds <= 60) || c.n < 64 || c.n > 2048 || c.n % 64 != 0)
+        throw ProtocolError("canary request: seconds must be in (0, 60], n a multiple of 64 in [64, 2048]");
+      return WorkerRequest(c);
+    });
+  throw ProtocolError(fmt::format("unknown op '{}' (the worker serves eval, lt-space and canary)", name));
 }
 
 std::optional<JobAnswer> parse_job_answer(const json& j, std::string* why) {

@@ -58,6 +58,7 @@ nlohmann::json summary_json(const Summary& s);
 
 inline constexpr const char* kEvalOp = "eval";
 inline constexpr const char* kLtSpaceOp = "lt-space";
+inline constexpr const char* kCanaryOp = "canary";
 
 // One candidate of an eval job.
 struct EvalCandidate {
@@ -138,7 +139,28 @@ struct LtSpaceAnswer {
   std::vector<LtSpace> spaces;  // one per shape and layout, in the job's order
 };
 
-using WorkerRequest = std::variant<EvalJob, LtSpaceJob>;
+// op "canary": is the GPU healthy right now? A trusted check that loads no candidate code
+// (eval/canary.hpp): cuBLAS GEMMs on fixed inputs for `seconds`, every output verified, every
+// launch timed.
+struct CanaryJob {
+  double seconds = 1.0;  // how long to keep the GPU busy with checked GEMMs
+  int n = 512;           // n x n x n GEMMs (a multiple of 64, at most 2048: the output stays exact)
+};
+
+struct CanaryAnswer {
+  bool healthy = false;
+  std::string reason;  // not healthy: what the canary saw
+  std::string gpu;
+  int launches = 0;
+  double median_us = 0, max_us = 0;  // per launch (CUDA events)
+};
+
+using WorkerRequest = std::variant<EvalJob, LtSpaceJob, CanaryJob>;
+
+nlohmann::json to_json(const CanaryJob& job);
+nlohmann::json to_json(const CanaryAnswer& a);
+// Throws ProtocolError when j is not a canary answer (an error answer included).
+CanaryAnswer parse_canary_answer(const nlohmann::json& j);
 
 nlohmann::json to_json(const EvalJob& job);
 nlohmann::json to_json(const LtSpaceJob& job);

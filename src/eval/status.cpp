@@ -8,13 +8,14 @@ namespace cudal2 {
 namespace {
 
 // The words, one table each: the only place they are spelled.
-constexpr std::array<std::pair<Status, std::string_view>, 6> kStatusWords{{
+constexpr std::array<std::pair<Status, std::string_view>, 7> kStatusWords{{
     {Status::Ok, "ok"},
     {Status::Unsupported, "unsupported"},
     {Status::Failed, "failed"},
     {Status::Error, "error"},
     {Status::NotCapturable, "not-capturable"},
     {Status::NotRun, "not-run"},
+    {Status::GpuDisturbed, "gpu-disturbed"},
 }};
 
 constexpr std::array<std::pair<FailureKind, std::string_view>, 24> kFailureWords{{

@@ -21,9 +21,14 @@ enum class Status : std::uint8_t {
   Error,          // "error": verifying or timing it threw
   NotCapturable,  // "not-capturable": a row of an ok method that this timer could not time
   NotRun,         // "not-run": a candidate the budget left unmeasured
+  // "gpu-disturbed": not measured, because the GPU itself was disturbed (a trusted canary failed
+  // while the candidate was evaluated: eval/attribution.hpp). Not the candidate's fault: no
+  // reward, no stored row; a later run measures it again.
+  GpuDisturbed,
 };
-inline constexpr Status kStatuses[] = {Status::Ok,    Status::Unsupported,   Status::Failed,
-                                       Status::Error, Status::NotCapturable, Status::NotRun};
+inline constexpr Status kStatuses[] = {Status::Ok,          Status::Unsupported,   Status::Failed,
+                                       Status::Error,       Status::NotCapturable, Status::NotRun,
+                                       Status::GpuDisturbed};
 
 // What went wrong. Two vocabularies in one enum, each value with its own word: the classic
 // checks by name (what Verdict::failure and the CSV's failure column hold), and the failure kinds

@@ -55,7 +55,8 @@ double length_penalty(std::size_t source_bytes) {
 }
 
 std::optional<double> reward(const RewardInput& in) {
-  if (in.status == Status::NotRun || in.status == Status::NotCapturable) return std::nullopt;
+  if (in.status == Status::NotRun || in.status == Status::NotCapturable || in.status == Status::GpuDisturbed)
+    return std::nullopt;
   if (in.status == Status::Unsupported) return kUnsupportedReward;
   if (in.status != Status::Ok) return failure_reward(in.status.kind);
   if (!(in.time_us > 0)) return failure_reward(FailureKind::Error);

@@ -150,8 +150,11 @@ std::vector<Observation> stored_observations(const store::Store& db, const std::
 std::vector<Observation> observations_of(const Proposal& prop, const CandidateOutcome& co,
                                          const std::vector<Shape>& shapes, Accum accum) {
   std::vector<Observation> out;
-  if (co.status == Status::NotRun) return out;
+  if (co.status == Status::NotRun || co.status == Status::GpuDisturbed) return out;
   for (const auto& sh : shapes) {
+    // Not measured there because the GPU was disturbed: nothing observed (measured again later).
+    if (std::find(co.disturbed_shapes.begin(), co.disturbed_shapes.end(), sh.str()) != co.disturbed_shapes.end())
+      continue;
     Observation o;
     o.problem = {sh, prop.spec.layout, prop.source.empty() ? prop.spec.accum : accum};
     o.spec = prop.spec, o.source = prop.source;
@@ -274,7 +277,7 @@ std::vector<CandidateOutcome> evaluate_lanes(std::vector<LaneState>& lanes, cons
       lanes[l].stats.busy_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
       for (size_t j = 0; j < got.size(); ++j) {
         out[at[l][j]] = got[j];
-        lanes[l].stats.candidates += got[j].status != Status::NotRun;
+        lanes[l].stats.candidates += got[j].status != Status::NotRun && got[j].status != Status::GpuDisturbed;
       }
     } catch (...) {
       errors[l] = std::current_exception();
@@ -492,8 +495,10 @@ TuneResult run_tune(const TuneOptions& o) {
       const auto outcomes = evaluate_lanes(lanes, round, deadline, o.db_path);
       std::vector<Observation> seen;
       bool cut_short = false;
+      size_t disturbed = 0;
       for (size_t i = 0; i < round.size(); ++i) {
         cut_short = cut_short || outcomes[i].status == Status::NotRun;
+        disturbed += outcomes[i].status == Status::GpuDisturbed;
         auto obs =
             observations_of(round[i], outcomes[i], round[i].shapes.empty() ? o.eval.shapes : round[i].shapes, o.accum);
         seen.insert(seen.end(), obs.begin(), obs.end());
@@ -503,6 +508,14 @@ TuneResult run_tune(const TuneOptions& o) {
       result.outcomes.insert(result.outcomes.end(), outcomes.begin(), outcomes.end());
       evaluated += static_cast<int>(round.size());
       if (cut_short || (o.budget > 0 && evaluated >= o.budget)) break;
+      // gpu-disturbed candidates are proposed again in a later round; a round that measured
+      // nothing else says the GPU stays disturbed: stop rather than go round in circles (a
+      // resumed run measures them).
+      if (disturbed == round.size()) {
+        if (o.progress)
+          std::fprintf(stderr, "cudal2 tune: the GPU was disturbed for every candidate of the round; stopping\n");
+        break;
+      }
     }
     result.search_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   } else if (o.progress) {

@@ -425,9 +425,12 @@ EvalFn gpu_eval(const GpuEvalOptions& opt) {
       results.push_back(r);
     }
     return {{"ok", true},
-            {"verdict", o.status == Status::Ok ? "pass" : "fail"},
+            // gpu-disturbed: not measured, nobody's fault (no reward); the client asks again later.
+            {"verdict", o.status == Status::Ok             ? "pass"
+                        : o.status == Status::GpuDisturbed ? "not-measured"
+                                                           : "fail"},
             {"status", status},
-            {"failure_kind", o.status == Status::Ok ? std::string() : status},
+            {"failure_kind", o.status == Status::Ok || o.status == Status::GpuDisturbed ? std::string() : status},
             {"detail", o.detail},
             {"spec_hash", o.spec_hash},
             {"compile_seconds", o.compile_seconds},

@@ -1,7 +1,8 @@
-// Faults are attributed, not assumed: an honest candidate evaluated while another process's
-// hanging candidates are killed on the same GPU (their runners' contexts torn down under it) is
-// never recorded as faulty. A fault that does not come back when the candidate is run again in a
-// fresh runner is transient, and the re-run's verified measurement stands.
+// Faults are attributed, not assumed (eval/attribution.hpp): an honest candidate evaluated while
+// another process's hanging candidates are killed on the same GPU (their runners' contexts torn
+// down under it) is never recorded with a verdict of its own making: no fault, no wrong result, no
+// implausible time. It is ok (perhaps after a transient fault or a disturbed canary: the re-run's
+// verified measurement stands) or gpu-disturbed (not measured: nobody's fault).
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -77,7 +78,7 @@ TEST(FaultAttribution, NeighboursKilledHangsAreNotTheHonestCandidatesFaults) {
   });
 
   constexpr int kRuns = 20;
-  int ok = 0, transient = 0;
+  int ok = 0, transient = 0, disturbed = 0, charged = 0;
   for (int run = 0; run < kRuns; ++run) {
     EvalRequest req;
     req.free_sources = {naive};
@@ -90,17 +91,26 @@ TEST(FaultAttribution, NeighboursKilledHangsAreNotTheHonestCandidatesFaults) {
     req.job_overhead_s = 60;
     const auto out = search::evaluate_and_record(req, (work / "honest.db").string());
     ASSERT_EQ(out.size(), 1u);
-    EXPECT_EQ(out[0].status, Status::Ok) << "run " << run << ": " << out[0].detail;
-    ok += out[0].status == Status::Ok;
-    if (!out[0].transient_fault.empty()) {
+    const Outcome& st = out[0].status;
+    EXPECT_TRUE(st == Status::Ok || st == Status::GpuDisturbed) << "run " << run << ": " << st << ": " << out[0].detail;
+    ok += st == Status::Ok;
+    disturbed += st == Status::GpuDisturbed;
+    charged += st != Status::Ok && st != Status::GpuDisturbed;
+    if (st == Status::Ok && !out[0].transient_fault.empty()) {
       ++transient;
-      std::printf("run %d: transient fault, re-run stood: %s\n", run, out[0].transient_fault.substr(0, 200).c_str());
+      std::printf("run %d: ok after a transient failure: %s\n", run, out[0].transient_fault.substr(0, 200).c_str());
     }
+    if (st == Status::GpuDisturbed)
+      std::printf("run %d: gpu-disturbed: %s\n", run, out[0].detail.substr(0, 300).c_str());
   }
   stop = true;
   neighbour.join();
-  std::printf("honest evaluations: %d of %d ok (%d after a transient fault); the neighbour's hangs killed: %d\n", ok,
-              kRuns, transient, kills.load());
+  std::printf(
+      "honest evaluations: %d of %d ok (%d of them after a transient failure), %d gpu-disturbed, %d charged to the "
+      "candidate; the neighbour's hangs killed: %d\n",
+      ok, kRuns, transient, disturbed, charged, kills.load());
+  EXPECT_EQ(charged, 0);
+  EXPECT_GT(ok, 0) << "the honest kernel was never measured";
   EXPECT_GT(kills.load(), 0) << "the neighbour never ran: " << slurp((work / "neighbour.log").string());
   fs::remove_all(work);
 }

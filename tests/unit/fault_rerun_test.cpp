@@ -1,8 +1,10 @@
-// Faults are attributed, not assumed: a candidate whose runner (or judge) faulted is evaluated
-// once more in a fresh job before anything is recorded; a fault that does not come back is
-// transient and the re-run's measurement stands, one that comes back is the candidate's; other
-// failures are not re-run. CPU only: the worker is a script answering from a list, one answer per
-// job, counting the jobs.
+// Faults are attributed, not assumed (eval/attribution.hpp, wired into evaluate_candidates): a
+// candidate whose runner (or judge) faulted is evaluated again in a fresh job before anything is
+// recorded; a fault that does not come back is transient and the re-run's measurement stands, one
+// that comes back with the trusted canary healthy before and after it is the candidate's; a wrong
+// result is re-run only when the canary says the GPU is disturbed; when it stays disturbed nothing
+// is recorded (gpu-disturbed). CPU only: the worker is a script answering eval jobs from one list
+// and canary requests from another, counting both.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -30,6 +32,9 @@ const char* kFaulted =
 const char* kWrong =
     R"({"ok":true,"gpu":"g","shapes":[{"m":64,"n":64,"k":64,"methods":[{"method":"candidate-0","status":"failed","failure":"wrong-result","reason":"3 beyond tolerance","rel_err":-1,"timing":{}}]}]})";
 const char* kNoResult = R"({"ok":true,"gpu":"g","shapes":[{"m":64,"n":64,"k":64,"methods":[]}]})";
+const char* kHealthy = R"({"ok":true,"healthy":true,"reason":"","gpu":"g","launches":100,"median_us":5,"max_us":6})";
+const char* kDisturbed =
+    R"({"ok":true,"healthy":false,"reason":"cudaErrorLaunchFailure","gpu":"g","launches":3,"median_us":5,"max_us":6})";
 const char* kJudgeDied =
     R"({"ok":false,"fatal":true,"kind":"illegal-address","error":"cudaErrorIllegalAddress","exit_after":true})";
 
@@ -40,20 +45,33 @@ class FaultRerun : public ::testing::Test {
     std::filesystem::create_directories(dir_);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
-  // A worker answering the i-th job (over all its restarts) with answers[i] (the last one after).
-  std::string worker(const std::vector<std::string>& answers) {
-    const auto count = dir_ / "jobs";
-    std::filesystem::remove(count);
-    std::string body = "#!/bin/sh\nwhile read line; do\n  n=$(cat '" + count.string() +
-                       "' 2>/dev/null || echo 0)\n  echo $((n + 1)) > '" + count.string() + "'\n  case $n in\n";
-    for (size_t i = 0; i < answers.size(); ++i)
-      body += "    " + (i + 1 == answers.size() ? std::string("*") : std::to_string(i)) + ") printf '%s\\n' '" +
-              answers[i] + "' ;;\n";
+  // A worker answering the i-th eval job (over all its restarts) with answers[i] and the i-th canary
+  // request with canaries[i] (the last of each after).
+  std::string worker(const std::vector<std::string>& answers, const std::vector<std::string>& canaries = {kHealthy}) {
+    std::string body = "#!/bin/sh\nwhile read line; do\n  case \"$line\" in\n";
+    body += "  *'\"op\":\"canary\"'*)\n" + answer_from("canaries", canaries) + "  ;;\n";
+    body += "  *)\n" + answer_from("jobs", answers) + "  ;;\n";
     body += "  esac\ndone\n";
     const auto p = dir_ / "worker.sh";
     std::ofstream(p) << body;
     std::filesystem::permissions(p, std::filesystem::perms::owner_all);
     return p.string();
+  }
+  std::string answer_from(const std::string& counter, const std::vector<std::string>& answers) {
+    const auto count = dir_ / counter;
+    std::filesystem::remove(count);
+    std::string body = "    n=$(cat '" + count.string() + "' 2>/dev/null || echo 0)\n    echo $((n + 1)) > '" +
+                       count.string() + "'\n    case $n in\n";
+    for (size_t i = 0; i < answers.size(); ++i)
+      body += "      " + (i + 1 == answers.size() ? std::string("*") : std::to_string(i)) + ") printf '%s\\n' '" +
+              answers[i] + "' ;;\n";
+    return body + "    esac\n";
+  }
+  int canaries() const {
+    std::ifstream in(dir_ / "canaries");
+    int n = 0;
+    in >> n;
+    return n;
   }
   int jobs() const {
     std::ifstream in(dir_ / "jobs");
@@ -77,6 +95,8 @@ extern "C" int cudal2_run(const cudal2_gemm_args*, void*, char*, size_t) { retur
     req.timeout_s = 5;
     req.job_overhead_s = 5;
     req.progress = false;
+    req.attribution.first_backoff_s = 0.01;
+    req.attribution.max_backoff_s = 0.04;
     sink_.rows.clear();
     const auto out = evaluate_candidates(req, sink_);
     EXPECT_EQ(out.size(), 1u);
@@ -94,8 +114,9 @@ TEST_F(FaultRerun, AFaultThatDoesNotComeBackIsTransientAndTheRerunStands) {
   EXPECT_DOUBLE_EQ(out.graph_us.at("64x64x64"), 2.5);
   ASSERT_EQ(sink_.rows.size(), 1u);  // only the re-run's rows are recorded
   EXPECT_EQ(sink_.rows[0].status, "ok");
-  EXPECT_NE(sink_.rows[0].failure.find("transient fault, not reproduced in a fresh runner"), std::string::npos)
+  EXPECT_NE(sink_.rows[0].failure.find("transient, not reproduced in a fresh runner"), std::string::npos)
       << sink_.rows[0].failure;
+  EXPECT_EQ(canaries(), 1);
 }
 
 TEST_F(FaultRerun, AFaultThatComesBackIsTheCandidates) {
@@ -131,8 +152,44 @@ TEST_F(FaultRerun, AJudgeThatDiedOfAFaultIsRetriedToo) {
   EXPECT_FALSE(out.transient_fault.empty());
 }
 
-TEST_F(FaultRerun, OtherFailuresAreNotRerun) {
+TEST_F(FaultRerun, AWrongResultWithTheGpuHealthyIsTheCandidatesWithoutARerun) {
   const auto out = run(worker({kWrong, kOk}));
+  EXPECT_EQ(jobs(), 1);
+  EXPECT_EQ(canaries(), 1);
+  EXPECT_EQ(out.status, FailureKind::WrongResult);
+  ASSERT_FALSE(sink_.rows.empty());
+  for (const auto& r : sink_.rows) EXPECT_EQ(r.status, "wrong-result");
+}
+
+TEST_F(FaultRerun, AWrongResultWhileTheGpuIsDisturbedIsRerunAndTheOkRerunStands) {
+  const auto out = run(worker({kWrong, kOk}, {kDisturbed, kHealthy}));
+  EXPECT_EQ(jobs(), 2);
+  EXPECT_EQ(canaries(), 1);
+  EXPECT_EQ(out.status, Status::Ok) << out.detail;
+  EXPECT_NE(out.transient_fault.find("wrong-result"), std::string::npos) << out.transient_fault;
+  ASSERT_EQ(sink_.rows.size(), 1u);
+  EXPECT_EQ(sink_.rows[0].status, "ok");
+}
+
+TEST_F(FaultRerun, AFaultSeenOnlyWhileTheGpuIsDisturbedIsNotTheCandidatesAndNothingIsRecorded) {
+  const auto out = run(worker({kFaulted}, {kDisturbed}));
+  EXPECT_EQ(jobs(), 5);  // attempts bounded (Options::max_attempts)
+  EXPECT_EQ(canaries(), 5);
+  EXPECT_EQ(out.status, Status::GpuDisturbed) << out.detail;
+  EXPECT_NE(out.detail.find("gpu disturbed"), std::string::npos) << out.detail;
+  EXPECT_EQ(out.disturbed_shapes, std::vector<std::string>{"64x64x64"});
+  EXPECT_TRUE(sink_.rows.empty());  // no row: measured again later
+  EXPECT_TRUE(out.score.empty());
+}
+
+// A worker that does not serve the canary (a replaying or scripted one: no GPU to ask) gives no
+// evidence of a disturbance: a fault is re-run once as before, a wrong result stands.
+TEST_F(FaultRerun, AWorkerWithoutACanaryCountsAsHealthy) {
+  const char* unknown = R"({"ok":false,"error":"unknown op"})";
+  auto out = run(worker({kFaulted, kFaulted}, {unknown}));
+  EXPECT_EQ(jobs(), 2);
+  EXPECT_EQ(out.status, FailureKind::IllegalAddress);
+  out = run(worker({kWrong, kOk}, {kOk}));  // answers a canary request with an eval answer
   EXPECT_EQ(jobs(), 1);
   EXPECT_EQ(out.status, FailureKind::WrongResult);
 }

@@ -20,7 +20,8 @@ using nlohmann::json;
 // ---------------------------------------------------------------- status words
 
 TEST(StatusWords, EveryStatusIsTodaysWordAndRoundTrips) {
-  const std::vector<std::string> words{"ok", "unsupported", "failed", "error", "not-capturable", "not-run"};
+  const std::vector<std::string> words{"ok",      "unsupported",  "failed", "error", "not-capturable",
+                                       "not-run", "gpu-disturbed"};
   ASSERT_EQ(std::size(kStatuses), words.size());
   for (size_t i = 0; i < words.size(); ++i) {
     EXPECT_EQ(to_string(kStatuses[i]), words[i]);
@@ -212,6 +213,30 @@ TEST(WorkerProtocol, LtSpaceJobAndAnswerRoundTrip) {
   EXPECT_EQ(protocol::to_json(ab), aj);
 }
 
+TEST(WorkerProtocol, CanaryJobAndAnswerRoundTrip) {
+  protocol::CanaryJob job;
+  job.seconds = 0.5, job.n = 256;
+  const json j = protocol::to_json(job);
+  EXPECT_EQ(j.at("op"), "canary");
+  const auto back = std::get<protocol::CanaryJob>(protocol::parse_worker_request(j));
+  EXPECT_DOUBLE_EQ(back.seconds, 0.5);
+  EXPECT_EQ(back.n, 256);
+  const auto defaults = std::get<protocol::CanaryJob>(protocol::parse_worker_request(json{{"op", "canary"}}));
+  EXPECT_DOUBLE_EQ(defaults.seconds, 1.0);
+  EXPECT_EQ(defaults.n, 512);
+  for (const json& bad : {json{{"op", "canary"}, {"n", 100}}, json{{"op", "canary"}, {"seconds", 0}},
+                          json{{"op", "canary"}, {"seconds", 600}}})
+    EXPECT_THROW(protocol::parse_worker_request(bad), protocol::ProtocolError) << bad.dump();
+  protocol::CanaryAnswer a;
+  a.healthy = false, a.reason = "cudaErrorLaunchFailure", a.gpu = "g", a.launches = 7, a.median_us = 9.5;
+  const auto got = protocol::parse_canary_answer(protocol::to_json(a));
+  EXPECT_FALSE(got.healthy);
+  EXPECT_EQ(got.reason, a.reason);
+  EXPECT_EQ(got.launches, 7);
+  EXPECT_DOUBLE_EQ(got.median_us, 9.5);
+  EXPECT_THROW(protocol::parse_canary_answer(json{{"ok", false}, {"error", "unknown op"}}), protocol::ProtocolError);
+}
+
 TEST(WorkerProtocol, JobAnswersRoundTrip) {
   protocol::JobAnswer a;
   a.ok = true;
@@ -299,7 +324,7 @@ TEST(WorkerProtocol, MalformedRequestsAreRejectedWithWhereAndWhy) {
       {R"([1,2])", "not an object"},
       {R"({"shapes":[]})", "no \"op\""},
       {R"({"op":7})", "no \"op\""},
-      {R"({"op":"evaluate"})", "unknown op 'evaluate' (the worker serves eval and lt-space)"},
+      {R"({"op":"evaluate"})", "unknown op 'evaluate' (the worker serves eval, lt-space and canary)"},
       {R"({"op":"eval","shapes":[[64,64,64]],"modes":["offline"],"baselines":[]})",
        "malformed eval request: candidates is missing"},
       {R"({"op":"eval","candidates":[],"shapes":[[64,64]],"modes":["offline"],"baselines":[]})",

@@ -150,6 +150,7 @@ TEST(Reward, SpeedupMinusPenaltiesAndAFixedValuePerFailure) {
   EXPECT_DOUBLE_EQ(*reward(R("ok", 0, 10)), -0.5);  // an ok row without a time is an error
   EXPECT_FALSE(reward(R("not-run")));
   EXPECT_FALSE(reward(R("not-capturable")));
+  EXPECT_FALSE(reward(R("gpu-disturbed")));  // not measured: nobody's fault
   // Every correct candidate, however slow, outranks every failure.
   EXPECT_DOUBLE_EQ(*reward(R("ok", 1000, 1, 1.0, 1 << 20)), 0.0);
   EXPECT_GT(*reward(R("ok", 1000, 1, 1.0, 1 << 20)), *reward(R("unsupported")));
@@ -498,6 +499,49 @@ TEST_F(TuneLoop, ResumedOwnSpaceSpecsAreMeasuredOnlyWhereMissing) {
   auto specs = jobs[0]["specs"].get<std::vector<std::string>>();
   std::sort(specs.begin(), specs.end());
   EXPECT_EQ(specs, (std::vector<std::string>{s1, s3}));
+}
+
+// A GPU that stays disturbed (every candidate faults, the trusted canary never healthy): every
+// outcome is gpu-disturbed, nothing is stored or rewarded, and the loop stops after the round
+// instead of proposing the same candidates again and again; a later run measures them.
+TEST_F(TuneLoop, ARoundTheGpuWasDisturbedForStoresNothingAndStops) {
+  const std::string lt =
+      "cublaslt nn f32 algo={} tile=20 stages=8 reduction=0 swizzle=0 custom=0 inner=0 "
+      "cluster=auto | splits=1";
+  const std::string s1 = fmt::format(fmt::runtime(lt), 1), s2 = fmt::format(fmt::runtime(lt), 2);
+  const std::string worker = (dir_ / "disturbed.py").string();
+  std::ofstream(worker) << "#!/usr/bin/env python3\nimport json, sys\n"
+                        << "SPACE = ['" << s1 << "', '" << s2 << "']\n"
+                        << R"(for line in sys.stdin:
+    req = json.loads(line)
+    if req["op"] == "lt-space":
+        spaces = [{"shape": s, "layout": l, "specs": SPACE if l == "nn" else []}
+                  for s in req["shapes"] for l in req["layouts"]]
+        print(json.dumps({"ok": True, "gpu": "unknown", "spaces": spaces}), flush=True)
+    elif req["op"] == "canary":
+        print(json.dumps({"ok": True, "healthy": False, "reason": "cudaErrorLaunchFailure"}), flush=True)
+    else:
+        shapes = [{"m": m, "n": n, "k": k, "methods": [
+                      {"method": c["name"], "status": "failed", "failure": "illegal-address",
+                       "reason": "cudaErrorIllegalAddress", "rel_err": None, "timing": {}}
+                      for c in req["candidates"]]} for m, n, k in req["shapes"]]
+        print(json.dumps({"ok": True, "gpu": "unknown", "shapes": shapes}), flush=True)
+)";
+  std::filesystem::permissions(worker, std::filesystem::perms::owner_all);
+  auto o = options();
+  o.families = {"cublaslt"};
+  o.budget = 0;
+  o.round = 1;
+  o.eval.worker_exe = worker;
+  o.eval.attribution.max_attempts = 2;
+  o.eval.attribution.first_backoff_s = 0.01;
+  const auto r = run_tune(o);
+  EXPECT_EQ(r.rounds, 1);  // not round after round of the same disturbed candidate
+  ASSERT_EQ(r.outcomes.size(), 1u);
+  EXPECT_EQ(r.outcomes[0].status, Status::GpuDisturbed) << r.outcomes[0].detail;
+  EXPECT_TRUE(r.outcomes[0].score.empty());
+  auto db = store::Store::open(o.db_path);
+  EXPECT_TRUE(db.list_measurements("unknown", "f32", "nn", 64, 64, 64, "offline").empty());
 }
 
 // --round 0 --per-problem 1: every problem proposes one spec per round (its next one here, in

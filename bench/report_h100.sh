@@ -2,8 +2,8 @@
 # docs/report/ from the committed H100 results (CPU only: matplotlib):
 #   bash bench/report_h100.sh [ALL_METHODS_RUN]
 # Sections: the runtime (tables/h100-f32.json) against cuBLASLt auto-tuning and heuristic on the
-# 1000-shape grid, offline and server (bench/results/h100/runtime/runtime-session11-{final,server},
-# one process per run); cuBLASLt auto-tuning against cuBLAS on the grid; every baseline on the
+# 1000-shape grid, offline and server (bench/results/h100/runtime-lat/runtime-grid{,-server}: the
+# shipped table, one process per mode); cuBLASLt auto-tuning against cuBLAS on the grid; every baseline on the
 # sample grid. ALL_METHODS_RUN (a CSV, glob or comma list: a whole-grid run with bench's default
 # methods, i.e. the runtime beside cuBLAS, cuBLASLt and torch.matmul in one process; the command
 # is in bench/results/README.md) becomes the first section when given.
@@ -16,7 +16,7 @@ if [ $# -ge 1 ]; then
   args+=(--csv "$1" --section-subject runtime --section-title
          "The paper's 1000-shape grid: libcudal2_runtime vs every baseline (cuBLAS, cuBLASLt heuristic and auto-tuning, torch.matmul), offline and server, one process")
 fi
-args+=(--csv "$R/runtime/runtime-session11-final.csv.gz,$R/runtime/runtime-session11-server.csv.gz"
+args+=(--csv "$R/runtime-lat/runtime-grid.csv.gz,$R/runtime-lat/runtime-grid-server.csv.gz"
        --section-subject runtime --section-title
        "The paper's 1000-shape grid: libcudal2_runtime (tables/h100-f32.json, best of NN/TN) vs cuBLASLt auto-tuning and heuristic, offline and server (one process per mode)"
        --csv "$R/grid*.csv" --section-subject cublaslt-autotune --section-title

@@ -26,6 +26,13 @@ void EvalArgs::add(CLI::App* c) {
   c->add_option("--verify-budget", ev.verify_budget, "CPU multiply-adds per reference before sampling")
       ->capture_default_str();
   c->add_option("--baselines", baselines, "Baselines timed in the same jobs (comma-separated)")->capture_default_str();
+  c->add_option("--canary-seconds", ev.attribution.canary_seconds,
+                "How long the trusted canary checks the GPU after a verdict a disturbed GPU could cause "
+                "(docs/threat-model.md, fault attribution)")
+      ->capture_default_str();
+  c->add_option("--attempts", ev.attribution.max_attempts,
+                "Runs of a candidate, the first included, while the canary says the GPU is disturbed")
+      ->capture_default_str();
   c->add_flag_callback(
       "--no-confine", [this] { ev.confine = false; },
       "Run candidates unconfined (diagnosis only: a machine where the sandbox itself fails)");
@@ -41,6 +48,10 @@ void EvalArgs::finish(const std::string& command_line) {
                          .verify_budget = ev.verify_budget,
                          .timeout_s = ev.timeout_s,
                          .batch = ev.batch});
+  if (!(ev.attribution.canary_seconds >= 0.1 && ev.attribution.canary_seconds <= 60))
+    throw InputError(fmt::format("--canary-seconds {} is not in 0.1..60", ev.attribution.canary_seconds));
+  if (ev.attribution.max_attempts < 1 || ev.attribution.max_attempts > 20)
+    throw InputError(fmt::format("--attempts {} is not in 1..20", ev.attribution.max_attempts));
   ev.shapes = shapes.resolve();
   ev.modes = parse_modes(mode);
   ev.timers = parse_timers(timers);

@@ -91,9 +91,11 @@ INSTANTIATE_TEST_SUITE_P(More, CliBadInput,
                                            BadCase{"bench --timers graph,fast", "unknown timer 'fast'"},  //
                                            BadCase{"bench --timers ,", "--timers names no timer"},        //
                                            BadCase{"bench --methods cublas-nn --reference cublas-tn",
-                                                   "--reference 'cublas-tn' is not among the methods run"},  //
-                                           BadCase{"eval --spec x --timers wall", "unknown timer 'wall'"},   //
-                                           BadCase{"frobnicate", "frobnicate"},                              //
+                                                   "--reference 'cublas-tn' is not among the methods run"},    //
+                                           BadCase{"eval --spec x --timers wall", "unknown timer 'wall'"},     //
+                                           BadCase{"eval --spec x --canary-seconds 0", "--canary-seconds 0"},  //
+                                           BadCase{"tune --shape 64,64,64 --attempts 0", "--attempts 0"},      //
+                                           BadCase{"frobnicate", "frobnicate"},                                //
                                            BadCase{"", "subcommand"}));
 
 TEST(CliBadInputFile, ErrorInShapesFileNamesFileAndLine) {

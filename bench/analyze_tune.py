@@ -6,30 +6,21 @@ Candidates are the methods named k-<hash> (their spec text is in the details col
 baselines are cuBLAS and cuBLASLt auto-tuning, each the best of NN and TN. Every ratio is
 baseline time / our time for two methods of one job (same process, same inputs, interleaved).
 """
-import csv
-import gzip
 import json
-import math
+import os
 import sys
 from collections import defaultdict
 
-from summarize_table import shape_class as cls  # the grid classes (docs/grids.md)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _analysis import gmean, load_many  # noqa: E402
+from _analysis import shape_class as cls  # noqa: E402  (the grid classes, docs/grids.md)
 
 MODES_TIMERS = [("offline", "graph"), ("offline", "eager"), ("offline", "host"), ("server", "graph"),
                 ("server", "eager"), ("server", "host")]
 
 
-def gmean(xs):
-    xs = [x for x in xs if x and x > 0]
-    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
-
-
 def load(paths):
-    rows = []
-    for path in paths.split(","):
-        opener = gzip.open if path.endswith(".gz") else open
-        with opener(path, "rt") as f:
-            rows += list(csv.DictReader(line for line in f if not line.startswith("#")))
+    rows = load_many(paths)
     t = defaultdict(lambda: defaultdict(dict))  # shape -> (mode,timer) -> method -> us
     spec = {}
     bad = defaultdict(list)

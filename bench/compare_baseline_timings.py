@@ -5,23 +5,20 @@ same baselines measured by `cudal2 bench`: offline, graph timer, per shape and m
 With two bench runs (one before the job, one after) the reference is their geometric mean, and
 the two runs are also compared with each other: that ratio is the noise floor of two processes
 measuring the same thing, which the job-vs-bench ratio can be read against."""
-import csv
-import math
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _analysis import gmean as geomean  # noqa: E402
+from _analysis import load  # noqa: E402  (a CSV, .gz or not)
 
 
 def medians(path):
     out = {}
-    with open(path) as f:
-        rows = csv.DictReader(line for line in f if not line.startswith("#"))
-        for r in rows:
-            if r["mode"] == "offline" and r["timer"] == "graph" and r["method"].startswith("cublaslt") and r["median_us"]:
-                out[(int(r["m"]), int(r["n"]), int(r["k"]), r["method"])] = float(r["median_us"])
+    for r in load(path):
+        if r["mode"] == "offline" and r["timer"] == "graph" and r["method"].startswith("cublaslt") and r["median_us"]:
+            out[(int(r["m"]), int(r["n"]), int(r["k"]), r["method"])] = float(r["median_us"])
     return out
-
-
-def geomean(xs):
-    return math.exp(sum(math.log(x) for x in xs) / len(xs))
 
 
 def summary(name, ratios):

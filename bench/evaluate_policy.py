@@ -34,6 +34,9 @@ import subprocess
 import sys
 from collections import defaultdict
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _analysis import gmean  # noqa: E402
+
 PAPER_SIZES = [64, 128, 256, 512, 1024, 2048, 4096, 8192, 12288, 16384]
 
 
@@ -96,11 +99,6 @@ def evals_to_within(rows, ref, tol=1.02):
         if med and med <= tol * ref:
             return len(seen)
     return None
-
-
-def gmean(xs):
-    xs = [x for x in xs if x and x > 0]
-    return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else float("nan")
 
 
 def main():

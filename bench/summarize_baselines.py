@@ -5,20 +5,16 @@ Usage: python3 bench/summarize_baselines.py bench/results/h100 > /tmp/summary.md
 Every ratio is between two methods of the same run (same process, same inputs, interleaved).
 """
 import csv
-import gzip
 import json
-import math
+import os
 import statistics
 import sys
 from collections import defaultdict
 from pathlib import Path
 
-
-def load(path):
-    """The rows of a `cudal2 bench`/`eval` CSV (.csv or .csv.gz), its '#' header lines skipped."""
-    opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "rt") as f:
-        return list(csv.DictReader(line for line in f if not line.startswith("#")))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# (load, gmean, times, CLASSES are re-exported here for the scripts that import them from this one)
+from _analysis import CLASSES, gmean, load, shape_class, times  # noqa: E402,F401
 
 
 def write_rows(path, rows):
@@ -30,33 +26,9 @@ def write_rows(path, rows):
             w.writerow({k: (f"{v:.4f}" if isinstance(v, float) else v) for k, v in r.items()})
 
 
-def gmean(xs):
-    xs = [x for x in xs if x > 0]
-    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
-
-
-def times(rows, mode="offline", timer="graph"):
-    """{(m,n,k): {method: median_us}}"""
-    t = defaultdict(dict)
-    for r in rows:
-        if r["mode"] == mode and r["timer"] == timer and r["status"] == "ok" and r["median_us"]:
-            t[(int(r["m"]), int(r["n"]), int(r["k"]))][r["method"]] = float(r["median_us"])
-    return t
-
-
 def cls(s):
-    m, n, k = s
-    f = 2 * m * n * k
-    if f < 1e9:
-        return "small"
-    if min(m, n) <= 256:
-        return "skinny"
-    if f >= 1e11:
-        return "large"
-    return "medium"
-
-
-CLASSES = ["small", "skinny", "medium", "large"]
+    """The class of a shape (m, n, k), the rule of src/core/roofline.cpp."""
+    return shape_class(*s)
 
 
 def compute_us(s):

@@ -6,10 +6,12 @@ wall time of the same evaluations), and the chain timer beside the graph timer f
 Writes verdicts.csv, cost_times.csv and chain_timer.csv next to the inputs.
     python3 bench/summarize_memoization.py OUT_DIR"""
 import csv
-import math
 import os
 import re
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _analysis import gmean  # noqa: E402
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else "out"
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -70,11 +72,6 @@ def medians(table, timer="graph"):
         if r["mode"] == "offline" and r["timer"] == timer and r["status"] == "ok" and r["median_us"]:
             out[(r["method"], f'{r["m"]}x{r["n"]}x{r["k"]}')] = float(r["median_us"])
     return out
-
-
-def gmean(xs):
-    xs = [x for x in xs if x > 0]
-    return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else float("nan")
 
 
 def speedups(med, cand_hash, twin_hash):

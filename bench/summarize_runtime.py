@@ -22,7 +22,8 @@ import sys
 from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from summarize_baselines import gmean, load, write_rows  # noqa: E402  (a bench CSV, .gz or not; geometric mean)
+from _analysis import CLASSES, best_of_layouts, gmean, load, paired_ratios  # noqa: E402
+from summarize_baselines import write_rows  # noqa: E402
 
 
 def main():
@@ -35,7 +36,7 @@ def main():
     rows = load(a.csv)
     t = defaultdict(dict)  # (m,n,k,class,mode,timer) -> method -> us
     path = {}
-    paired = {}  # (m,n,k,class,mode,timer) -> method -> paired ratio to the fastest baseline
+    paired = paired_ratios(rows)  # (m,n,k,class,mode,timer) -> method -> paired ratio to the reference
     failed = {}  # (m, n, k, layout) -> status and failure of a runtime method that did not run ok
     for r in rows:
         # (not-capturable on the eager or host timer: a bench run before --timers wrote rows for
@@ -47,8 +48,6 @@ def main():
             continue
         key = (int(r["m"]), int(r["n"]), int(r["k"]), r["class"], r["mode"], r["timer"])
         t[key][r["method"]] = float(r["median_us"])
-        if r.get("paired_ratio"):
-            paired.setdefault(key, {})[r["method"]] = float(r["paired_ratio"])
         if r["method"] in (rt_nn, rt_tn) and r["details"]:
             try:
                 path[(key[:3], r["layout"])] = json.loads(r["details"]).get("path", "?")
@@ -56,15 +55,15 @@ def main():
                 pass
     out = []
     for key, m in sorted(t.items()):
-        rt = [m[x] for x in (rt_nn, rt_tn) if x in m]
-        at = [m[x] for x in ("cublaslt-autotune-nn", "cublaslt-autotune-tn") if x in m]
-        he = [m[x] for x in ("cublaslt-heuristic-nn", "cublaslt-heuristic-tn") if x in m]
-        if not rt or not at:
+        rt = best_of_layouts(m, a.runtime)
+        at = best_of_layouts(m, "cublaslt-autotune")
+        he = best_of_layouts(m, "cublaslt-heuristic")
+        if rt is None or at is None:
             continue
         layout = "nn" if m.get(rt_nn, 1e30) <= m.get(rt_tn, 1e30) else "tn"
         out.append({"m": key[0], "n": key[1], "k": key[2], "class": key[3], "mode": key[4], "timer": key[5],
-                    "runtime_us": min(rt), "autotune_us": min(at), "heuristic_us": min(he) if he else "",
-                    "vs_autotune": min(at) / min(rt), "vs_heuristic": min(he) / min(rt) if he else "",
+                    "runtime_us": rt, "autotune_us": at, "heuristic_us": he if he is not None else "",
+                    "vs_autotune": at / rt, "vs_heuristic": he / rt if he is not None else "",
                     "paired_vs_best": paired.get(key, {}).get(a.runtime + "-" + layout, ""),
                     "path": path.get((key[:3], layout), "?")})
     if not out:
@@ -76,7 +75,7 @@ def main():
           + "".join(f"\n  FAILED {m}x{n}x{k} {lay}: {why}" for (m, n, k, lay), why in sorted(failed.items())))
     for mode, timer in sorted({(o["mode"], o["timer"]) for o in out}):
         sel = [o for o in out if o["mode"] == mode and o["timer"] == timer]
-        classes = ["small", "skinny", "medium", "large"]
+        classes = CLASSES
         by = {c: [o["vs_autotune"] for o in sel if o["class"] == c] for c in classes}
         worst = min(sel, key=lambda o: o["vs_autotune"])
         below = sum(o["vs_autotune"] < 0.99 for o in sel)

@@ -7,18 +7,12 @@ fallback where that measured faster), both from the job of the entry's measureme
 import collections
 import csv
 import json
-import math
+import os
 import sys
 
-
-def shape_class(m, n, k):
-    """The classes of src/core/roofline.cpp (classify), so this summary and the bench's agree."""
-    flops = 2.0 * m * n * k
-    if flops < 1e9:
-        return "small"
-    if min(m, n) <= 256:
-        return "skinny"
-    return "large" if flops >= 1e11 else "medium"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# shape_class: the classes of src/core/roofline.cpp (classify), so this summary and the bench's agree
+from _analysis import CLASSES, gmean, shape_class  # noqa: E402
 
 
 def main():
@@ -40,15 +34,14 @@ def main():
         rows.append({"m": m, "n": n, "k": k, "class": shape_class(m, n, k), "layouts": "+".join(sorted(lays)),
                      "table_us": pick["run"]["us"], "autotune_us": at, "heuristic_us": heur,
                      "ratio_autotune": r_at, "ratio_heuristic": r_heur})
-    g = lambda xs: math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
     print(f"{table['gpu']}: {len(rows)} shapes; ratio = cuBLASLt baseline / what the runtime runs, same job")
     print(f"{'class':<8} {'shapes':>6} {'vs autotune':>12} {'vs heuristic':>13} {'min vs AT':>10}")
-    for c in ["small", "skinny", "medium", "large", "all"]:
+    for c in CLASSES + ["all"]:
         rs = [r for r in rows if c == "all" or r["class"] == c]
         a = [r["ratio_autotune"] for r in rs if r["ratio_autotune"]]
         h = [r["ratio_heuristic"] for r in rs if r["ratio_heuristic"]]
         if rs:
-            print(f"{c:<8} {len(rs):>6} {g(a):>12.4f} {g(h):>13.4f} {min(a):>10.3f}")
+            print(f"{c:<8} {len(rs):>6} {gmean(a):>12.4f} {gmean(h):>13.4f} {min(a):>10.3f}")
     worst = sorted((r for r in rows if r["ratio_autotune"]), key=lambda r: r["ratio_autotune"])[:8]
     print("worst vs auto-tuning:", ", ".join(f"{r['m']}x{r['n']}x{r['k']} {r['ratio_autotune']:.3f}" for r in worst))
     if len(sys.argv) > 2:

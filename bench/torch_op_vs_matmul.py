@@ -17,7 +17,6 @@ Each result is first checked against torch.matmul (relative Frobenius difference
 """
 import argparse
 import csv
-import math
 import statistics
 import sys
 import os
@@ -29,6 +28,7 @@ try:  # the installed package (pip install ./python) first; else the source tree
 except ImportError:
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
     import cudal2  # noqa: E402
+from cudal2.analysis import gmean as geomean  # noqa: E402
 
 SAMPLE = [(64, 64, 64), (128, 128, 128), (256, 256, 256), (512, 512, 512), (1024, 1024, 1024),
           (64, 64, 16384), (256, 256, 8192), (64, 4096, 4096), (4096, 64, 4096), (128, 16384, 1024),
@@ -96,10 +96,6 @@ def median_us(fn_pair, calls, reps, graph):
             stop.synchronize()
             times[i].append(start.elapsed_time(stop) * 1000.0 / calls)
     return [statistics.median(t) for t in times]
-
-
-def geomean(xs):
-    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
 
 def main():

@@ -2,7 +2,8 @@
 # (src/core/paths.hpp), in share/cudal2/ beside bin/ (installed) or in the build directory:
 #   kernels/   our kernel headers (the JIT's -I)        prompts/   the LLM proposer's template
 #   cutlass/   CUTLASS's include/ and tools/util/include/ (the JIT's -I for sm90_cutlass)
-#   report.py  `cudal2 report`'s generator (installed only; the build tree uses python/ of the checkout)
+#   report.py  `cudal2 report`'s generator, with analysis.py beside it (installed only; the build
+#              tree uses python/ of the checkout)
 # No path of the build machine is compiled into a program.
 include(GNUInstallDirs)
 set(_share "${CMAKE_BINARY_DIR}/share/cudal2")
@@ -44,7 +45,8 @@ install(TARGETS cudal2_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY "${CMAKE_BINARY_DIR}/lib/" DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/src/kernels/" DESTINATION ${CMAKE_INSTALL_DATADIR}/cudal2/kernels)
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/prompts/" DESTINATION ${CMAKE_INSTALL_DATADIR}/cudal2/prompts)
-install(FILES "${PROJECT_SOURCE_DIR}/python/cudal2/report.py" DESTINATION ${CMAKE_INSTALL_DATADIR}/cudal2)
+install(FILES "${PROJECT_SOURCE_DIR}/python/cudal2/report.py" "${PROJECT_SOURCE_DIR}/python/cudal2/analysis.py"
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/cudal2)
 if(CUDAL2_INSTALL_CUTLASS AND CUTLASS_FOUND)
   install(DIRECTORY "${CUTLASS_ROOT}/include/" DESTINATION ${CMAKE_INSTALL_DATADIR}/cudal2/cutlass/include)
   install(DIRECTORY "${CUTLASS_ROOT}/tools/util/include/"

@@ -13,7 +13,7 @@ cmake --install "$build" --prefix "$tmp/first" >"$tmp/install.log"
 mv "$tmp/first" "$tmp/moved"
 X=$tmp/moved
 for f in bin/cudal2 share/cudal2/kernels/cudal2_kernel_abi.h share/cudal2/prompts/kernel.md share/cudal2/report.py \
-  include/cudal2/cudal2.h; do
+  share/cudal2/analysis.py include/cudal2/cudal2.h; do
   [ -e "$X/$f" ] || { echo "FAIL: $f not installed"; exit 1; }
 done
 (cd / && "$X/bin/cudal2" --help) >"$tmp/help.txt" || { echo "FAIL: installed cudal2 --help"; cat "$tmp/help.txt"; exit 1; }

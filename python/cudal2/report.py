@@ -28,7 +28,6 @@ Needs matplotlib only (no torch): it runs with the project's .venv.
 """
 import argparse
 import csv
-import glob
 import gzip
 import html
 import io
@@ -39,9 +38,14 @@ import sqlite3
 import sys
 from collections import defaultdict
 
+if __package__:
+    from . import analysis
+else:  # run as a file (python3 python/cudal2/report.py): this folder is on sys.path
+    import analysis
+
 BASELINES = ["cublas-nn", "cublas-tn", "cublaslt-heuristic-nn", "cublaslt-heuristic-tn", "cublaslt-autotune-nn",
              "cublaslt-autotune-tn", "torch-matmul"]
-CLASSES = ["small", "skinny", "medium", "large"]
+CLASSES = analysis.CLASSES
 PEAK_FLOPS, PEAK_BYTES = 800e12, 3.0e12  # H100 SXM dense fp16 roofline (src/core/roofline)
 
 
@@ -49,23 +53,14 @@ class ReportError(Exception):
     pass
 
 
-def shape_class(m, n, k):
-    f = 2.0 * m * n * k
-    if f < 1e9:
-        return "small"
-    if min(m, n) <= 256:
-        return "skinny"
-    return "large" if f >= 1e11 else "medium"
+shape_class = analysis.shape_class  # the rule of src/core/roofline.cpp, for rows without a class
+geomean = analysis.gmean  # of the positive finite values
+family = analysis.family  # cublas-nn -> cublas; None without a layout suffix
 
 
 def roofline_pct(m, n, k, us):
     t = max(2.0 * m * n * k / PEAK_FLOPS, 2.0 * (m * k + k * n + m * n) / PEAK_BYTES)
     return 100.0 * t / (us * 1e-6)
-
-
-def geomean(xs):
-    xs = [x for x in xs if x > 0 and math.isfinite(x)]
-    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
 
 # ---------------------------------------------------------------------------------------------- input
@@ -81,16 +76,10 @@ class DataSet:
 
 
 def expand(arg):
-    files = []
-    for part in arg.split(","):
-        part = part.strip()
-        if not part:
-            continue
-        hits = sorted(glob.glob(part)) if any(c in part for c in "*?[") else [part]
-        if not hits:
-            raise ReportError(f"no file matches '{part}'")
-        files += hits
-    return files
+    try:
+        return analysis.expand(arg)
+    except ValueError as e:
+        raise ReportError(str(e))
 
 
 def read_csvs(arg):
@@ -151,17 +140,10 @@ def read_store(path):
     ds = DataSet(path)
     ds.files.append(path)
     try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        rows = db.execute(
-            "SELECT gpu, dtype, layout, m, n, k, mode, timer, median_us, baseline_json FROM measurements "
-            "WHERE status = 'ok' AND median_us IS NOT NULL").fetchall()
+        rows = analysis.store_measurements(path)
     except sqlite3.Error as e:
         raise ReportError(f"{path}: not a cudal2 store ({e})")
-    best = {}
-    for gpu, dtype, layout, m, n, k, mode, timer, us, bj in rows:
-        key = (gpu, dtype, layout, m, n, k, mode, timer)
-        if key not in best or us < best[key][0]:
-            best[key] = (us, bj)
+    best = analysis.best_store_measurements(rows)
     gpus = sorted({k[0] for k in best})
     ds.meta.append(f"# store {path}: {len(rows)} ok measurements, GPU(s): {', '.join(gpus) or 'none'}")
     if len(gpus) > 1:
@@ -184,10 +166,6 @@ def read_store(path):
 # ---------------------------------------------------------------------------------------------- model
 
 
-def family(method):
-    return method[:-3] if method[-3:] in ("-nn", "-tn") else None
-
-
 def build_table(ds, timer, accum):
     """{(mode, (m,n,k)): {method: us}} with best-of-layout families added; classes per shape."""
     t = defaultdict(dict)
@@ -200,14 +178,7 @@ def build_table(ds, timer, accum):
         d = t[key]
         d[r["method"]] = min(d.get(r["method"], float("inf")), r["us"])
     for d in t.values():
-        fams = defaultdict(list)
-        for meth, us in list(d.items()):
-            f = family(meth)
-            if f:
-                fams[f].append(us)
-        for f, v in fams.items():
-            if len(v) == 2 and f not in d:
-                d[f] = min(v)
+        analysis.add_best_of_layouts(d)
     return t, cls
 
 

@@ -1,0 +1,157 @@
+"""The analysis shared by `cudal2 report` (python/cudal2/report.py) and the bench/*.py summaries:
+reading `cudal2 bench`/`eval`/`tune` CSVs and results stores, geometric means, best-of-layouts,
+paired ratios and the shape class. Standard library only (no torch, numpy or pandas), so the bench
+scripts load it straight from the source tree (bench/_analysis.py) without installing the package.
+
+Every ratio the callers form is between two methods of the same run (same process, same inputs,
+interleaved); nothing here divides times from two runs.
+"""
+import csv
+import glob
+import gzip
+import math
+import sqlite3
+from collections import defaultdict
+
+__all__ = ["CLASSES", "shape_class", "row_class", "load", "expand", "load_many", "gmean", "family",
+           "best_of_layouts", "add_best_of_layouts", "times", "paired_ratios", "store_measurements",
+           "best_store_measurements"]
+
+CLASSES = ["small", "skinny", "medium", "large"]
+
+
+# ---------------------------------------------------------------------------------------------- classes
+
+
+def shape_class(m, n, k):
+    """The class of an M x N x K shape, the rule of src/core/roofline.cpp (classify), which writes the
+    bench CSV's `class` column: small below 1 GFLOP, else skinny where min(M, N) <= 256, else large
+    from 100 GFLOP, else medium."""
+    f = 2.0 * m * n * k
+    if f < 1e9:
+        return "small"
+    if min(m, n) <= 256:
+        return "skinny"
+    return "large" if f >= 1e11 else "medium"
+
+
+def row_class(r):
+    """A CSV row's shape class: its `class` column (written by the C++), else the same rule here."""
+    return r.get("class") or shape_class(int(r["m"]), int(r["n"]), int(r["k"]))
+
+
+# ---------------------------------------------------------------------------------------------- input
+
+
+def load(path):
+    """The rows (dicts) of a `cudal2 bench`/`eval`/`tune` CSV (.csv or .csv.gz), its '#' lines skipped."""
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt") as f:
+        return list(csv.DictReader(line for line in f if not line.startswith("#")))
+
+
+def expand(spec):
+    """The files of a comma-separated list of paths and globs (each glob sorted); ValueError where a
+    glob matches nothing."""
+    files = []
+    for part in spec.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        hits = sorted(glob.glob(part)) if any(c in part for c in "*?[") else [part]
+        if not hits:
+            raise ValueError(f"no file matches '{part}'")
+        files += hits
+    return files
+
+
+def load_many(*specs):
+    """The rows of several CSVs concatenated, in order: each spec a path, a glob or a comma list."""
+    rows = []
+    for spec in specs:
+        for path in expand(str(spec)):
+            rows += load(path)
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------- statistics
+
+
+def gmean(xs):
+    """Geometric mean of the positive finite values (None, "", zeros, negatives, inf and nan are
+    left out, e.g. a failed measurement); nan when none is left."""
+    xs = [x for x in xs if x and x > 0 and math.isfinite(x)]
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def family(method):
+    """The method without its layout suffix (`cublas-nn` -> `cublas`); None for a method that has none."""
+    return method[:-3] if method[-3:] in ("-nn", "-tn") else None
+
+
+def best_of_layouts(times_by_method, fam):
+    """min over `fam-nn` and `fam-tn` of a {method: time} dict, over the layouts measured; None if neither."""
+    ts = [times_by_method[m] for m in (fam + "-nn", fam + "-tn") if m in times_by_method]
+    return min(ts) if ts else None
+
+
+def add_best_of_layouts(times_by_method):
+    """Adds, in place, a `fam` entry = min(fam-nn, fam-tn) for each family measured in both layouts
+    (a fair baseline takes its better layout); an existing `fam` entry is kept."""
+    fams = defaultdict(list)
+    for meth, us in list(times_by_method.items()):
+        f = family(meth)
+        if f:
+            fams[f].append(us)
+    for f, v in fams.items():
+        if len(v) == 2 and f not in times_by_method:
+            times_by_method[f] = min(v)
+    return times_by_method
+
+
+def times(rows, mode="offline", timer="graph"):
+    """{(m, n, k): {method: median_us}} of the ok rows of one mode and timer."""
+    t = defaultdict(dict)
+    for r in rows:
+        if r["mode"] == mode and r["timer"] == timer and r["status"] == "ok" and r["median_us"]:
+            t[(int(r["m"]), int(r["n"]), int(r["k"]))][r["method"]] = float(r["median_us"])
+    return t
+
+
+def paired_ratios(rows):
+    """{(m, n, k, class, mode, timer): {method: paired_ratio}} from the CSV's `paired_ratio` column
+    (bench writes it where a run has a reference method: the median over rounds of the reference's
+    time / the method's time in the same round, docs/measuring.md); ok rows with a value only."""
+    out = {}
+    for r in rows:
+        if r["status"] != "ok" or not r["median_us"] or not r.get("paired_ratio"):
+            continue
+        key = (int(r["m"]), int(r["n"]), int(r["k"]), row_class(r), r["mode"], r["timer"])
+        out.setdefault(key, {})[r["method"]] = float(r["paired_ratio"])
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- stores
+
+
+def store_measurements(path):
+    """The ok measurements of a results store (SQLite, read only) as tuples (gpu, dtype, layout, m, n,
+    k, mode, timer, median_us, baseline_json); sqlite3.Error where it is not a cudal2 store."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return db.execute(
+            "SELECT gpu, dtype, layout, m, n, k, mode, timer, median_us, baseline_json FROM measurements "
+            "WHERE status = 'ok' AND median_us IS NOT NULL").fetchall()
+    finally:
+        db.close()
+
+
+def best_store_measurements(rows):
+    """{(gpu, dtype, layout, m, n, k, mode, timer): (median_us, baseline_json)} of the fastest of
+    store_measurements' rows per key (the first of equal times)."""
+    best = {}
+    for gpu, dtype, layout, m, n, k, mode, timer, us, bj in rows:
+        key = (gpu, dtype, layout, m, n, k, mode, timer)
+        if key not in best or us < best[key][0]:
+            best[key] = (us, bj)
+    return best

@@ -11,7 +11,9 @@ Llama/Mistral/Qwen feed-forward, nn.Linear without bias), fp16 on the GPU, under
 torch.inference_mode. Both variants share the weights and the input; each sample times one
 forward pass between CUDA events, the two variants interleaved; medians over --reps. Output:
 ratio t(nn.Linear) / t(cudal2) per batch and mode (> 1: cudal2 faster) and the largest relative
-difference of the outputs (must stay below 1e-2).
+difference of the outputs (must stay below 1e-2). With the C++ op, the same patched model is also
+timed through cudal2.Linear's Python forward (``py`` columns: what the layer cost before it called
+torch.ops.cudal2.linear), in the same interleaved rounds.
 """
 import argparse
 import copy
@@ -98,15 +100,35 @@ def main():
             if not diff < 1e-2:
                 print(f"batch {m}: outputs differ by {diff:.3g}", file=sys.stderr)
                 return 1
-            eager = timed([lambda: ref(x), lambda: ours(x)], a.reps)
-            graph = timed([graphed(lambda: ref(x)), graphed(lambda: ours(x))], a.reps)
-            for mode, (tr, to) in (("eager", eager), ("graph", graph)):
-                rows.append(dict(batch=m, mode=mode, nn_linear_us=tr, cudal2_us=to, speedup=tr / to, rel_diff=diff))
-                print(f"batch {m:5d} {mode:5}  nn.Linear {tr:10.1f} us  cudal2 {to:10.1f} us  x{tr / to:.3f}",
+            fast = getattr(cudal2.nn, "_linear", None)
+
+            def ours_py():
+                cudal2.nn._linear = None  # cudal2.Linear's Python forward
+                try:
+                    return ours(x)
+                finally:
+                    cudal2.nn._linear = fast
+
+            fns = [lambda: ref(x), lambda: ours(x)] + ([ours_py] if fast is not None else [])
+            eager = timed(fns, a.reps)
+            graph = timed([graphed(f) for f in fns], a.reps)
+            for mode, ts in (("eager", eager), ("graph", graph)):
+                tr, to = ts[0], ts[1]
+                row = dict(batch=m, mode=mode, nn_linear_us=tr, cudal2_us=to, speedup=tr / to, rel_diff=diff)
+                extra = ""
+                if len(ts) > 2:
+                    row.update(cudal2_py_us=ts[2], speedup_py=tr / ts[2])
+                    extra = f"  (Python forward {ts[2]:10.1f} us  x{tr / ts[2]:.3f})"
+                rows.append(row)
+                print(f"batch {m:5d} {mode:5}  nn.Linear {tr:10.1f} us  cudal2 {to:10.1f} us  x{tr / to:.3f}{extra}",
                       flush=True)
     for mode in ("eager", "graph"):
         sp = [r["speedup"] for r in rows if r["mode"] == mode]
-        print(f"geomean {mode}: {math.exp(sum(map(math.log, sp)) / len(sp)):.3f}")
+        line = f"geomean {mode}: {math.exp(sum(map(math.log, sp)) / len(sp)):.3f}"
+        py = [r["speedup_py"] for r in rows if r["mode"] == mode and "speedup_py" in r]
+        if py:
+            line += f"  (Python forward {math.exp(sum(map(math.log, py)) / len(py)):.3f})"
+        print(line)
     if a.csv:
         with open(a.csv, "w", newline="") as f:
             f.write(f"# python3 bench/torch_model_forward.py {' '.join(sys.argv[1:])}\n# gpu={dev} torch={torch.__version__}\n")

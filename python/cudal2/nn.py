@@ -7,7 +7,11 @@ the compiled op is installed, but the layer is meant for inference (the backward
 """
 import torch
 
+from . import BACKEND as _BACKEND
 from . import mm as _mm  # the package defines mm before importing this module
+
+# torch.ops.cudal2.linear where the C++ op is loaded (it registers it), else the Python forward.
+_linear = torch.ops.cudal2.linear.default if _BACKEND == "c++" else None
 
 
 class Linear(torch.nn.Linear):
@@ -15,6 +19,16 @@ class Linear(torch.nn.Linear):
     tensors, and nn.Linear's own forward otherwise (other dtypes, CPU)."""
 
     def forward(self, x):
+        if _linear is not None:
+            # The C++ op: the checks, the flattening and the fallback to nn.Linear's product in
+            # one dispatcher call (csrc/op.cpp).
+            b = self.bias
+            if b is None:
+                return _linear(x, self.weight)
+            if x.dtype != torch.float16 or not x.is_cuda:
+                return torch.nn.functional.linear(x, self.weight, b)
+            y = _linear(x, self.weight)
+            return y.add_(b) if not torch.is_grad_enabled() else y + b
         w = self.weight
         if x.dtype != torch.float16 or w.dtype != torch.float16 or not x.is_cuda or not w.is_cuda:
             return super().forward(x)

@@ -183,3 +183,17 @@ def test_patch_replaces_linear_layers():
                                      model[2][0].weight)
     assert torch.allclose(model(x), ref)
     assert type(cudal2.patch(torch.nn.Linear(2, 3))) is cudal2.Linear
+
+
+def test_linear_op_is_nn_linears_product_off_cuda():
+    # torch.ops.cudal2.linear (what cudal2.Linear calls): anything but an fp16 CUDA pair is
+    # at::linear's product, bit for bit, with autograd.
+    if cudal2.BACKEND != "c++":
+        pytest.skip("the op is registered by the C++ extension")
+    torch.manual_seed(0)
+    x = torch.randn(3, 5, 8, requires_grad=True)
+    w = torch.randn(4, 8, requires_grad=True)
+    y = torch.ops.cudal2.linear(x, w)
+    assert torch.equal(y, torch.nn.functional.linear(x, w))
+    y.sum().backward()
+    assert x.grad.shape == x.shape and w.grad.shape == w.shape

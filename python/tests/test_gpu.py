@@ -195,6 +195,23 @@ def test_linear_and_patch_match_nn_linear():
     assert ((out.float() - ref.float()).norm() / ref.float().norm()).item() < 2e-3
 
 
+def test_linear_op_matches_functional_linear_with_gradients():
+    if cudal2.BACKEND != "c++":
+        pytest.skip("the op is registered by the C++ extension")
+    torch.manual_seed(0)
+    x = torch.randn(2, 7, 256, device="cuda").to(F16).requires_grad_()
+    w = (torch.randn(384, 256, device="cuda") / 16).to(F16).requires_grad_()
+    y = torch.ops.cudal2.linear(x, w)
+    ref = torch.nn.functional.linear(x.detach().float(), w.detach().float())
+    assert y.shape == (2, 7, 384) and y.dtype == F16
+    assert ((y.float() - ref).norm() / ref.norm()).item() < 2e-3
+    y.float().sum().backward()
+    torch.cuda.synchronize()
+    assert x.grad.shape == x.shape and w.grad.shape == w.shape
+    gw = torch.ones(2 * 7, 384, device="cuda").t() @ x.detach().float().reshape(-1, 256)
+    assert ((w.grad.float() - gw).norm() / gw.norm()).item() < 2e-3
+
+
 def test_eager_host_time_not_above_torch_matmul():
     # The measurement is bench/torch_op_vs_matmul.py; this guards against a gross regression only.
     if cudal2.BACKEND != "c++":

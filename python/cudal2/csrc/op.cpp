@@ -187,6 +187,24 @@ at::Tensor mm_autograd(const at::Tensor& a, const at::Tensor& b, c10::string_vie
   return MmFunction::apply(a, b, std::string(accum));
 }
 
+// nn.Linear's product y = x W^T for cudal2.Linear in one dispatcher call: x flattened to
+// (M, K) over its leading dimensions, times W.t() (layout TN, what the runtime's tables hold).
+// Everything that is not an fp16 CUDA pair goes to at::linear, as nn.Linear would. Composite
+// (CompositeImplicitAutograd): autograd and tracing see the reshapes and cudal2::mm it is made of.
+// One op instead of the half-dozen Python-level tensor calls of a Python forward: the host time
+// of a layer is what decides small batches in eager mode.
+at::Tensor linear(const at::Tensor& x, const at::Tensor& w) {
+  if (x.scalar_type() != at::kHalf || w.scalar_type() != at::kHalf || !x.is_cuda() || !w.is_cuda() || x.dim() < 1 ||
+      w.dim() != 2)
+    return at::linear(x, w);
+  const int64_t k = x.size(-1);
+  const at::Tensor y = mm_op().call(x.dim() == 2 ? x : x.reshape({-1, k}), w.t(), "f32");
+  if (x.dim() == 2) return y;
+  std::vector<int64_t> sizes(x.sizes().begin(), x.sizes().end());
+  sizes.back() = w.size(0);
+  return y.view(sizes);
+}
+
 // Configuration ops (Python calls them once): not for users.
 void set_runtime_op(c10::string_view path) { set_runtime(std::string(path)); }
 int64_t handle_op(int64_t device) { return static_cast<int64_t>(reinterpret_cast<uintptr_t>(handle(int(device)))); }
@@ -195,6 +213,7 @@ int64_t handle_op(int64_t device) { return static_cast<int64_t>(reinterpret_cast
 
 TORCH_LIBRARY(cudal2, m) {
   m.def("mm(Tensor a, Tensor b, str accum='f32') -> Tensor");
+  m.def("linear(Tensor x, Tensor w) -> Tensor");
   m.def("_set_runtime(str path) -> ()", &set_runtime_op);
   m.def("_handle(int device) -> int", &handle_op);
 }
@@ -202,3 +221,4 @@ TORCH_LIBRARY(cudal2, m) {
 TORCH_LIBRARY_IMPL(cudal2, CUDA, m) { m.impl("mm", &mm_cuda); }
 TORCH_LIBRARY_IMPL(cudal2, CPU, m) { m.impl("mm", &mm_cpu); }
 TORCH_LIBRARY_IMPL(cudal2, Autograd, m) { m.impl("mm", &mm_autograd); }
+TORCH_LIBRARY_IMPL(cudal2, CompositeImplicitAutograd, m) { m.impl("linear", &linear); }

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "cli/command.hpp"
+#include "cli/shape_args.hpp"
 #include "core/input_file.hpp"
 #include "core/roofline.hpp"
 #include "search/rl_policy.hpp"
@@ -34,15 +35,6 @@ struct SuggestArgs {
   int top = 1;
   bool json = false;
 };
-
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
 
 // --candidates FILE: lines "M,N,K<TAB>layout<TAB>spec text" ('#' comments): the specs each problem
 // may be given, for families whose space is per shape and needs a GPU to list (cublaslt: cuBLASLt's
@@ -129,7 +121,7 @@ int run(const SuggestArgs& a_in) {
       std::printf("zero-shot rule: %s\n", policy.zero_shot_rule().c_str());
     return 0;
   }
-  auto families = a.families.empty() ? policy.families_seen() : split(a.families);
+  auto families = a.families.empty() ? policy.families_seen() : split_list(a.families);
   if (families.empty())
     throw InputError(fmt::format("policy file '{}' has no measurements: pass --families", a.policy));
   // cublaslt's space is cuBLASLt's answer on a GPU for one shape: not a zero-shot choice.

@@ -184,12 +184,10 @@ void run_chain(const Artifact& art, const KernelSpec& spec, const Chain& ch, int
               static_cast<long>(kn), static_cast<long>(kn), graph ? "graph" : "eager", links, bad_links);
 }
 
-TEST(LatGpu, PdlChainsNeverRace) {
-  const std::vector<std::string> texts{"lat tn f32 tile=32x32x64 warps=1x1 kwarps=4 | splits=1",
-                                       "lat tn f32 tile=32x32x64 warps=1x1 kwarps=2 | splits=8",
-                                       "lat nn f32 tile=16x16x64 warps=1x1 kwarps=8 | splits=16",
-                                       "lat nn f16 tile=64x32x32 warps=2x1 kwarps=2 | splits=3",
-                                       "lat tn f32 tile=16x16x64 warps=1x1 kwarps=2 stages=4 | splits=2"};
+// Compiles the specs and runs chains of `links` calls of each on every (m, kn) size, eagerly and
+// from a CUDA graph.
+void run_chains(const std::vector<std::string>& texts, const std::vector<std::pair<int64_t, int64_t>>& sizes,
+                int links) {
   std::vector<KernelSpec> specs;
   std::vector<std::string> sources;
   for (const auto& t : texts) {
@@ -197,35 +195,31 @@ TEST(LatGpu, PdlChainsNeverRace) {
     sources.push_back(generate_source(specs.back()));
   }
   const auto built = Compiler().compile_all(sources);
-  // Odd sizes: ragged tiles, unaligned rows (the checked path) and aligned ones.
-  const std::vector<std::pair<int64_t, int64_t>> sizes{{77, 136}, {5, 1000}, {64, 1024}, {33, 72}};
   for (size_t i = 0; i < specs.size(); ++i) {
     ASSERT_TRUE(built[i].ok()) << texts[i] << "\n" << built[i].log;
     const Artifact art(built[i].artifact);
     for (const auto& [m, kn] : sizes)
-      for (bool graph : {false, true}) run_chain(art, specs[i], {m, kn, specs[i].layout}, 40, graph, int(i * 7 + m));
+      for (bool graph : {false, true})
+        run_chain(art, specs[i], {m, kn, specs[i].layout}, links, graph, static_cast<int>(i * 7 + m));
   }
+}
+
+TEST(LatGpu, PdlChainsNeverRace) {
+  // Odd sizes: ragged tiles, unaligned rows (the checked path) and aligned ones.
+  run_chains({"lat tn f32 tile=32x32x64 warps=1x1 kwarps=4 | splits=1",
+              "lat tn f32 tile=32x32x64 warps=1x1 kwarps=2 | splits=8",
+              "lat nn f32 tile=16x16x64 warps=1x1 kwarps=8 | splits=16",
+              "lat nn f16 tile=64x32x32 warps=2x1 kwarps=2 | splits=3",
+              "lat tn f32 tile=16x16x64 warps=1x1 kwarps=2 stages=4 | splits=2"},
+             {{77, 136}, {5, 1000}, {64, 1024}, {33, 72}}, 40);
 }
 
 // The same with groups of clusters: K long enough for 32 and 64 splits, and the arrival counters
 // reused by every link (a counter left non-zero by one call leaves the next call's tile unwritten).
 TEST(LatGpu, PdlChainsNeverRaceGroupedSplits) {
-  const std::vector<std::string> texts{"lat tn f32 tile=32x32x64 warps=1x1 kwarps=4 | splits=32",
-                                       "lat nn f32 tile=16x16x32 warps=1x1 kwarps=2 | splits=64"};
-  std::vector<KernelSpec> specs;
-  std::vector<std::string> sources;
-  for (const auto& t : texts) {
-    specs.push_back(parse_spec(t));
-    sources.push_back(generate_source(specs.back()));
-  }
-  const auto built = Compiler().compile_all(sources);
-  const std::vector<std::pair<int64_t, int64_t>> sizes{{5, 2048}, {17, 2056}};
-  for (size_t i = 0; i < specs.size(); ++i) {
-    ASSERT_TRUE(built[i].ok()) << texts[i] << "\n" << built[i].log;
-    const Artifact art(built[i].artifact);
-    for (const auto& [m, kn] : sizes)
-      for (bool graph : {false, true}) run_chain(art, specs[i], {m, kn, specs[i].layout}, 12, graph, int(i * 5 + m));
-  }
+  run_chains({"lat tn f32 tile=32x32x64 warps=1x1 kwarps=4 | splits=32",
+              "lat nn f32 tile=16x16x32 warps=1x1 kwarps=2 | splits=64"},
+             {{5, 2048}, {17, 2056}}, 12);
 }
 
 }  // namespace

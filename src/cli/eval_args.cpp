@@ -48,8 +48,10 @@ void EvalArgs::finish(const std::string& command_line) {
                          .verify_budget = ev.verify_budget,
                          .timeout_s = ev.timeout_s,
                          .batch = ev.batch});
-  if (!(ev.attribution.canary_seconds >= 0.1 && ev.attribution.canary_seconds <= 60))
-    throw InputError(fmt::format("--canary-seconds {} is not in 0.1..60", ev.attribution.canary_seconds));
+  if (!(ev.attribution.canary_seconds >= attribution::kMinCanarySeconds &&
+        ev.attribution.canary_seconds <= attribution::kMaxCanarySeconds))
+    throw InputError(fmt::format("--canary-seconds {} is not in {}..{}", ev.attribution.canary_seconds,
+                                 attribution::kMinCanarySeconds, attribution::kMaxCanarySeconds));
   if (ev.attribution.max_attempts < 1 || ev.attribution.max_attempts > 20)
     throw InputError(fmt::format("--attempts {} is not in 1..20", ev.attribution.max_attempts));
   ev.shapes = shapes.resolve();

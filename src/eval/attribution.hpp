@@ -28,13 +28,15 @@
 
 namespace cudal2::attribution {
 
+inline constexpr double kMinCanarySeconds = 0.1, kMaxCanarySeconds = 30;
+
 struct Options {
   int max_attempts = 5;          // runs of the candidate in all, the first included (>= 1)
   double first_backoff_s = 0.5;  // wait after the first disturbed canary; doubled after each
   double max_backoff_s = 4;      // no wait longer than this
   // How long the canary keeps the GPU busy with checked GEMMs (the caller's canary reads it): a
   // neighbour that disturbs the GPU now and then is caught when it acts within the window.
-  double canary_seconds = 2;
+  double canary_seconds = 2;  // kMinCanarySeconds..kMaxCanarySeconds
 };
 
 // What one run of the candidate came to, as far as attribution is concerned.

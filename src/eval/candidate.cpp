@@ -279,6 +279,7 @@ struct CandidateRun {
   std::shared_ptr<const JobRun> job;
   std::string name;       // its method name in that job
   bool has_rows = false;  // the job's answer holds results for it
+  std::string failure;    // with rows and a failure: "shape: reason" of its first failed shape
 };
 
 class Evaluator {
@@ -343,7 +344,7 @@ class Evaluator {
     }
     const CandidateRun& r = runs.at(static_cast<size_t>(a.trial));
     if (r.has_rows) {
-      record_results(p, r.name, *r.job->answer, co, shapes, a.note);
+      record_results(p, r, co, a.note);
     } else {
       co.status = r.trial.outcome;
       co.detail = a.note.empty() ? r.trial.detail : fmt::format("{} [{}]", r.trial.detail, a.note);
@@ -403,6 +404,7 @@ class Evaluator {
         if (kind.failed() && !t.outcome.failed()) {
           t.outcome = kind;
           t.detail = fmt::format("{}: {}: {}", sh.shape.str(), to_string(kind), m.reason);
+          run.failure = fmt::format("{}: {}", sh.shape.str(), m.reason);
         }
         ok_shapes += kind == Status::Ok;
         unsupported += kind == Status::Unsupported;
@@ -424,7 +426,8 @@ class Evaluator {
   attribution::Health run_canary_process() const {
     sandbox::Worker w = make_worker(req_);
     protocol::CanaryJob job;
-    job.seconds = std::clamp(req_.attribution.canary_seconds, 0.1, 30.0);
+    job.seconds =
+        std::clamp(req_.attribution.canary_seconds, attribution::kMinCanarySeconds, attribution::kMaxCanarySeconds);
     const auto r = w.call(to_json(job), std::chrono::seconds(60));
     if (!r.ok()) return {false, "the canary's worker " + describe_failure(r, "")};
     try {
@@ -505,13 +508,13 @@ class Evaluator {
     }
   }
 
-  // note: "" when the run's verdict stood without question; else what attribution found (kept
-  // with every row: a transient fault before an ok row, a reproduced one before a failed row).
-  void record_results(const Pending& p, const std::string& name, const protocol::JobAnswer& answer,
-                      CandidateOutcome& co, const std::vector<Shape>& shapes, const std::string& note = "") {
-    int ok_shapes = 0, unsupported = 0, seen = 0;
-    std::optional<Outcome> worst;
-    std::string worst_detail;
+  // Records the rows of run (one with rows: run_of found it in its job's answer); its outcome is
+  // the candidate's. note: "" when the run's verdict stood without question; else what attribution
+  // found (kept with every row: a transient fault before an ok row, a reproduced one before a
+  // failed row).
+  void record_results(const Pending& p, const CandidateRun& run, CandidateOutcome& co, const std::string& note) {
+    const std::string& name = run.name;
+    const protocol::JobAnswer& answer = *run.job->answer;
     for (const auto& sh : answer.shapes) {
       nlohmann::json baselines = nlohmann::json::object();
       std::map<std::pair<Mode, TimerKind>, double> best_baseline;  // (mode, timer) -> us
@@ -531,18 +534,11 @@ class Evaluator {
         }
       }
       if (!cand) continue;
-      ++seen;
       const Shape& s = sh.shape;
       if (const auto b = best_baseline.find({Mode::Offline, TimerKind::Graph}); b != best_baseline.end())
         co.baseline_us[s.str()] = b->second;
       // ok, unsupported, or the failure kind of what failed (a failed check: its kind; an error: error).
       const Outcome kind = cand->status == Status::Failed ? Outcome(cand->failure) : Outcome(cand->status);
-      if (kind == Status::Ok) ++ok_shapes;
-      if (kind == Status::Unsupported) ++unsupported;
-      if (kind.failed() && !worst) {
-        worst = kind;
-        worst_detail = fmt::format("{}: {}", s.str(), cand->reason);
-      }
       for (auto mode : req_.modes)
         for (auto t : kTimers) {
           const auto mit = cand->timing.find(mode);
@@ -573,17 +569,8 @@ class Evaluator {
           sink_.measurement(mr);
         }
     }
-    if (seen == 0) {  // the worker's answer does not mention this candidate at all (run_of saw to it)
-      co.status = FailureKind::ProtocolError;
-      co.detail = "the worker's answer has no result for " + name;
-      record_failure(p, co.status, co.detail, co, shapes);
-      return;
-    }
-    co.status = worst         ? *worst
-                : ok_shapes   ? Outcome(Status::Ok)
-                : unsupported ? Outcome(Status::Unsupported)
-                              : Outcome(FailureKind::Error);
-    co.detail = worst_detail;
+    co.status = run.trial.outcome;  // run_of: the first failure over the shapes, else ok, else unsupported
+    co.detail = run.failure;
     if (!note.empty() && co.status.failed()) co.detail = fmt::format("{} [{}]", co.detail, note);
   }
 

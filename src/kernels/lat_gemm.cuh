@@ -267,8 +267,11 @@ struct Gemm {
   // GPU, so the reduction order (and the bits) are fixed.
   template <bool kAligned>
   static int group_cluster(int64_t ctas) {
-    static int active[kGroupCluster + 1] = {};  // clusters resident at once, by cluster size
-    static const bool asked = [] {
+    struct Residency {
+      int active[kGroupCluster + 1] = {};  // clusters resident at once, by cluster size
+    };
+    static const Residency r = [] {
+      Residency out;
       for (int c = 2; c <= kGroupCluster; c *= 2) {
         cudaLaunchConfig_t cfg{};
         cfg.gridDim = dim3(1, 1, unsigned(c));
@@ -278,21 +281,18 @@ struct Gemm {
         add_cluster_attribute(at, n_at, 1, 1, static_cast<unsigned>(c));
         cfg.attrs = at;
         cfg.numAttrs = n_at;
-        int n = 0;
-        if (cudaOccupancyMaxActiveClusters(&n, lat_gemm_kernel<Cfg, kAligned>, &cfg) != cudaSuccess) {
+        if (cudaOccupancyMaxActiveClusters(&out.active[c], lat_gemm_kernel<Cfg, kAligned>, &cfg) != cudaSuccess) {
           cudaGetLastError();
-          n = 0;
+          out.active[c] = 0;
         }
-        active[c] = n;
       }
-      return true;
+      return out;
     }();
-    (void)asked;
     int best = kGroupCluster;
-    for (int c = kGroupCluster; c >= 2; c /= 2)
-      if (int64_t(active[c]) * c >= ctas) return c;
-    for (int c = kGroupCluster; c >= 2; c /= 2)
-      if (active[c] * c > active[best] * best) best = c;
+    for (int c = kGroupCluster; c >= 2; c /= 2) {
+      if (int64_t(r.active[c]) * c >= ctas) return c;
+      if (r.active[c] * c > r.active[best] * best) best = c;
+    }
     return best;
   }
 

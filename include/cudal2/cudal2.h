@@ -64,8 +64,9 @@ typedef struct cudal2_options {
   /* 0: ignore the table, every call goes to cuBLASLt (for comparisons). Default: 1. */
   int use_table;
   /* 1: the first call for an off-table shape that is not being captured into a graph times
-   * cuBLASLt's top heuristic candidates (up to 16) on its own operands, as cuBLASLt auto-tuning
-   * does, synchronizes its stream, and keeps the fastest for every later call of that shape.
+   * cuBLASLt's top heuristic candidates (up to 100) on its own operands, each as a CUDA graph of
+   * back-to-back calls, as cuBLASLt auto-tuning does, waits for them, and keeps the fastest for
+   * every later call of that shape.
    * 0: off-table shapes take the heuristic's top-1, no timing, no synchronization. Default
    * (options NULL): 0, or 1 where the environment has CUDAL2_TUNE_UNSEEN=1. */
   int tune_unseen;

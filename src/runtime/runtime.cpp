@@ -30,6 +30,7 @@
 #include "cublaslt_plan.h"
 #include "mma_plan.h"
 #include "runtime/bucket.hpp"
+#include "runtime/lt_autotune.hpp"
 #include "runtime/select.hpp"
 #include "runtime/table.hpp"
 #include "wgmma_plan.h"
@@ -225,8 +226,8 @@ struct cudal2_context {
 
 namespace {
 
-// Descriptors and cuBLASLt's heuristic top-1 for an off-table shape; with cands, also its top 16
-// (for tune_lt), from the same heuristic call.
+// Descriptors and cuBLASLt's heuristic top-1 for an off-table shape; with cands, also its top
+// kTuneCandidates (for tune_lt), from the same heuristic call.
 cudal2_status_t build_lt(cudal2_context* h, int layout, int accum, int64_t m, int64_t n, int64_t k, size_t ws_avail,
                          LtPlan& p, std::vector<cublasLtMatmulHeuristicResult_t>* cands = nullptr) {
   auto ck = [&](cublasStatus_t st, const char* what) {
@@ -235,7 +236,7 @@ cudal2_status_t build_lt(cudal2_context* h, int layout, int accum, int64_t m, in
   };
   if (!cudal2_lt::make_problem(m, n, k, layout == CUDAL2_LAYOUT_TN, accum == CUDAL2_ACCUM_F16, p.pr))
     return ck(p.pr.status, p.pr.failed);
-  std::vector<cublasLtMatmulHeuristicResult_t> r(cands ? 16 : 1);
+  std::vector<cublasLtMatmulHeuristicResult_t> r(cands ? cudal2::rt::kTuneCandidates : 1);
   int returned = 0;
   if (auto s = ck(cudal2_lt::heuristic(h->lt, p.pr, ws_avail, static_cast<int>(r.size()), r.data(), &returned),
                   "cublasLtMatmulAlgoGetHeuristic"))
@@ -258,49 +259,23 @@ struct TuneOn {
   cudaStream_t stream;
 };
 
-// tune_unseen: cuBLASLt auto-tuning for one off-table shape, done once: the heuristic's top
-// candidates (up to 16 within the workspace) each timed over 3 rounds of 5 back-to-back calls on
-// the caller's operands and stream (device events), the fastest median kept in p. A candidate that
-// fails is skipped; if none runs, p keeps the heuristic's top-1.
+// tune_unseen: cuBLASLt auto-tuning for one off-table shape, done once, on the caller's operands
+// (runtime/lt_autotune.hpp: the heuristic's candidates ranked by graph-replay time, as the judge's
+// auto-tuning baseline ranks them); the fastest is kept in p. If none runs, p keeps the
+// heuristic's top-1.
 void tune_lt(cudal2_context* h, int accum, LtPlan& p, size_t ws_avail, const TuneOn& on,
              const std::vector<cublasLtMatmulHeuristicResult_t>& r) {
-  const int returned = static_cast<int>(r.size());
-  if (returned < 2) return;
-  cudaEvent_t e0, e1;
-  if (cudaEventCreate(&e0) != cudaSuccess) return;
-  if (cudaEventCreate(&e1) != cudaSuccess) {
-    cudaEventDestroy(e0);
-    return;
-  }
+  if (r.size() < 2) return;
   void* w = static_cast<char*>(on.ws) + kZone;
-  auto call = [&](const cublasLtMatmulAlgo_t& algo) {
-    return cudal2_lt::matmul(h->lt, p.pr, accum == CUDAL2_ACCUM_F16, &algo, on.A, on.B, on.C, w, ws_avail, on.stream);
-  };
-  std::vector<std::vector<float>> t(static_cast<size_t>(returned));
-  for (int round = 0; round < 3; ++round)
-    for (int i = 0; i < returned; ++i) {
-      if (r[i].state != CUBLAS_STATUS_SUCCESS || r[i].workspaceSize > ws_avail) continue;
-      if (round == 0 && call(r[i].algo) != CUBLAS_STATUS_SUCCESS) continue;  // warm-up
-      if (round > 0 && t[i].empty()) continue;                               // it failed before
-      bool ok = cudaEventRecord(e0, on.stream) == cudaSuccess;
-      for (int j = 0; j < 5 && ok; ++j) ok = call(r[i].algo) == CUBLAS_STATUS_SUCCESS;
-      float ms = 0;
-      ok = ok && cudaEventRecord(e1, on.stream) == cudaSuccess && cudaEventSynchronize(e1) == cudaSuccess &&
-           cudaEventElapsedTime(&ms, e0, e1) == cudaSuccess;
-      if (ok) t[i].push_back(ms);
-    }
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
-  int best = -1;
-  float best_ms = 0;
-  for (int i = 0; i < returned; ++i) {
-    if (t[i].size() < 3) continue;
-    std::sort(t[i].begin(), t[i].end());
-    if (best < 0 || t[i][1] < best_ms) best = i, best_ms = t[i][1];
-  }
+  const int best = cudal2::rt::fastest_lt_candidate(
+      r, ws_avail,
+      [&](const cublasLtMatmulAlgo_t& algo, cudaStream_t s) {
+        return cudal2_lt::matmul(h->lt, p.pr, accum == CUDAL2_ACCUM_F16, &algo, on.A, on.B, on.C, w, ws_avail, s);
+      },
+      on.stream);
   if (best < 0) return;
-  p.algo = r[best].algo;
-  p.ws = r[best].workspaceSize;
+  p.algo = r[static_cast<size_t>(best)].algo;
+  p.ws = r[static_cast<size_t>(best)].workspaceSize;
 }
 
 // The nearest table shape (same layout and accumulator) whose kernel beat cuBLASLt, with every

@@ -15,7 +15,7 @@ from collections import defaultdict
 
 __all__ = ["CLASSES", "shape_class", "row_class", "load", "expand", "load_many", "gmean", "family",
            "best_of_layouts", "add_best_of_layouts", "times", "paired_ratios", "store_measurements",
-           "best_store_measurements"]
+           "best_store_measurements", "compute_us", "memory_us", "roof_us", "write_rows"]
 
 CLASSES = ["small", "skinny", "medium", "large"]
 
@@ -72,6 +72,26 @@ def load_many(*specs):
         for path in expand(str(spec)):
             rows += load(path)
     return rows
+
+
+# ---------------------------------------------------------------------------------------------- roofline
+
+
+def compute_us(s):
+    """Microseconds of 2MNK for a shape (m, n, k) at the 800 TFLOP/s dense fp16 peak."""
+    m, n, k = s
+    return 2 * m * n * k / 800e12 * 1e6
+
+
+def memory_us(s):
+    """Microseconds of the compulsory traffic (A, B read once, C written once, fp16) at 3.0 TB/s."""
+    m, n, k = s
+    return 2 * (m * k + k * n + m * n) / 3.0e12 * 1e6
+
+
+def roof_us(s):
+    """The roofline's time for a shape (m, n, k): the slower of compute and memory."""
+    return max(compute_us(s), memory_us(s))
 
 
 # ---------------------------------------------------------------------------------------------- statistics
@@ -155,3 +175,15 @@ def best_store_measurements(rows):
         if key not in best or us < best[key][0]:
             best[key] = (us, bj)
     return best
+
+
+# ---------------------------------------------------------------------------------------------- output
+
+
+def write_rows(path, rows):
+    """Dicts with the same keys as a CSV, floats to 4 decimals."""
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: (f"{v:.4f}" if isinstance(v, float) else v) for k, v in r.items()})

@@ -213,7 +213,7 @@ def test_linear_op_matches_functional_linear_with_gradients():
 
 
 def test_eager_host_time_not_above_torch_matmul():
-    # The measurement is bench/torch_op_vs_matmul.py; this guards against a gross regression only.
+    # The measurement is bench/product/torch_op_vs_matmul.py; this guards against a gross regression only.
     if cudal2.BACKEND != "c++":
         pytest.skip("the Python op costs more host time by design")
     import time

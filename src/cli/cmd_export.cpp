@@ -23,9 +23,10 @@ Run add_export(CLI::App& app, const Context&) {
   cmd->add_option("--families", *families, "Keep only these kernel families (comma-separated)");
   cmd->add_option("--portfolio", opt->portfolio, "Ship at most N distinct kernels (0: every shape's best)")
       ->capture_default_str();
-  cmd->add_option("--confirmed", opt->confirmed,
-                  "Confirmation store (repeatable; bench/confirm_entries.sh): its shapes are chosen from its newest "
-                  "run only");
+  cmd->add_option(
+      "--confirmed", opt->confirmed,
+      "Confirmation store (repeatable; bench/runtime/confirm_entries.sh): its shapes are chosen from its newest "
+      "run only");
   cmd->add_option("--compiled-margin", opt->compiled_margin,
                   "A compiled kernel displaces a cuBLASLt configuration or the fallback only when faster by this "
                   "fraction (measured: winners by less ran slower in the runtime)")

@@ -28,8 +28,8 @@
 
 #include "cli/command.hpp"
 #include "cli/exit_with.hpp"
+#include "cli/python_script.hpp"
 #include "core/atomic_file.hpp"
-#include "core/paths.hpp"
 #include "store/store.hpp"
 
 namespace fs = std::filesystem;
@@ -37,25 +37,6 @@ namespace fs = std::filesystem;
 namespace cudal2::cli {
 
 namespace {
-
-// The generator script: $CUDAL2_REPORT_SCRIPT, else share/cudal2/report.py of an installed tree
-// (core/paths.hpp), else python/cudal2/report.py in the source tree holding the executable
-// (build/cudal2 -> ../python/...), looked for up to three levels up.
-fs::path find_script() {
-  if (const char* env = std::getenv("CUDAL2_REPORT_SCRIPT"); env && *env) return env;
-  std::error_code ec;
-  if (const fs::path data = paths::data_dir(); !data.empty() && fs::is_regular_file(data / "report.py", ec))
-    return data / "report.py";
-  fs::path dir = fs::read_symlink("/proc/self/exe", ec).parent_path();
-  if (ec) return {};
-  for (int up = 0; up < 4 && !dir.empty(); ++up, dir = dir.parent_path()) {
-    std::error_code ec2;  // a missing file is not an error here
-    fs::path p = dir / "python" / "cudal2" / "report.py";
-    if (fs::is_regular_file(p, ec2)) return p;
-    if (dir == dir.parent_path()) break;
-  }
-  return {};
-}
 
 // $CUDAL2_PYTHON, else the project's venv next to python/ (where bootstrap installs matplotlib),
 // else python3 from PATH.
@@ -160,7 +141,7 @@ std::string error_line(const std::string& err) {
 }
 
 int run_report(const std::vector<std::string>& args) {
-  const fs::path script = find_script();
+  const fs::path script = find_python_script("report.py", "CUDAL2_REPORT_SCRIPT");
   if (script.empty())
     throw InputError(
         "report generator python/cudal2/report.py not found next to this executable (set "

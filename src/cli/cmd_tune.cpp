@@ -75,8 +75,8 @@ Run add_tune(CLI::App& cmd, const Context& ctx) {
   tune->add_option("--gpus", a->gpus,
                    "GPUs that measure: all, or device numbers such as 0,1 (one worker per GPU, one store and "
                    "policy; default: the first GPU)");
-  // Replay (bench/replay_worker.py, bench/results/h100/policy-replay/): a stand-in worker answers
-  // from recorded measurements, so tune runs on a machine without a GPU. Hidden: not for real runs.
+  // A stand-in worker (tests: a script answering jobs; --replay is the supported way to tune
+  // without a GPU). Hidden: not for real runs.
   tune->add_option("--worker", a->worker, "Worker executable speaking `cudal2 worker`'s protocol (default: this one)")
       ->group("");
   tune->add_flag("--no-gpu-check", a->no_gpu_check, "Do not require a local GPU (only with a --worker that needs none)")
@@ -112,8 +112,9 @@ Run add_tune(CLI::App& cmd, const Context& ctx) {
     to.final_reps = a->final_reps;
     to.final_baselines = split_list(a->final_baselines);
     to.gpus = a->gpus;
+    if (!a->worker.empty() && a->e.replaying()) throw InputError("--worker and --replay both name the worker");
     if (!a->worker.empty()) to.eval.worker_exe = a->worker;
-    to.check_gpu = !a->no_gpu_check;
+    to.check_gpu = !a->no_gpu_check && !a->e.replaying();
     const auto result = search::run_tune(to);
     search::print_tune_summary(result);
     if (a->final_top > 0) std::printf("final measurement written to %s\n", a->final_csv.c_str());

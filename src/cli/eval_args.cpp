@@ -5,19 +5,23 @@
 #include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 
+#include <cstdlib>
+#include <filesystem>
+
 #include "baselines/baselines.hpp"
 #include "cli/measure_options.hpp"
+#include "cli/python_script.hpp"
 #include "search/tune.hpp"
 
 namespace cudal2::cli {
 
 void EvalArgs::add(CLI::App* c) {
   shapes.add(c);
-  c->add_option("--mode", mode, "offline, server or both")->capture_default_str();
+  mode_opt_ = c->add_option("--mode", mode, "offline, server or both")->capture_default_str();
   c->add_option("--reps", ev.reps, "Samples per timer")->capture_default_str();
   c->add_option("--qps", ev.qps, "Server mode: mean request rate; idle gaps ~ Exp(qps)")->capture_default_str();
-  c->add_option("--timers", timers, "Timers to run: graph, eager, host, chain (comma-separated)")
-      ->capture_default_str();
+  timers_opt_ = c->add_option("--timers", timers, "Timers to run: graph, eager, host, chain (comma-separated)")
+                    ->capture_default_str();
   c->add_option("--db", db_path, "SQLite results store")->capture_default_str();
   c->add_option("--timeout", ev.timeout_s, "Seconds per candidate before its worker is killed")->capture_default_str();
   c->add_option("--batch", ev.batch, "Candidates per worker job (a failed job is retried one by one)")
@@ -40,9 +44,33 @@ void EvalArgs::add(CLI::App* c) {
       "--back-to-back", [this] { ev.interleave = false; },
       "Offline graph and eager batches back to back on one set of inputs instead of chained (measurement of "
       "what chains cost only: a candidate that reuses earlier results can game it; docs/threat-model.md)");
+  c->add_option("--replay", replay,
+                "Answer from the measurements recorded in STORE instead of a GPU (offline, graph timer; no GPU "
+                "needed): a campaign replayed, e.g. to compare search policies (docs/tuning.md)");
+}
+
+// The replay worker answers a job from the store's rows: offline graph-timer medians, nothing else
+// was recorded. It reads the store named by CUDAL2_REPLAY_DB, which it inherits from this process.
+void EvalArgs::finish_replay() {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(replay, ec))
+    throw InputError(fmt::format("--replay: no such store '{}'", replay));
+  if (mode_opt_->count() > 0 && mode != "offline")
+    throw InputError(fmt::format("--replay answers mode offline only (got --mode {})", mode));
+  if (timers_opt_->count() > 0 && timers != "graph")
+    throw InputError(fmt::format("--replay answers the graph timer only (got --timers {})", timers));
+  mode = "offline", timers = "graph";
+  const auto worker = find_python_script("replay_worker.py", "CUDAL2_REPLAY_WORKER");
+  if (worker.empty())
+    throw InputError(
+        "--replay: the replay worker python/cudal2/replay_worker.py was not found next to this executable (set "
+        "CUDAL2_REPLAY_WORKER=/path/to/replay_worker.py)");
+  ev.worker_exe = worker.string();
+  ::setenv("CUDAL2_REPLAY_DB", std::filesystem::absolute(replay).c_str(), 1);
 }
 
 void EvalArgs::finish(const std::string& command_line) {
+  if (replaying()) finish_replay();
   check_measure_options({.reps = ev.reps,
                          .qps = ev.qps,
                          .verify_budget = ev.verify_budget,

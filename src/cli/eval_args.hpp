@@ -8,7 +8,8 @@
 
 namespace CLI {
 class App;
-}
+class Option;
+}  // namespace CLI
 
 namespace cudal2::cli {
 
@@ -19,12 +20,22 @@ struct EvalArgs {
   std::string timers = "graph,eager,host";
   std::string baselines = "cublas-nn,cublas-tn,cublaslt-autotune-nn,cublaslt-autotune-tn";
   ShapeArgs shapes;
+  // --replay STORE: a worker answering from STORE's recorded measurements instead of a GPU
+  // (python/cudal2/replay_worker.py): offline, graph timer, no GPU needed.
+  std::string replay;
+  bool replaying() const { return !replay.empty(); }
 
   // The shape options, then --mode --reps --qps --timers --db --timeout --batch --csv
-  // --verify-budget --baselines --no-confine --back-to-back.
+  // --verify-budget --baselines --no-confine --back-to-back --replay.
   void add(CLI::App* c);
-  // Checks the options and fills ev's shapes, modes, timers, baselines, command line and scorer.
+  // Checks the options and fills ev's shapes, modes, timers, baselines, command line and scorer
+  // (and, with --replay, the worker and its store).
   void finish(const std::string& command_line);
+
+ private:
+  CLI::Option* mode_opt_ = nullptr;
+  CLI::Option* timers_opt_ = nullptr;
+  void finish_replay();
 };
 
 }  // namespace cudal2::cli

@@ -1,6 +1,6 @@
 #pragma once
 // `cudal2 eval --spec-list FILE`: (shape, spec) pairs, one per line, "M,N,K SPEC TEXT" ('#' starts
-// a comment). Each shape is measured in one job with all of its specs (bench/confirm_entries.sh:
+// a comment). Each shape is measured in one job with all of its specs (bench/runtime/confirm_entries.sh:
 // the table's entry, the search's runners-up and auto-tuning's candidates side by side).
 #include <string>
 #include <vector>

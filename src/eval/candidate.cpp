@@ -17,6 +17,7 @@
 #include "codegen/codegen.hpp"
 #include "codegen/family.hpp"
 #include "codegen/family_cublaslt.hpp"
+#include "core/input_file.hpp"
 #include "eval/artifact.hpp"
 #include "eval/canary.hpp"
 #include "eval/device.hpp"
@@ -207,6 +208,7 @@ struct Pending {
   Layout layout = Layout::NN;
   Accum accum = Accum::F32;
   std::vector<Shape> shapes;  // the shapes it is measured on
+  std::string prebuilt;       // an artifact built elsewhere (EvalRequest::artifacts): not compiled
   CompileResult built;
 };
 
@@ -251,6 +253,10 @@ std::vector<CompileResult> build_candidates(const Compiler& jit, const std::vect
   std::vector<size_t> where;
   for (size_t j = 0; j < todo.size(); ++j) {
     const Pending& p = cands[todo[j]];
+    if (!p.prebuilt.empty()) {
+      out[j].status = "ok", out[j].key = "prebuilt", out[j].artifact = p.prebuilt, out[j].cached = true;
+      continue;
+    }
     if (p.spec && runs_in_judge(*p.spec, p.text)) {
       out[j].status = "ok", out[j].key = "in-judge", out[j].cached = true;
       continue;
@@ -608,11 +614,28 @@ std::vector<CandidateOutcome> evaluate_candidates(const EvalRequest& req, EvalSi
     p.shapes = req.shapes;
     cands.push_back(std::move(p));
   }
+  for (const auto& a : req.artifacts) {
+    // Named by the hash of its bytes and of the spec it runs with: another build of the same spec
+    // (other compiler flags) is another candidate.
+    if (a.spec && runs_in_judge(*a.spec, a.spec->text()))
+      throw InputError("a " + a.spec->family + " spec runs in the judge from data: it has no artifact to run");
+    Pending p;
+    p.prebuilt = a.path, p.spec = a.spec;
+    p.layout = a.spec ? a.spec->layout : req.free_layout, p.accum = a.spec ? a.spec->accum : req.free_accum;
+    const std::string bytes = read_input_file(a.path, "artifact", size_t{1} << 30);
+    p.text = fmt::format("artifact {:016x} {}", fnv1a64(bytes),
+                         a.spec ? a.spec->text() : fmt::format("{} {}", to_string(p.layout), to_string(p.accum)));
+    p.hash = fmt::format("{:016x}", fnv1a64(p.text));
+    p.family = "artifact";
+    p.shapes = req.shapes;
+    cands.push_back(std::move(p));
+  }
   std::vector<CandidateOutcome> out(cands.size());
   for (size_t i = 0; i < cands.size(); ++i) {
     out[i].spec_text = cands[i].text, out[i].spec_hash = cands[i].hash;
     out[i].device = req.visible_devices;
-    sink.spec({cands[i].hash, cands[i].family, cands[i].spec ? cands[i].text : cands[i].source});
+    sink.spec({cands[i].hash, cands[i].family,
+               cands[i].spec || !cands[i].prebuilt.empty() ? cands[i].text : cands[i].source});
   }
   if (cands.empty()) return out;
 

@@ -67,6 +67,14 @@ struct EvalRequest {
   std::vector<std::string> free_sources;  // `eval --source FILE.cu`: free-form candidates with the kernel ABI
   Layout free_layout = Layout::NN;
   Accum free_accum = Accum::F32;
+  // `eval --artifact`: kernels built elsewhere (a .so with the kernel C ABI), judged as they are,
+  // nothing compiled. The spec it was built from, when given, supplies the runtime knobs, layout
+  // and accumulator; without one the artifact runs like a free-form source (free_layout/accum).
+  struct Prebuilt {
+    std::string path;  // absolute: the runner opens it from its own directory
+    std::optional<KernelSpec> spec;
+  };
+  std::vector<Prebuilt> artifacts;
   std::vector<Shape> shapes;
   std::vector<Mode> modes{Mode::Offline};
   TimerSet timers = kDefaultTimers;

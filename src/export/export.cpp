@@ -136,6 +136,9 @@ Table collect(const Options& opt) {
     q.bind_all(gpu);
     while (q.step()) {
       if (!fams.empty() && !fams.count(q.text(6))) continue;
+      // Free-form sources and prebuilt artifacts (eval --source/--artifact) have no spec a table
+      // could rebuild them from.
+      if (q.text(6) == "source" || q.text(6) == "artifact") continue;
       const Key key{q.text(0), q.text(1), q.int64(2), q.int64(3), q.int64(4)};
       Seen seen{q.text(5), q.real(7), parse_baselines(q.text(8))};
       if (!o.confirmation) {

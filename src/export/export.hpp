@@ -55,7 +55,7 @@ struct Options {
   // 3% or more ran 1-10% faster. Winning the best of many noisy measurements, in a job of its
   // own, overstates a kernel's lead (bench/results/h100/runtime/README.md).
   double compiled_margin = 0.03;
-  // Confirmation stores (bench/confirm_entries.sh): a shape and layout measured there is chosen
+  // Confirmation stores (bench/runtime/confirm_entries.sh): a shape and layout measured there is chosen
   // only from its newest run there (one `cudal2 eval --spec-list`, one job per shape), where the
   // table's entry, the search's runners-up and the configurations cuBLASLt's auto-tuning picks
   // from were timed side by side, many rounds, in one process. The search's own measurements stay

@@ -346,7 +346,7 @@ std::vector<std::pair<Shape, std::vector<KernelSpec>>> top_candidates(const std:
       for (const auto& [hash, us] :
            db.top_specs(gpu, to_string(accum), to_string(layout), sh.m, sh.n, sh.k, "offline", "graph", top)) {
         const auto row = db.get_spec(hash);
-        if (!row || row->family == "source") continue;
+        if (!row || row->family == "source" || row->family == "artifact") continue;  // no spec to re-run
         specs.push_back(parse_spec(row->text));
       }
     out.emplace_back(sh, std::move(specs));

@@ -88,7 +88,7 @@ class Env:
         return run([self.cli] + args, **kw)
 
     def tune_args(self, db, extra=()):
-        args = ["tune", "--worker", os.path.join(REPO, "bench", "replay_worker.py"), "--no-gpu-check",
+        args = ["tune", "--replay", self.replay,
                 "--families", "cublaslt", "--mode", "offline", "--timers", "graph", "--baselines",
                 "cublaslt-autotune-nn,cublaslt-autotune-tn", "--db", db, "--batch", "8"]
         for s in SHAPES:
@@ -96,8 +96,7 @@ class Env:
         return args + list(extra)
 
     def tune(self, db, extra=(), **kw):
-        env = dict(self.env, CUDAL2_REPLAY_DB=self.replay)
-        return self.cudal2(self.tune_args(db, extra), env=env, timeout=kw.pop("timeout", 120), **kw)
+        return self.cudal2(self.tune_args(db, extra), timeout=kw.pop("timeout", 120), **kw)
 
 
 def rows(db):
@@ -296,7 +295,7 @@ def section_cli_fuzz(e):
 def import_replay(e):
     if os.path.exists(e.replay):
         return
-    code, out, err, _ = run([sys.executable, os.path.join(REPO, "bench", "store_csv.py"), "import",
+    code, out, err, _ = run([sys.executable, os.path.join(REPO, "python", "cudal2", "store_csv.py"), "import",
                              os.path.join(HERE, "replay-store"), e.replay], timeout=120)
     if code != 0:
         raise RuntimeError(f"cannot import the replay store: {err}")

@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""Keep a lat entry only where it also wins with an unrelated kernel between calls.
+
+`lat` launches with programmatic dependent launch and an early trigger, so in back-to-back replays
+of one kernel (the graph timer) the next call's CTAs are resident before this one ends. With an
+unrelated kernel launched without PDL in between (the chain timer) that overlap is gone. This
+script reads a runtime run that timed both (bench/runtime/runtime_small_call.sh: runtime-nn/tn against
+cuBLASLt auto-tuning, offline, chain timer), finds each (shape, layout) whose table entry runs a
+lat kernel and lost by more than 1% to the best auto-tuning time under the chain timer, and
+deletes the lat measurements of that (shape, layout) from the given confirmation stores (copies:
+imported with python/cudal2/store_csv.py), so that `cudal2 export` picks the best cuBLASLt candidate
+measured in the same job there instead.
+
+  python3 bench/lat/lat_chain_filter.py --runtime-csv runtime-small.csv.gz --table tables/h100-f32.json \
+      --store confirm1.db --store confirm2.db --store confirm3.db
+"""
+import argparse
+import csv
+import gzip
+import json
+import sqlite3
+from collections import defaultdict
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runtime-csv", required=True)
+    ap.add_argument("--table", required=True)
+    ap.add_argument("--store", action="append", required=True)
+    ap.add_argument("--below", type=float, default=0.99)
+    a = ap.parse_args()
+    opener = gzip.open if a.runtime_csv.endswith(".gz") else open
+    chain = defaultdict(dict)
+    with opener(a.runtime_csv, "rt") as f:
+        for r in csv.DictReader(line for line in f if not line.startswith("#")):
+            if r["status"] == "ok" and r["mode"] == "offline" and r["timer"] == "chain":
+                chain[(int(r["m"]), int(r["n"]), int(r["k"]))][r["method"]] = float(r["median_us"])
+    with open(a.table) as f:
+        t = json.load(f)
+    drop = []
+    for e in t["entries"]:
+        k = e["run"]["kernel"]
+        if k < 0 or not t["kernels"][k].startswith("lat "):
+            continue
+        shape = (e["m"], e["n"], e["k"])
+        d = chain.get(shape, {})
+        if "runtime-" + e["layout"] not in d:
+            continue
+        auto = min(d.get("cublaslt-autotune-nn", float("inf")), d.get("cublaslt-autotune-tn", float("inf")))
+        ratio = auto / d["runtime-" + e["layout"]]
+        if ratio < a.below:
+            drop.append((shape, e["layout"], ratio))
+    for path in a.store:
+        c = sqlite3.connect(path)
+        n = 0
+        for (m, nn, k), layout, _ in drop:
+            n += c.execute(
+                "DELETE FROM measurements WHERE m = ? AND n = ? AND k = ? AND layout = ? AND spec_hash IN "
+                "(SELECT hash FROM specs WHERE family = 'lat')", (m, nn, k, layout)).rowcount
+        c.commit()
+        print(f"{path}: {n} lat measurement(s) removed")
+    print(f"{len(drop)} lat entries lost under the chain timer (below {a.below}):")
+    for (m, nn, k), layout, ratio in sorted(drop, key=lambda x: x[2]):
+        print(f"  {m}x{nn}x{k} {layout} {ratio:.3f}")
+
+
+if __name__ == "__main__":
+    main()

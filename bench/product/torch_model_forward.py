@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""A small model's forward pass end to end: nn.Linear (torch.matmul's cuBLAS path) against the same
+model after ``cudal2.patch`` (every nn.Linear through cudal2.mm), eagerly and replayed as a CUDA
+graph, at several batch sizes.
+
+    python3 bench/product/torch_model_forward.py [--config examples/models/llama-3-8b.json] [--blocks 4]
+                                         [--batches 1,16,512] [--reps 20] [--csv out.csv]
+
+The model: --blocks transformer MLP blocks of the config (x + down(silu(gate(x)) * up(x)), the
+Llama/Mistral/Qwen feed-forward, nn.Linear without bias), fp16 on the GPU, under
+torch.inference_mode. Both variants share the weights and the input; each sample times one
+forward pass between CUDA events, the two variants interleaved; medians over --reps. Output:
+ratio t(nn.Linear) / t(cudal2) per batch and mode (> 1: cudal2 faster) and the largest relative
+difference of the outputs (must stay below 1e-2). With the C++ op, the same patched model is also
+timed through cudal2.Linear's Python forward (``py`` columns: what the layer cost before it called
+torch.ops.cudal2.linear), in the same interleaved rounds.
+"""
+import argparse
+import copy
+import csv
+import json
+import math
+import os
+import statistics
+import sys
+
+import torch
+
+try:
+    import cudal2
+except ImportError:
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+    import cudal2  # noqa: E402
+
+
+class MLP(torch.nn.Module):
+    def __init__(self, hidden, inter):
+        super().__init__()
+        self.gate_proj = torch.nn.Linear(hidden, inter, bias=False)
+        self.up_proj = torch.nn.Linear(hidden, inter, bias=False)
+        self.down_proj = torch.nn.Linear(inter, hidden, bias=False)
+
+    def forward(self, x):
+        return x + self.down_proj(torch.nn.functional.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+def timed(fns, reps):
+    """Interleaved CUDA-event timing of callables; median us each."""
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    times = [[] for _ in fns]
+    for rep in range(reps):
+        order = range(len(fns)) if rep % 2 == 0 else reversed(range(len(fns)))
+        for i in order:
+            start.record()
+            fns[i]()
+            stop.record()
+            stop.synchronize()
+            times[i].append(start.elapsed_time(stop) * 1000.0)
+    return [statistics.median(t) for t in times]
+
+
+def graphed(fn):
+    fn()
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        fn()
+    return g.replay
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--config", default=os.path.join(here, "..", "..", "examples", "models", "llama-3-8b.json"))
+    ap.add_argument("--blocks", type=int, default=4)
+    ap.add_argument("--batches", default="1,16,512")
+    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--csv")
+    a = ap.parse_args()
+    if not torch.cuda.is_available():
+        print("torch_model_forward: no CUDA GPU", file=sys.stderr)
+        return 1
+    cfg = json.load(open(a.config))
+    hidden, inter = cfg["hidden_size"], cfg["intermediate_size"]
+    torch.manual_seed(0)
+    ref = torch.nn.Sequential(*[MLP(hidden, inter) for _ in range(a.blocks)]).cuda().half()
+    for p in ref.parameters():
+        p.data.mul_(0.5)  # keep activations in fp16 range over the blocks
+    ours = cudal2.patch(copy.deepcopy(ref))
+    dev = torch.cuda.get_device_name()
+    print(f"# {dev}, torch {torch.__version__}, cudal2 op: {getattr(cudal2, 'BACKEND', 'python')}, "
+          f"{a.blocks} MLP blocks of {os.path.basename(a.config)} (hidden {hidden}, intermediate {inter})")
+    rows = []
+    with torch.inference_mode():
+        cudal2.init()
+        for m in [int(v) for v in a.batches.split(",")]:
+            x = torch.randn(m, hidden, device="cuda").to(torch.float16)
+            yr, yo = ref(x), ours(x)
+            diff = ((yo.float() - yr.float()).norm() / yr.float().norm()).item()
+            if not diff < 1e-2:
+                print(f"batch {m}: outputs differ by {diff:.3g}", file=sys.stderr)
+                return 1
+            fast = getattr(cudal2.nn, "_linear", None)
+
+            def ours_py():
+                cudal2.nn._linear = None  # cudal2.Linear's Python forward
+                try:
+                    return ours(x)
+                finally:
+                    cudal2.nn._linear = fast
+
+            fns = [lambda: ref(x), lambda: ours(x)] + ([ours_py] if fast is not None else [])
+            eager = timed(fns, a.reps)
+            graph = timed([graphed(f) for f in fns], a.reps)
+            for mode, ts in (("eager", eager), ("graph", graph)):
+                tr, to = ts[0], ts[1]
+                row = dict(batch=m, mode=mode, nn_linear_us=tr, cudal2_us=to, speedup=tr / to, rel_diff=diff)
+                extra = ""
+                if len(ts) > 2:
+                    row.update(cudal2_py_us=ts[2], speedup_py=tr / ts[2])
+                    extra = f"  (Python forward {ts[2]:10.1f} us  x{tr / ts[2]:.3f})"
+                rows.append(row)
+                print(f"batch {m:5d} {mode:5}  nn.Linear {tr:10.1f} us  cudal2 {to:10.1f} us  x{tr / to:.3f}{extra}",
+                      flush=True)
+    for mode in ("eager", "graph"):
+        sp = [r["speedup"] for r in rows if r["mode"] == mode]
+        line = f"geomean {mode}: {math.exp(sum(map(math.log, sp)) / len(sp)):.3f}"
+        py = [r["speedup_py"] for r in rows if r["mode"] == mode and "speedup_py" in r]
+        if py:
+            line += f"  (Python forward {math.exp(sum(map(math.log, py)) / len(py)):.3f})"
+        print(line)
+    if a.csv:
+        with open(a.csv, "w", newline="") as f:
+            f.write(f"# python3 bench/product/torch_model_forward.py {' '.join(sys.argv[1:])}\n# gpu={dev} torch={torch.__version__}\n")
+            w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+            w.writeheader()
+            for r in rows:
+                w.writerow({k: (f"{v:.4g}" if isinstance(v, float) else v) for k, v in r.items()})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""The spec list of a confirmation run (bench/runtime/confirm_entries.sh): for the shapes where the runtime
+measured behind cuBLASLt auto-tuning, the table's entry and the search's runners-up, one
+"M,N,K SPEC" line each, to be timed side by side in one job per shape together with the
+configurations auto-tuning picks from (added on the GPU machine: `cudal2 lt-space`).
+
+  python3 bench/runtime/confirm_candidates.py --runtime-csv RUN.csv[.gz] ... --below 0.995 \\
+      --table tables/h100-f32.json --store bench/results/h100/grid-cublaslt/store \\
+      --store bench/results/h100/rl-grid/store --top 4 > confirm.txt
+
+Shapes come furthest behind first. A shape is chosen when any runtime build in the runs (runtime-*, best of NN/TN) measured below
+--below times auto-tuning's best of NN/TN (graph timer, ratio of medians). The runners-up are
+each layout's --top `cublaslt` specs by the export's score (time over the same job's heuristic
+time, best measurement per spec; src/export/export.cpp). Only `cublaslt` specs: compiled kernels
+would need the JIT on the GPU machine, and where the runtime lost, cuBLASLt's own configurations
+are what confirmation is for.
+"""
+import argparse
+import csv
+import gzip
+import json
+import os
+import sys
+from collections import defaultdict
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # bench/: _analysis
+from _analysis import load  # noqa: E402  (a bench CSV, .gz or not)
+
+
+def losing_shapes(paths, below):
+    t = defaultdict(dict)  # (m, n, k) -> method -> graph median
+    for p in paths:
+        for r in load(p):
+            if r["timer"] == "graph" and r["mode"] == "offline" and r["status"] == "ok" and r["median_us"]:
+                t[(int(r["m"]), int(r["n"]), int(r["k"]))][r["method"]] = float(r["median_us"])
+    out = []  # (worst ratio, shape)
+    for shape, m in sorted(t.items()):
+        at = min((m[x] for x in ("cublaslt-autotune-nn", "cublaslt-autotune-tn") if x in m), default=None)
+        builds = {x.rsplit("-", 1)[0] for x in m if x.startswith("runtime")}
+        worst = min((at / min(m[b + s] for s in ("-nn", "-tn") if b + s in m) for b in builds), default=None)
+        if at and worst is not None and worst < below:
+            out.append((worst, shape))
+    return [s for _, s in sorted(out)]  # the furthest behind first: a time-limited run does those
+
+
+def runners_up(store_dirs, shapes, top):
+    want = set(shapes)
+    best = defaultdict(dict)  # (m, n, k, layout) -> spec text -> best score
+    for d in store_dirs:
+        with open(os.path.join(d, "specs.csv"), newline="") as f:
+            text = {r["hash"]: r["text"] for r in csv.DictReader(f) if r["family"] == "cublaslt"}
+        # store_csv.py gzips a table only above 1 MB: a small store's is plain CSV.
+        plain = os.path.join(d, "measurements.csv")
+        with (open(plain, newline="") if os.path.exists(plain) else
+              gzip.open(plain + ".gz", "rt", newline="")) as f:
+            for r in csv.DictReader(f):
+                s = (int(r["m"]), int(r["n"]), int(r["k"]))
+                if s not in want or r["spec_hash"] not in text or r["status"] != "ok" or r["timer"] != "graph" \
+                        or r["mode"] != "offline" or r["dtype"] != "f32" or not r["median_us"]:
+                    continue
+                try:
+                    ref = json.loads(r["baseline_json"])[f"cublaslt-heuristic-{r['layout']}"]["offline"]["graph"]["median"]
+                except (KeyError, ValueError, TypeError):
+                    continue
+                score = float(r["median_us"]) / ref
+                key = s + (r["layout"],)
+                spec = text[r["spec_hash"]]
+                best[key][spec] = min(best[key].get(spec, 1e30), score)
+    return {k: sorted(v, key=v.get)[:top] for k, v in best.items()}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runtime-csv", action="append", required=True, help="runtime bench CSV (repeatable)")
+    ap.add_argument("--below", type=float, default=0.995)
+    ap.add_argument("--table", required=True)
+    ap.add_argument("--store", action="append", default=[], help="store CSV folder (python/cudal2/store_csv.py; repeatable)")
+    ap.add_argument("--top", type=int, default=4)
+    ap.add_argument("--exclude", action="append", default=[], help="an earlier spec list: its shapes are left out")
+    a = ap.parse_args()
+    done = set()
+    for path in a.exclude:
+        with open(path) as f:
+            done |= {tuple(int(x) for x in line.split()[0].split(",")) for line in f if line.strip()}
+    shapes = [s for s in losing_shapes(a.runtime_csv, a.below) if s not in done]
+    with open(a.table) as f:
+        table = json.load(f)
+    entry = {(e["m"], e["n"], e["k"], e["layout"]): e["spec"] for e in table["entries"] if e["accum"] == "f32"}
+    ups = runners_up(a.store, shapes, a.top)
+    lines = 0
+    for s in shapes:
+        for lay in ("nn", "tn"):
+            specs = []
+            if entry.get(s + (lay,), "").startswith("cublaslt "):
+                specs.append(entry[s + (lay,)])
+            specs += [x for x in ups.get(s + (lay,), []) if x not in specs]
+            for x in specs:
+                print(f"{s[0]},{s[1]},{s[2]} {x}")
+                lines += 1
+    print(f"confirm_candidates: {len(shapes)} shape(s) below {a.below}, {lines} (shape, spec) line(s)", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Confirmation on the GPU machine: per shape, the table's entry and the search's runners-up
+# (LIST, from bench/runtime/confirm_candidates.py) timed side by side in one job with the configurations
+# cuBLASLt's auto-tuning picks from (the heuristic's suggestions, `cudal2 lt-space`) and with
+# auto-tuning itself as a baseline, many rounds, graph timer, offline. `cudal2 export --confirmed
+# STORE` then chooses those shapes' entries from this job alone (docs/runtime.md).
+#   bash bench/runtime/confirm_entries.sh LIST STORE.db [MINUTES]
+# $REPS (40) samples per candidate; MINUTES (8): no new shape after that. Log: $OUT/confirm.log.
+set -uo pipefail
+source "$(dirname "$0")/../device_env.sh" >/dev/null
+list=$1 db=$2 minutes=${3:-8}
+B=${BUILD:-build}
+full="$OUT/confirm-list.txt"
+grep -v '^#' "$list" > "$full"
+t0=$(date +%s)
+# the heuristic's suggestions, 8 (shape, layout) pairs at a time (each lt-space call asks cuBLASLt on the GPU)
+suggest() {
+  "$B/cudal2" lt-space --shape "$1" --layout "$2" --max 1 --details 2>/dev/null | grep '# heuristic #' | cut -f1 |
+    sed "s/^/$1 /"
+}
+export -f suggest
+export B
+cut -d' ' -f1 "$full" | awk '!seen[$0]++' | while read -r shape; do echo "$shape nn"; echo "$shape tn"; done |
+  xargs -P 8 -n 2 bash -c 'suggest "$0" "$1"' >> "$full"
+# shapes keep LIST's order (furthest behind first), each pair once
+awk '!seen[$0]++' "$full" > "$full.tmp" && mv "$full.tmp" "$full"
+echo "confirm: $(wc -l < "$full") (shape, spec) pairs on $(cut -d' ' -f1 "$full" | sort -u | wc -l) shapes ($(( $(date +%s) - t0 ))s to list)"
+"$B/cudal2" eval --spec-list "$full" --db "$db" --mode offline --timers graph --reps "${REPS:-40}" --batch 200 \
+  --budget-minutes "$minutes" \
+  --baselines cublaslt-autotune-nn,cublaslt-autotune-tn,cublaslt-heuristic-nn,cublaslt-heuristic-tn \
+  > "$OUT/confirm.log" 2>&1
+echo "confirm rc=$? in $(( $(date +%s) - t0 ))s"

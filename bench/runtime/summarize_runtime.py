@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""The runtime against cuBLASLt, from a `cudal2 bench` CSV with the runtime-nn/tn methods
+(bench/runtime/runtime_vs_cublaslt.sh). Per shape and mode/timer: ratio = best of cuBLASLt auto-tuning
+NN/TN / best of runtime NN/TN (> 1: the runtime is faster), both from the same run; then the
+geometric mean by class, the worst shapes, the number below 0.99, and which runtime path served
+each shape (table kernel, neighbour kernel, cuBLASLt heuristic). Every shape and layout where the
+runtime failed (wrong or unwritten output, an error) is listed first. Where the CSV has the
+paired_ratio column (bench writes it since the paired-ratio change), the same figures for the paired ratio of the
+runtime's faster layout to the run's reference (runtime_vs_cublaslt.sh: auto-tuning NN and TN,
+whichever has the lower median; docs/measuring.md): the median over rounds of the two samples'
+ratio, which cancels drift that a ratio of medians keeps.
+
+  python3 bench/runtime/summarize_runtime.py RUN.csv[.gz] [OUT.csv] [--runtime runtime-b]
+
+--runtime names which build of the library to summarize when the run measured several
+(runtime_vs_cublaslt.sh with CUDAL2_RUNTIME_LIB_B/_C: methods runtime-b-nn/tn, runtime-c-nn/tn).
+"""
+import argparse
+import json
+import os
+import sys
+from collections import defaultdict
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # bench/: _analysis
+from _analysis import CLASSES, best_of_layouts, gmean, load, paired_ratios, write_rows  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("csv")
+    ap.add_argument("out", nargs="?")
+    ap.add_argument("--runtime", default="runtime", help="method prefix: runtime, runtime-b or runtime-c")
+    a = ap.parse_args()
+    rt_nn, rt_tn = a.runtime + "-nn", a.runtime + "-tn"
+    rows = load(a.csv)
+    t = defaultdict(dict)  # (m,n,k,class,mode,timer) -> method -> us
+    path = {}
+    paired = paired_ratios(rows)  # (m,n,k,class,mode,timer) -> method -> paired ratio to the reference
+    failed = {}  # (m, n, k, layout) -> status and failure of a runtime method that did not run ok
+    for r in rows:
+        # (not-capturable on the eager or host timer: a bench run before --timers wrote rows for
+        # timers it did not run)
+        if r["method"] in (rt_nn, rt_tn) and r["status"] not in ("ok", "unsupported") \
+                and not (r["status"] == "not-capturable" and r["timer"] != "graph"):
+            failed[(int(r["m"]), int(r["n"]), int(r["k"]), r["layout"])] = f"{r['status']}: {r['failure']}"
+        if r["status"] != "ok" or not r["median_us"]:
+            continue
+        key = (int(r["m"]), int(r["n"]), int(r["k"]), r["class"], r["mode"], r["timer"])
+        t[key][r["method"]] = float(r["median_us"])
+        if r["method"] in (rt_nn, rt_tn) and r["details"]:
+            try:
+                path[(key[:3], r["layout"])] = json.loads(r["details"]).get("path", "?")
+            except ValueError:
+                pass
+    out = []
+    for key, m in sorted(t.items()):
+        rt = best_of_layouts(m, a.runtime)
+        at = best_of_layouts(m, "cublaslt-autotune")
+        he = best_of_layouts(m, "cublaslt-heuristic")
+        if rt is None or at is None:
+            continue
+        layout = "nn" if m.get(rt_nn, 1e30) <= m.get(rt_tn, 1e30) else "tn"
+        out.append({"m": key[0], "n": key[1], "k": key[2], "class": key[3], "mode": key[4], "timer": key[5],
+                    "runtime_us": rt, "autotune_us": at, "heuristic_us": he if he is not None else "",
+                    "vs_autotune": at / rt, "vs_heuristic": he / rt if he is not None else "",
+                    "paired_vs_best": paired.get(key, {}).get(a.runtime + "-" + layout, ""),
+                    "path": path.get((key[:3], layout), "?")})
+    if not out:
+        sys.exit(f"{a.csv}: no shape with {rt_nn}/{rt_tn} and auto-tuning both measured")
+    if a.out:
+        write_rows(a.out, out)
+    # A failed layout is a wrong answer the library gave: never hidden behind the other layout.
+    print(f"{a.runtime}: {len(failed)} shape/layout(s) failed"
+          + "".join(f"\n  FAILED {m}x{n}x{k} {lay}: {why}" for (m, n, k, lay), why in sorted(failed.items())))
+    for mode, timer in sorted({(o["mode"], o["timer"]) for o in out}):
+        sel = [o for o in out if o["mode"] == mode and o["timer"] == timer]
+        classes = CLASSES
+        by = {c: [o["vs_autotune"] for o in sel if o["class"] == c] for c in classes}
+        worst = min(sel, key=lambda o: o["vs_autotune"])
+        below = sum(o["vs_autotune"] < 0.99 for o in sel)
+        heur = [o["vs_heuristic"] for o in sel if o["vs_heuristic"] != ""]
+        paths = defaultdict(int)
+        for o in sel:
+            paths[o["path"]] += 1
+        print(f"{mode:8s} {timer:6s} shapes {len(sel):4d}  vs auto-tuning: all {gmean([o['vs_autotune'] for o in sel]):.4f} "
+              + " ".join(f"{c} {gmean(by[c]):.4f}({len(by[c])})" for c in classes)
+              + f"  below 0.99: {below}  worst {worst['m']}x{worst['n']}x{worst['k']} {worst['vs_autotune']:.3f}"
+              + f"  vs heuristic {gmean(heur):.4f}  paths {dict(paths)}")
+        pr = [o for o in sel if o["paired_vs_best"] != ""]
+        if pr:
+            pw = min(pr, key=lambda o: o["paired_vs_best"])
+            print(f"{mode:8s} {timer:6s} shapes {len(pr):4d}  paired vs reference: all "
+                  f"{gmean([o['paired_vs_best'] for o in pr]):.4f} "
+                  + " ".join(f"{c} {gmean([o['paired_vs_best'] for o in pr if o['class'] == c]):.4f}" for c in classes
+                             if any(o["class"] == c for o in pr))
+                  + f"  below 0.99: {sum(o['paired_vs_best'] < 0.99 for o in pr)}"
+                  + f"  worst {pw['m']}x{pw['n']}x{pw['k']} {pw['paired_vs_best']:.3f}")
+
+
+if __name__ == "__main__":
+    main()

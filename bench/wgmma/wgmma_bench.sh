@@ -54,8 +54,13 @@ variants() {  # $1 = .so, $2 = default knobs, $3 = 1: defaults plus the spec's o
     seen[$k]=1
     IFS=, read -r r w p <<<"$k"
     [ "${p:-1}" = 0 ] && p=auto
-    echo "--artifact"
-    echo "$so@$spec | raster=${rasters[$r]} swizzle=$w splits=${p:-1}"
+    if [[ $spec == wgmma_swapab\ * ]]; then  # its only runtime knob is splits
+      [ -n "${seen[s${p:-1}]:-}" ] && continue
+      seen[s${p:-1}]=1
+      printf '%s\n' --artifact "$so@$spec | splits=${p:-1}"
+    else
+      printf '%s\n' --artifact "$so@$spec | raster=${rasters[$r]} swizzle=$w splits=${p:-1}"
+    fi
   done
 }
 CUDAL2=${CUDAL2_CLI:-$here/build/cudal2}

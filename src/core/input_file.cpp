@@ -10,7 +10,7 @@
 
 namespace cudal2 {
 
-std::string read_input_file(const std::string& path, std::string_view what, size_t max_bytes) {
+std::string read_input_bytes(const std::string& path, std::string_view what, size_t max_bytes) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw InputError(fmt::format("{} '{}' is a directory", what, excerpt(path, 200)));
@@ -24,6 +24,11 @@ std::string read_input_file(const std::string& path, std::string_view what, size
       throw InputError(fmt::format("{} '{}' is larger than {} MiB", what, excerpt(path, 200), max_bytes >> 20));
   }
   if (in.bad()) throw InputError(fmt::format("cannot read {} '{}'", what, excerpt(path, 200)));
+  return out;
+}
+
+std::string read_input_file(const std::string& path, std::string_view what, size_t max_bytes) {
+  std::string out = read_input_bytes(path, what, max_bytes);
   if (out.find('\0') != std::string::npos)
     throw InputError(fmt::format("{} '{}' is not a text file", what, excerpt(path, 200)));
   return out;

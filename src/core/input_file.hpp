@@ -13,6 +13,9 @@ namespace cudal2 {
 // byte (binary, not text).
 std::string read_input_file(const std::string& path, std::string_view what, size_t max_bytes = size_t{64} << 20);
 
+// The same for a file that may hold any bytes (a built artifact): no NUL check.
+std::string read_input_bytes(const std::string& path, std::string_view what, size_t max_bytes = size_t{64} << 20);
+
 // `text` for an error message: whole when at most `max` characters, else its start, "..." and its
 // length.
 std::string excerpt(std::string_view text, size_t max = 80);

@@ -622,7 +622,7 @@ std::vector<CandidateOutcome> evaluate_candidates(const EvalRequest& req, EvalSi
     Pending p;
     p.prebuilt = a.path, p.spec = a.spec;
     p.layout = a.spec ? a.spec->layout : req.free_layout, p.accum = a.spec ? a.spec->accum : req.free_accum;
-    const std::string bytes = read_input_file(a.path, "artifact", size_t{1} << 30);
+    const std::string bytes = read_input_bytes(a.path, "artifact", size_t{1} << 30);
     p.text = fmt::format("artifact {:016x} {}", fnv1a64(bytes),
                          a.spec ? a.spec->text() : fmt::format("{} {}", to_string(p.layout), to_string(p.accum)));
     p.hash = fmt::format("{:016x}", fnv1a64(p.text));

@@ -208,7 +208,9 @@ TEST(Timing, GraphBeatsEagerOnTinyProblems) {
   ASSERT_TRUE(t[0] && t[1] && t[2]);
   EXPECT_LT(t[0]->median, t[1]->median);
   EXPECT_LT(t[0]->median, t[2]->median);
-  EXPECT_GT(r.shapes[0].methods[0].inner.at(Mode::Offline), 20);  // batch sized from device time
+  // The batch is sized from device time (19-40 calls of a 2-3 us call and its chained interlude),
+  // not from an eager launch's ~36 us (which would give a handful).
+  EXPECT_GT(r.shapes[0].methods[0].inner.at(Mode::Offline), 10);
   std::printf("64x64x64 cublaslt-heuristic-nn: graph %.2f us, eager %.2f us, host %.2f us\n", t[0]->median,
               t[1]->median, t[2]->median);
 }

@@ -100,7 +100,10 @@ TEST_F(ArtifactEval, TheArgumentIsRefusedForAMissingFileABadSpecOrASpecWithoutAr
 }
 
 TEST_F(ArtifactEval, ThePrebuiltArtifactIsJudgedWithItsKnobsAndNothingIsCompiled) {
-  const auto so = file("k.so", "not compiled here");
+  // An ELF file's bytes, NUL included: an artifact is binary, not text.
+  const auto so = file("k.so", std::string("\x7f"
+                                           "ELF\2\1\1\0\0\0 not compiled here",
+                                           26));
   const auto out = run(cli::parse_artifact_arg(so.string() + "@" + kSpec));
   EXPECT_EQ(out.status, Status::Ok) << out.detail;
   EXPECT_DOUBLE_EQ(out.graph_us.at("64x64x64"), 2.5);

@@ -47,6 +47,7 @@
 
 #include "cudal2_kernel_shim.h"
 #include "tma_host.h"
+#include "wgmma_pipeline.cuh"
 #include "wgmma_plan.h"
 #include "wgmma_ptx.cuh"
 
@@ -54,6 +55,7 @@ namespace cudal2_wgmma {
 namespace {
 namespace plan = cudal2_wgmma_plan;
 using namespace cudal2_wgmma_ptx;
+using namespace cudal2_wgmma_pipeline;
 using cudal2_tma::encode;
 using cudal2_tma::encoder;
 

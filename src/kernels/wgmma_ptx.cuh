@@ -24,6 +24,10 @@ __device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
 __device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
 }
+// The barriers this thread initialized, visible to the cluster (and to the async proxy) before use.
+__device__ __forceinline__ void fence_barrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
 __device__ __forceinline__ void mbar_arrive(uint32_t bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
@@ -145,23 +149,6 @@ __device__ __forceinline__ uint64_t desc(uint32_t addr, uint32_t lead_bytes, uin
   return uint64_t((addr & 0x3FFFF) >> 4) | uint64_t(lead_bytes >> 4) << 16 | uint64_t(stride_bytes >> 4) << 32 |
          uint64_t(1) << 62;
 }
-
-// Position in a ring of kStages pipeline stages: the stage index and the parity of its current use
-// (what mbarrier waits compare against).
-template <int kStages>
-struct StageRing {
-  int s = 0;
-  uint32_t phase = 0;
-  __device__ __forceinline__ void next() {
-    if (++s == kStages) s = 0, phase ^= 1;
-  }
-  // n steps at once (ping-pong: the stages of the other consumer's tile).
-  __device__ __forceinline__ void advance(int64_t n) {
-    const int64_t t = s + n;
-    s = static_cast<int>(t % kStages);
-    phase ^= static_cast<uint32_t>((t / kStages) & 1);
-  }
-};
 
 // Keeps the compiler from moving accumulator registers across wgmma fences and waits.
 __device__ __forceinline__ void fence_reg(float& x) { asm volatile("" : "+f"(x)::"memory"); }

@@ -12,13 +12,14 @@
 #   BEFORE_RTGEN  a cudal2_rtgen built from that revision's codegen (build/src/runtime/cudal2_rtgen
 #                 of a build of BEFORE_REV)
 #   AFTER_RTGEN   this checkout's generator (default build/src/runtime/cudal2_rtgen)
-# Environment: CUOBJDUMP (the disassembler), JOBS (parallel nvcc, default 2), CUDAL2_COMPARE_DIR (work folder, kept; the
-# BEFORE side's compiled files there are reused when it is run again for the same revision).
+# Environment: CUOBJDUMP (the disassembler), JOBS (parallel nvcc, default 2), CUDAL2_COMPARE_DIR
+# (work folder, kept; the BEFORE side's compiled files there are reused when it is run again for
+# the same revision).
 # Exit status 0 when every kernel is identical, 1 when some differ.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 if [ $# -lt 2 ]; then
-  sed -n '10,17p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '10,18p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 fi
 before_rev="$1" before_rtgen="$2" after_rtgen="${3:-$root/build/src/runtime/cudal2_rtgen}"

@@ -63,7 +63,8 @@ __device__ __forceinline__ void tma_load_multicast(uint32_t dst, const CUtensorM
 // default (CTA-scope) release, as CUTLASS's ClusterBarrier::arrive and DeepGEMM do: what it
 // guards are the wgmma reads, complete at wgmma.wait_group. The cluster-scope release
 // (-DCUDAL2_WGMMA_CTA_SCOPE_ARRIVE=0) compiles to a MEMBAR.ALL.GPU before every arrival and runs
-// the clusters at about half speed; that delay most likely hid the epilogue race fixed in epilogue_tma() (wgmma_gemm.cuh).
+// the clusters at about half speed; that delay most likely hid the epilogue race fixed in epilogue_tma()
+// (wgmma_gemm.cuh).
 #ifndef CUDAL2_WGMMA_CTA_SCOPE_ARRIVE
 #define CUDAL2_WGMMA_CTA_SCOPE_ARRIVE 1
 #endif

@@ -15,7 +15,7 @@
 //    rows to fp16 in 64-column chunks through two swizzled shared buffers and TMA stores (which
 //    clip at the edges and drain while the next tile's mainloop runs); otherwise registers
 //    straight to global memory, bounds-checked.
-//  - Ping-pong (compile-time, Config's last argument): two consumer warpgroups take the CTA's
+//  - Ping-pong (compile-time, the configuration's kPingpong): two consumer warpgroups take the CTA's
 //    tiles in turn, each computing a whole tile (64x256 or 128x128), so one stores its tile while
 //    the other's wgmmas run: the tensor cores are not idle during the epilogue. Both read the one
 //    stage ring in order; a warpgroup steps over the stages of the other's tiles.
@@ -30,11 +30,25 @@
 //  - Cluster 2x1 / 1x2: the two CTAs share the B / A tile, each loading half of it with a TMA
 //    multicast; a stage is released to the producers only when the consumers of both CTAs are
 //    done with it (remote arrivals with a CTA-scope release; see mbar_arrive_cluster).
-// One configuration is the type cudal2_wgmma::Gemm<Config<...>>; a generated .cu includes this
-// file and exports that type through the kernel C ABI (cudal2_kernel_shim.h):
+// One configuration is the type cudal2_wgmma::Gemm<Cfg>, Cfg any type with Config's named
+// constants; a generated .cu includes this file, spells them out and exports the type through the
+// kernel C ABI (cudal2_kernel_shim.h):
 //   #include "wgmma_gemm.cuh"
-//   using cudal2_kernel = cudal2_wgmma::Gemm<cudal2_wgmma::Config<false, false, 128, 256, 1, 1, 4>>;
+//   namespace {
+//   struct cudal2_config {
+//     static constexpr bool kLayoutTN = false;
+//     static constexpr bool kAccumF16 = false;
+//     static constexpr int kTileM = 128;
+//     static constexpr int kTileN = 256;
+//     static constexpr int kClusterM = 1;
+//     static constexpr int kClusterN = 1;
+//     static constexpr int kStages = 4;
+//     static constexpr bool kPingpong = false;
+//   };
+//   }  // namespace
+//   using cudal2_kernel = cudal2_wgmma::Gemm<cudal2_config>;
 //   CUDAL2_EXPORT_KERNEL_ABI(cudal2_kernel, "wgmma nn f32 tile=128x256x64 cluster=1x1 stages=4")
+// (Gemm<Config<false, false, 128, 256, 1, 1, 4>> is the same kernel, for hand-written sources.)
 #pragma once
 #include <cuda.h>
 #include <cuda_fp16.h>
@@ -59,8 +73,9 @@ using namespace cudal2_wgmma_pipeline;
 using cudal2_tma::encode;
 using cudal2_tma::encoder;
 
-// One compile-time configuration (codegen/family_wgmma.cpp writes it from a spec), in the spec
-// text's order: layout, accumulator, tile M x N (tile K is always plan::kTileK), cluster, stages.
+// One compile-time configuration by position, in the spec text's order: layout, accumulator, tile
+// M x N (tile K is always plan::kTileK), cluster, stages, mainloop. codegen/family_wgmma.cpp writes
+// the same constants by name (a struct of its own) from a spec.
 template <bool LayoutTN, bool AccumF16, int TileM, int TileN, int ClusterM, int ClusterN, int Stages,
           bool Pingpong = false>
 struct Config {

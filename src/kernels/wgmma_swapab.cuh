@@ -14,11 +14,22 @@
 //    (ld.shared::cluster), in split order (the same bits whichever CTA finishes first).
 //  - Epilogue from that shared tile, stored with M-major rows (N contiguous): each warp writes
 //    whole runs of a row of C, masked at the edges.
-// One configuration is the type cudal2_wgmma_swapab::Gemm<Config<...>>; a generated .cu includes
-// this file and exports it through the kernel C ABI (cudal2_kernel_shim.h):
+// One configuration is the type cudal2_wgmma_swapab::Gemm<Cfg>, Cfg any type with Config's named
+// constants; a generated .cu includes this file, spells them out and exports the type through the
+// kernel C ABI (cudal2_kernel_shim.h):
 //   #include "wgmma_swapab.cuh"
-//   using cudal2_kernel = cudal2_wgmma_swapab::Gemm<cudal2_wgmma_swapab::Config<true, false, 16, 128, 8>>;
+//   namespace {
+//   struct cudal2_config {
+//     static constexpr bool kLayoutTN = true;
+//     static constexpr bool kAccumF16 = false;
+//     static constexpr int kTileM = 16;
+//     static constexpr int kTileN = 128;
+//     static constexpr int kStages = 8;
+//   };
+//   }  // namespace
+//   using cudal2_kernel = cudal2_wgmma_swapab::Gemm<cudal2_config>;
 //   CUDAL2_EXPORT_KERNEL_ABI(cudal2_kernel, "wgmma_swapab tn f32 tile=16x128x64 stages=8")
+// (Gemm<Config<true, false, 16, 128, 8>> is the same kernel, for hand-written sources.)
 #pragma once
 #include <cuda.h>
 #include <cuda_fp16.h>
@@ -41,7 +52,8 @@ using cudal2_tma::encode;
 using cudal2_tma::encoder;
 namespace plan = cudal2_swapab_plan;
 
-// One compile-time configuration (codegen/family_wgmma_swapab.cpp writes it from a spec).
+// One compile-time configuration by position; codegen/family_wgmma_swapab.cpp writes the same
+// constants by name (a struct of its own) from a spec.
 template <bool LayoutTN, bool AccumF16, int TileM, int TileN, int Stages>
 struct Config {
   static constexpr bool kLayoutTN = LayoutTN;           // B stored as N rows of K

@@ -71,5 +71,18 @@ std::string splits_only_text(const KernelSpec& s);
 // `#include "<header>"`, `using cudal2_kernel = <type>;` and the kernel C ABI's export of it
 // (CUDAL2_EXPORT_KERNEL_ABI, src/kernels/cudal2_kernel_shim.h), describing itself as compile_text.
 std::string type_source(std::string_view compile_text, std::string_view header, std::string_view type);
+// One constant of a named configuration: `static constexpr <type> <name> = <value>;`.
+struct ConfigField {
+  ConfigField(std::string_view name, bool value);
+  ConfigField(std::string_view name, int value);
+  std::string type, name, value;
+};
+// type_source with the configuration spelled out by name, for a family whose Gemm<Cfg> reads
+// Cfg::kLayoutTN, Cfg::kTileM, ... (wgmma, wgmma_swapab): the source defines
+//   namespace { struct cudal2_config { static constexpr bool kLayoutTN = false; ... }; }
+// and instantiates `<gemm><cudal2_config>` (gemm: e.g. "cudal2_wgmma::Gemm"), so that a reader of
+// a generated source or of the compile cache sees what each value is, not a position in a list.
+std::string named_config_source(std::string_view compile_text, std::string_view header, std::string_view gemm,
+                                const std::vector<ConfigField>& fields);
 
 }  // namespace cudal2

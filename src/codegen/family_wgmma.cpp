@@ -127,12 +127,17 @@ std::string wgmma_shape_refusal(const KernelSpec& s, const Shape& shape) {
   return "";
 }
 
-// The configuration as template arguments of cudal2_wgmma::Config (src/kernels/wgmma_gemm.cuh).
+// The configuration by name, the fields of cudal2_wgmma::Config (src/kernels/wgmma_gemm.cuh).
 std::string generate_wgmma_source(const KernelSpec& s) {
-  return type_source(wgmma_compile_text(s), "wgmma_gemm.cuh",
-                     fmt::format("cudal2_wgmma::Gemm<cudal2_wgmma::Config<{}, {}, {}, {}, {}, {}, {}{}>>",
-                                 s.layout == Layout::TN, s.accum == Accum::F16, s.tile_m, s.tile_n, s.cluster_m,
-                                 s.cluster_n, s.stages, s.mainloop == Mainloop::Pingpong ? ", true" : ""));
+  return named_config_source(wgmma_compile_text(s), "wgmma_gemm.cuh", "cudal2_wgmma::Gemm",
+                             {{"kLayoutTN", s.layout == Layout::TN},
+                              {"kAccumF16", s.accum == Accum::F16},
+                              {"kTileM", s.tile_m},
+                              {"kTileN", s.tile_n},
+                              {"kClusterM", s.cluster_m},
+                              {"kClusterN", s.cluster_n},
+                              {"kStages", s.stages},
+                              {"kPingpong", s.mainloop == Mainloop::Pingpong}});
 }
 
 namespace {

@@ -37,7 +37,8 @@ std::vector<KernelSpec> enumerate_wgmma(Layout layout, Accum accum, bool with_ru
 // splits fit in one wave of the H100's 132 SMs (the splits of a tile wait for each other).
 std::string wgmma_shape_refusal(const KernelSpec& s, const Shape& shape);
 // #include "wgmma_gemm.cuh" and the configuration as the type
-// cudal2_wgmma::Gemm<cudal2_wgmma::Config<...>>, exported through the kernel C ABI.
+// cudal2_wgmma::Gemm<cudal2_config>, cudal2_config naming each constant (named_config_source),
+// exported through the kernel C ABI.
 std::string generate_wgmma_source(const KernelSpec& s);
 
 }  // namespace cudal2

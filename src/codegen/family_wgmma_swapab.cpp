@@ -102,11 +102,14 @@ std::string swapab_shape_refusal(const KernelSpec& s, const Shape& shape) {
   return "";
 }
 
-// The configuration as template arguments of cudal2_wgmma_swapab::Config.
+// The configuration by name, the fields of cudal2_wgmma_swapab::Config (src/kernels/wgmma_swapab.cuh).
 std::string generate_swapab_source(const KernelSpec& s) {
-  return type_source(swapab_compile_text(s), "wgmma_swapab.cuh",
-                     fmt::format("cudal2_wgmma_swapab::Gemm<cudal2_wgmma_swapab::Config<{}, {}, {}, {}, {}>>",
-                                 s.layout == Layout::TN, s.accum == Accum::F16, s.tile_m, s.tile_n, s.stages));
+  return named_config_source(swapab_compile_text(s), "wgmma_swapab.cuh", "cudal2_wgmma_swapab::Gemm",
+                             {{"kLayoutTN", s.layout == Layout::TN},
+                              {"kAccumF16", s.accum == Accum::F16},
+                              {"kTileM", s.tile_m},
+                              {"kTileN", s.tile_n},
+                              {"kStages", s.stages}});
 }
 
 }  // namespace

@@ -15,7 +15,7 @@
 //    rows to fp16 in 64-column chunks through two swizzled shared buffers and TMA stores (which
 //    clip at the edges and drain while the next tile's mainloop runs); otherwise registers
 //    straight to global memory, bounds-checked.
-//  - Ping-pong (compile-time, Config's last argument): two consumer warpgroups take the CTA's
+//  - Ping-pong (compile-time, the configuration's kPingpong): two consumer warpgroups take the CTA's
 //    tiles in turn, each computing a whole tile (64x256 or 128x128), so one stores its tile while
 //    the other's wgmmas run: the tensor cores are not idle during the epilogue. Both read the one
 //    stage ring in order; a warpgroup steps over the stages of the other's tiles.
@@ -30,11 +30,25 @@
 //  - Cluster 2x1 / 1x2: the two CTAs share the B / A tile, each loading half of it with a TMA
 //    multicast; a stage is released to the producers only when the consumers of both CTAs are
 //    done with it (remote arrivals with a CTA-scope release; see mbar_arrive_cluster).
-// One configuration is the type cudal2_wgmma::Gemm<Config<...>>; a generated .cu includes this
-// file and exports that type through the kernel C ABI (cudal2_kernel_shim.h):
+// One configuration is the type cudal2_wgmma::Gemm<Cfg>, Cfg any type with Config's named
+// constants; a generated .cu includes this file, spells them out and exports the type through the
+// kernel C ABI (cudal2_kernel_shim.h):
 //   #include "wgmma_gemm.cuh"
-//   using cudal2_kernel = cudal2_wgmma::Gemm<cudal2_wgmma::Config<false, false, 128, 256, 1, 1, 4>>;
+//   namespace {
+//   struct cudal2_config {
+//     static constexpr bool kLayoutTN = false;
+//     static constexpr bool kAccumF16 = false;
+//     static constexpr int kTileM = 128;
+//     static constexpr int kTileN = 256;
+//     static constexpr int kClusterM = 1;
+//     static constexpr int kClusterN = 1;
+//     static constexpr int kStages = 4;
+//     static constexpr bool kPingpong = false;
+//   };
+//   }  // namespace
+//   using cudal2_kernel = cudal2_wgmma::Gemm<cudal2_config>;
 //   CUDAL2_EXPORT_KERNEL_ABI(cudal2_kernel, "wgmma nn f32 tile=128x256x64 cluster=1x1 stages=4")
+// (Gemm<Config<false, false, 128, 256, 1, 1, 4>> is the same kernel, for hand-written sources.)
 #pragma once
 #include <cuda.h>
 #include <cuda_fp16.h>
@@ -47,6 +61,7 @@
 
 #include "cudal2_kernel_shim.h"
 #include "tma_host.h"
+#include "wgmma_pipeline.cuh"
 #include "wgmma_plan.h"
 #include "wgmma_ptx.cuh"
 
@@ -54,22 +69,24 @@ namespace cudal2_wgmma {
 namespace {
 namespace plan = cudal2_wgmma_plan;
 using namespace cudal2_wgmma_ptx;
+using namespace cudal2_wgmma_pipeline;
 using cudal2_tma::encode;
 using cudal2_tma::encoder;
 
-// One compile-time configuration (codegen/family_wgmma.cpp writes it from a spec), in the spec
-// text's order: layout, accumulator, tile M x N (tile K is always plan::kTileK), cluster, stages.
-template <bool kLayoutTN, bool kAccumF16, int kTileM, int kTileN, int kClusterRows, int kClusterCols, int kStageCount,
-          bool kPingpongTiles = false>
+// One compile-time configuration by position, in the spec text's order: layout, accumulator, tile
+// M x N (tile K is always plan::kTileK), cluster, stages, mainloop. codegen/family_wgmma.cpp writes
+// the same constants by name (a struct of its own) from a spec.
+template <bool LayoutTN, bool AccumF16, int TileM, int TileN, int ClusterM, int ClusterN, int Stages,
+          bool Pingpong = false>
 struct Config {
-  static constexpr bool kTN = kLayoutTN;   // B stored as N rows of K (K-major: wgmma's natural B)
-  static constexpr bool kF16 = kAccumF16;  // fp16 accumulators
-  static constexpr int BM = kTileM, BN = kTileN;
+  static constexpr bool kLayoutTN = LayoutTN;  // B stored as N rows of K (K-major: wgmma's natural B)
+  static constexpr bool kAccumF16 = AccumF16;  // fp16 accumulators
+  static constexpr int kTileM = TileM, kTileN = TileN;
   // Cluster of 2 CTAs along M (they share the B tile: each loads half of it and multicasts it to
   // both) or along N (they share the A tile), or no cluster.
-  static constexpr int kClusterM = kClusterRows, kClusterN = kClusterCols;
-  static constexpr int kStages = kStageCount;
-  static constexpr bool kPingpong = kPingpongTiles;  // consumers take whole tiles in turn
+  static constexpr int kClusterM = ClusterM, kClusterN = ClusterN;
+  static constexpr int kStages = Stages;
+  static constexpr bool kPingpong = Pingpong;  // consumers take whole tiles in turn
 };
 
 // Registers per thread after setmaxnreg: the producer keeps few, the consumers take the rest
@@ -108,52 +125,46 @@ __device__ __forceinline__ float4 add4(float4 a, float4 b) {
 // The device side of configuration Cfg.
 template <class Cfg>
 struct Tile {
-  static constexpr bool kTN = Cfg::kTN, kF16 = Cfg::kF16;
-  static constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = plan::kTileK;
+  static constexpr bool kLayoutTN = Cfg::kLayoutTN, kAccumF16 = Cfg::kAccumF16;
+  static constexpr int kTileM = Cfg::kTileM, kTileN = Cfg::kTileN, kTileK = plan::kTileK;
   static constexpr int kStages = Cfg::kStages;
   static constexpr int kClusterM = Cfg::kClusterM, kClusterN = Cfg::kClusterN, kCluster = kClusterM * kClusterN;
   static_assert(kCluster == 1 || (kCluster == 2 && (kClusterM == 1 || kClusterN == 1)), "cluster 1x1, 2x1 or 1x2");
-  static constexpr bool kPing = Cfg::kPingpong;
-  static_assert(!kPing || plan::pingpong_fits(BM, BN), "ping-pong tiles are at most 64x256 or 128x128");
-  static constexpr int kConsumers = plan::consumers(BM, kPing);
-  static constexpr int kThreads = plan::threads(BM, kPing);
+  static constexpr bool kPingpong = Cfg::kPingpong;
+  static_assert(!kPingpong || plan::pingpong_fits(kTileM, kTileN), "ping-pong tiles are at most 64x256 or 128x128");
+  static constexpr int kConsumers = plan::consumers(kTileM, kPingpong);
+  static constexpr int kThreads = plan::threads(kTileM, kPingpong);
   // 64-row blocks of the tile one consumer warpgroup computes: all of them in ping-pong, else its own.
-  static constexpr int kRowBlocks = kPing ? BM / 64 : 1;
+  static constexpr int kRowBlocks = kPingpong ? kTileM / 64 : 1;
   // Consumer warpgroups that read each stage (and arrive on its empty barrier).
-  static constexpr int kReaders = kPing ? 1 : kConsumers;
-  static constexpr int kABytes = BM * BK * 2, kBBytes = BN * BK * 2, kStageBytes = kABytes + kBBytes;
-  static constexpr int kSmem = plan::smem_bytes(BM, BN, kStages, kPing);
-  static_assert(BM == 64 || BM == 128, "tile M is 64 or 128 (one consumer warpgroup per 64 rows)");
-  static_assert(BN % 64 == 0 && BN >= 64 && BN <= 256, "tile N is 64, 128, 192 or 256");
+  static constexpr int kReaders = kPingpong ? 1 : kConsumers;
+  static constexpr int kABytes = kTileM * kTileK * 2, kBBytes = kTileN * kTileK * 2;
+  static constexpr int kSmem = plan::smem_bytes(kTileM, kTileN, kStages, kPingpong);
+  static_assert(kTileM == 64 || kTileM == 128, "tile M is 64 or 128 (one consumer warpgroup per 64 rows)");
+  static_assert(kTileN % 64 == 0 && kTileN >= 64 && kTileN <= 256, "tile N is 64, 128, 192 or 256");
   static_assert(kStages >= 2 && kSmem <= plan::kSmemBudget, "stages do not fit in shared memory");
 
-  using AccT = std::conditional_t<kF16, uint32_t, float>;
-  static constexpr int kAccRegs = kF16 ? BN / 4 : BN / 2;
+  using AccT = std::conditional_t<kAccumF16, uint32_t, float>;
+  static constexpr int kAccRegs = kAccumF16 ? kTileN / 4 : kTileN / 2;
+  using RowBlock = AccT[kAccRegs];  // one 64-row block's accumulators (this thread's part)
 
-  // Stage s of the ring: its A tile, its B tile, its two barriers.
-  struct Smem {
-    uint32_t base;  // 1024-aligned shared address of stage 0's A tile
-    __device__ __forceinline__ uint32_t a(int s) const { return base + s * kABytes; }
-    __device__ __forceinline__ uint32_t b(int s) const { return base + kStages * kABytes + s * kBBytes; }
+  // The stage ring, then the epilogue buffers, then the ring's barriers and the ping-pong turns.
+  struct Smem : StageSmem<kStages, kABytes, kBBytes, plan::epi_bytes(kTileM, kPingpong)> {
     // Epilogue buffer i (0, 1) of consumer warpgroup c.
-    __device__ __forceinline__ uint32_t epi(int c, int i) const {
-      return base + kStages * kStageBytes + (c * 2 + i) * plan::kEpiChunk;
-    }
-    static constexpr int kBars = kStages * kStageBytes + plan::epi_bytes(BM, kPing);
-    __device__ __forceinline__ uint32_t full(int s) const { return base + kBars + s * 8; }
-    __device__ __forceinline__ uint32_t empty(int s) const { return base + kBars + (kStages + s) * 8; }
+    __device__ __forceinline__ uint32_t epi(int c, int i) const { return this->own() + (c * 2 + i) * plan::kEpiChunk; }
     // Ping-pong: consumer warpgroup c's turn to start a mainloop (the other arrives when its
     // mainloop has taken its last stage).
-    __device__ __forceinline__ uint32_t turn(int c) const { return base + kBars + (2 * kStages + c) * 8; }
+    __device__ __forceinline__ uint32_t turn(int c) const { return this->own_bar(c); }
   };
+  static constexpr int kStageBytes = Smem::kStageBytes;
 
   using Ring = StageRing<kStages>;
 
-  // Split-K partials: this warpgroup's 64 rows x BN of one fp32 partial tile, as float4s in thread
-  // order (float4 j of thread t at j * 128 + t: every store and load of a warp is 512 contiguous
-  // bytes). A (tile, split) slot holds the kConsumers warpgroups' parts one after the other.
-  static constexpr int kPartV = BN / 8;                       // float4s per thread
-  static constexpr int64_t kPartWg = 64 * BN / 4;             // float4s per warpgroup
+  // Split-K partials: this warpgroup's 64 rows x kTileN of one fp32 partial tile, as float4s in
+  // thread order (float4 j of thread t at j * 128 + t: every store and load of a warp is 512
+  // contiguous bytes). A (tile, split) slot holds the kConsumers warpgroups' parts one after the other.
+  static constexpr int kPartV = kTileN / 8;                   // float4s per thread
+  static constexpr int64_t kPartWg = 64 * kTileN / 4;         // float4s per warpgroup
   static constexpr int64_t kPartSlot = kConsumers * kPartWg;  // float4s per (tile, split)
   // The reduction's loads in flight per thread: kRedQ float4s of the slice x kRedS splits (fewer
   // beside 128 accumulators, which would otherwise spill).
@@ -161,6 +172,153 @@ struct Tile {
   // Named barrier of all consumer threads (1 .. kConsumers are the warpgroups' own).
   static constexpr int kAllConsumersBar = 3;
   static_assert((2 * kStages + 2) * 8 <= 256, "the barriers fit in the slack of kSmemSlack");
+
+  // Unit id -> this CTA's output tile (a cluster's CTAs take neighbouring tiles of the unit).
+  static __device__ __forceinline__ plan::Coord tile_of(const Params& p, int64_t unit, uint32_t rank) {
+    auto tile = plan::tile_coord(unit, p.units, p.raster, p.swizzle);
+    if constexpr (kClusterM == 2) tile.m = tile.m * 2 + rank;
+    if constexpr (kClusterN == 2) tile.n = tile.n * 2 + rank;
+    return tile;
+  }
+
+  // ---- Producer ----
+
+  // Stage s: the A and B boxes of K offset k0, counted on barrier `full`. A cluster's two CTAs each
+  // load half of the operand they share and multicast it to both.
+  static __device__ __forceinline__ void load_stage(const Smem& sm, int s, uint32_t full, const CUtensorMap& map_a,
+                                                    const CUtensorMap& map_b, int m0, int n0, int k0, uint32_t rank) {
+    if constexpr (kClusterN == 2) {  // A shared: each CTA loads kTileM/2 rows for both
+      tma_load_multicast(sm.a(s) + rank * (kTileM / 2) * 128, &map_a, full, k0,
+                         m0 + static_cast<int>(rank) * (kTileM / 2), 0x3);
+    } else {
+      tma_load(sm.a(s), &map_a, full, k0, m0);
+    }
+    if constexpr (kLayoutTN) {
+      if constexpr (kClusterM == 2)  // B shared: each CTA loads kTileN/2 rows of it for both
+        tma_load_multicast(sm.b(s) + rank * (kTileN / 2) * 128, &map_b, full, k0,
+                           n0 + static_cast<int>(rank) * (kTileN / 2), 0x3);
+      else
+        tma_load(sm.b(s), &map_b, full, k0, n0);
+    } else {
+#pragma unroll
+      for (int c = 0; c < kTileN / 64; ++c) {
+        if constexpr (kClusterM == 2) {  // B shared: the 64-wide column blocks dealt out
+          if (c % 2 == static_cast<int>(rank))
+            tma_load_multicast(sm.b(s) + c * 64 * kTileK * 2, &map_b, full, n0 + c * 64, k0, 0x3);
+        } else {
+          tma_load(sm.b(s) + c * 64 * kTileK * 2, &map_b, full, n0 + c * 64, k0);
+        }
+      }
+    }
+  }
+
+  // The producer thread: the K tiles of this CTA's work items (first, first + stride, .. below
+  // n_work), in the consumers' order.
+  static __device__ __forceinline__ void produce(const Smem& sm, const Params& p, const CUtensorMap& map_a,
+                                                 const CUtensorMap& map_b, int64_t first, int64_t stride,
+                                                 int64_t n_work, int splits, uint32_t rank) {
+    Ring ring;
+    for (int64_t w = first; w < n_work; w += stride) {
+      const auto work = plan::work_of(w, splits, p.k_tiles);
+      const auto tile = tile_of(p, work.unit, rank);
+      const int m0 = static_cast<int>(tile.m * kTileM), n0 = static_cast<int>(tile.n * kTileN);
+      // The cluster's consumers are all done with a stage before it is refilled (ours and the
+      // peer's: we write into both).
+      produce_stages<kTileK>(sm, ring, work.k.begin, work.k.end, [&](int s, int k0, uint32_t full) {
+        load_stage(sm, s, full, map_a, map_b, m0, n0, k0, rank);
+      });
+    }
+    // Clusters: no peer consumer may arrive on this CTA's barriers after it has left. The
+    // producer's other threads leave at once (no spinning lanes beside the one that issues).
+    if constexpr (kCluster > 1) wait_stages_released(sm, ring);
+  }
+
+  // ---- Consumers: mainloop ----
+
+  // A stage is free once every consumer warpgroup of the cluster is done with it (the producers
+  // of the cluster all write into it).
+  static __device__ __forceinline__ void release_stage(const Smem& sm, int s, int tid) {
+    if constexpr (kCluster == 1) {
+      if (tid == 0) mbar_arrive(sm.empty(s));
+    } else {
+      // Thread q arrives on cluster CTA q: one instruction for the warp, not one per CTA in turn
+      // (as CUTLASS's consumer_release spreads them over its threads).
+      if (tid < kCluster) mbar_arrive_cluster(sm.empty(s), tid);
+    }
+  }
+
+  // Consumer warpgroup c: the K tiles `k` of one work item into its row blocks' accumulators
+  // (rows row0 .. of the tile), every stage released once read.
+  static __device__ __forceinline__ void mainloop(const Smem& sm, Ring& ring, RowBlock (&accs)[kRowBlocks],
+                                                  plan::KRange k, int c, int tid, int row0) {
+    auto fence_acc = [&] {
+#pragma unroll
+      for (int h = 0; h < kRowBlocks; ++h)
+#pragma unroll
+        for (int i = 0; i < kAccRegs; ++i) fence_reg(accs[h][i]);
+    };
+    auto stage_mma = [&](int s) {
+      const uint32_t a0 = sm.a(s) + row0 * 128, b0 = sm.b(s);
+      return [&accs, &k, a0, b0](int64_t kt) {
+#pragma unroll
+        for (int kk = 0; kk < kTileK / 16; ++kk) {
+          // Inside the 128-byte swizzle atom a k step of 16 is 32 bytes along a K-major row, or 16
+          // k-rows (2 KB) down an N-major block; a 64-row block of A is 8 KB further on.
+          const uint64_t db = kLayoutTN ? desc(b0 + kk * 32, 16, 1024) : desc(b0 + kk * 2048, 64 * kTileK * 2, 1024);
+#pragma unroll
+          for (int h = 0; h < kRowBlocks; ++h) {
+            const uint64_t da = desc(a0 + h * 64 * 128 + kk * 32, 16, 1024);
+            Wgmma<kTileN, kAccumF16>::template mma<0, kLayoutTN ? 0 : 1>(accs[h], da, db, kt != k.begin || kk != 0);
+          }
+        }
+      };
+    };
+    auto release = [&](int s) { release_stage(sm, s, tid); };
+    const int last = consume_stages(sm, ring, k.begin, k.end, fence_acc, stage_mma, release);
+    if constexpr (kPingpong) {
+      if (tid == 0) mbar_arrive(sm.turn(c ^ 1));  // the other warpgroup's mainloop may start
+    }
+    wgmma_wait<0>();
+    fence_acc();
+    release(last);
+  }
+
+  // Ping-pong: whether work item `item` of this CTA is warpgroup c's. If not, steps the ring over
+  // its stages; if so, waits until the other warpgroup's mainloop has taken every stage of the tile
+  // before it: the producer is then less than one lap of the ring ahead of us, which the parity
+  // waits on the full barriers need (two laps would look like none). Warpgroup 0's first tile has
+  // nothing before it. turns: this warpgroup's tiles so far.
+  static __device__ __forceinline__ bool take_turn(const Smem& sm, Ring& ring, plan::KRange k, int c, int64_t item,
+                                                   uint32_t& turns) {
+    if (item % 2 != c) {
+      ring.advance(k.end - k.begin);
+      return false;
+    }
+    if (c == 1 || turns > 0) mbar_wait(sm.turn(c), (turns - (c == 0 ? 1 : 0)) & 1);
+    ++turns;
+    return true;
+  }
+
+  // ---- Consumers: split-K ----
+
+  // This warpgroup's fp32 partial of `tile` (split `split`) into the workspace: float4 j of thread
+  // tid at j * 128 + tid (fp16 accumulators widened).
+  static __device__ __forceinline__ void store_partial(const Params& p, const RowBlock& acc, int64_t tile, int split,
+                                                       int splits, int c, int tid) {
+    float4* const mine = p.partials + (tile * splits + split) * kPartSlot + c * kPartWg + tid;
+#pragma unroll
+    for (int j = 0; j < kPartV; ++j) {  // fp32 values 4j .. 4j+3
+      float4 v;
+      if constexpr (kAccumF16) {
+        const float2 x = __half22float2(*reinterpret_cast<const __half2*>(&acc[2 * j]));
+        const float2 y = __half22float2(*reinterpret_cast<const __half2*>(&acc[2 * j + 1]));
+        v = make_float4(x.x, x.y, y.x, y.y);
+      } else {
+        v = make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
+      }
+      __stcg(mine + j * 128, v);  // .cg: to L2, where the other splits read it
+    }
+  }
 
   // Split-K, after this CTA has stored its partial of `tile`: every split of the tile waits until
   // all of them have stored theirs, then sums one slice of the tile (1/splits of its float4s) over
@@ -218,167 +376,112 @@ struct Tile {
         // accumulators of n8 block j: rows r and r + 8, columns 2 * (lane % 4) + {0, 1}.
         const int cw = static_cast<int>(q / kPartWg), j = static_cast<int>(q % kPartWg) / 128;
         const int t = static_cast<int>(q % 128);
-        const int64_t r = tc.m * BM + cw * 64 + (t / 32) * 16 + (t % 32) / 4;
-        const int64_t col = tc.n * BN + j * 8 + (t % 4) * 2;
+        const int64_t r = tc.m * kTileM + cw * 64 + (t / 32) * 16 + (t % 32) / 4;
+        const int64_t col = tc.n * kTileN + j * 8 + (t % 4) * 2;
         store2(p.C, p, r, col, __floats2half2_rn(sum[u].x, sum[u].y));
         store2(p.C, p, r + 8, col, __floats2half2_rn(sum[u].z, sum[u].w));
       }
     }
   }
 
-  // Consumer warpgroup c: rows c*64 .. c*64+63 of every tile of this CTA.
-  template <bool kSplit, class TileOf>
-  static __device__ __forceinline__ void consume(const Smem& sm, const Params& p, const CUtensorMap& map_c, int c,
-                                                 int tid, int64_t first, int64_t stride, const TileOf& tile_of) {
+  // ---- Consumers: epilogues (one 64-row block of C from its accumulators) ----
+
+  // Accumulator layout (per n8 block j): this lane holds rows r and r+8 (h = 0, 1), columns
+  // 2*(lane%4)+{0,1}: that pair as fp16.
+  static __device__ __forceinline__ __half2 half_pair(const RowBlock& acc, int j, int h) {
+    if constexpr (kAccumF16)
+      return *reinterpret_cast<const __half2*>(&acc[2 * j + h]);
+    else
+      return __floats2half2_rn(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+  }
+
+  // 64-column chunks through two swizzled 8 KB buffers and TMA stores that run on while the next
+  // tile's mainloop starts; TMA clips what falls outside C. rows: the block's first row of C;
+  // epi_buf: the buffer to fill next, alternating across tiles too.
+  static __device__ __forceinline__ void epilogue_tma(const Smem& sm, const CUtensorMap& map_c, const RowBlock& acc,
+                                                      int64_t rows, int64_t tile_n, int c, int tid, int& epi_buf) {
     const int warp = tid / 32, lane = tid % 32;
-    const int splits = kSplit ? p.splits : 1;
-    static_assert(!(kSplit && kPing), "ping-pong has no split-K instance");
-    AccT accs[kRowBlocks][kAccRegs];
-    [[maybe_unused]] AccT(&acc)[kAccRegs] = accs[0];  // the split-K path (cooperative: one row block)
-    // Rows of the tile this warpgroup's row block 0 starts at.
-    const int row0 = kPing ? 0 : c * 64;
-    Ring ring;
-    // A stage is free once every consumer warpgroup of the cluster is done with it (the producers
-    // of the cluster all write into it).
-    auto release = [&](int s) {
-      if constexpr (kCluster == 1) {
-        if (tid == 0) mbar_arrive(sm.empty(s));
-      } else {
-        // Thread q arrives on cluster CTA q: one instruction for the warp, not one per CTA in turn
-        // (as CUTLASS's consumer_release spreads them over its threads).
-        if (tid < kCluster) mbar_arrive_cluster(sm.empty(s), tid);
+    const int row = warp * 16 + lane / 4;  // and row + 8
+#pragma unroll
+    for (int ch = 0; ch < kTileN / 64; ++ch) {
+      // The race once seen with kTileN/64 odd (64, 192): picking ch % 2 restarted each tile on
+      // buffer 0, which the last store of the previous tile could still be reading (wait_read<1>
+      // spares it).
+      const uint32_t buf = sm.epi(c, epi_buf);
+      epi_buf ^= 1;
+      if (tid == 0) bulk_wait_read<1>();  // the store that used this buffer (the one before last) has read it
+      wg_sync(1 + c);
+#pragma unroll
+      for (int jj = 0; jj < 8; ++jj) {
+        const int j = ch * 8 + jj;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int rr = row + 8 * h;  // 128-byte rows; 16-byte chunk jj swizzled by rr % 8
+          const uint32_t addr = buf + rr * 128 + ((jj ^ (rr % 8)) * 16) + (lane % 4) * 4;
+          const __half2 v = half_pair(acc, j, h);
+          st_shared_u32(addr, *reinterpret_cast<const uint32_t*>(&v));
+        }
       }
-    };
-    const int64_t n_work = p.units.count() * splits;
-    // Epilogue buffer to fill next; it alternates across tiles too (see the TMA-store epilogue).
+      fence_async_smem();
+      wg_sync(1 + c);
+      if (tid == 0) {
+        tma_store(&map_c, buf, static_cast<int>(tile_n * kTileN + ch * 64), static_cast<int>(rows));
+        bulk_commit();
+      }
+    }
+  }
+
+  // Registers straight to global memory, bounds-checked (C that TMA cannot address).
+  static __device__ __forceinline__ void epilogue_direct(const Params& p, const RowBlock& acc, int64_t rows,
+                                                         int64_t tile_n, int tid) {
+    const int warp = tid / 32, lane = tid % 32;
+    const int64_t r = rows + warp * 16 + lane / 4;
+    const int64_t col = tile_n * kTileN + (lane % 4) * 2;
+#pragma unroll
+    for (int j = 0; j < kTileN / 8; ++j) {
+      store2(p.C, p, r, col + j * 8, half_pair(acc, j, 0));
+      store2(p.C, p, r + 8, col + j * 8, half_pair(acc, j, 1));
+    }
+  }
+
+  // ---- Consumers ----
+
+  // Consumer warpgroup c: rows c*64 .. c*64+63 of every tile of this CTA (ping-pong: every row of
+  // every other tile).
+  template <bool kSplit>
+  static __device__ __forceinline__ void consume(const Smem& sm, const Params& p, const CUtensorMap& map_c, int c,
+                                                 int tid, int64_t first, int64_t stride, int64_t n_work, int splits,
+                                                 uint32_t rank) {
+    static_assert(!(kSplit && kPingpong), "ping-pong has no split-K instance");
+    RowBlock accs[kRowBlocks];
+    // Rows of the tile this warpgroup's row block 0 starts at.
+    const int row0 = kPingpong ? 0 : c * 64;
+    Ring ring;
+    // Epilogue buffer to fill next; it alternates across tiles too (see epilogue_tma).
     int epi_buf = 0;
     int64_t item = 0;    // this CTA's work items, counted (ping-pong: even ones to warpgroup 0)
     uint32_t turns = 0;  // ping-pong: this warpgroup's tiles so far
     for (int64_t w = first; w < n_work; w += stride, ++item) {
-      const auto wk = plan::work_of(w, splits, p.k_tiles);
-      if constexpr (kPing) {
-        if (item % 2 != c) {  // the other warpgroup's tile: step over its stages
-          ring.advance(wk.k.end - wk.k.begin);
-          continue;
-        }
-        // Wait until the other warpgroup's mainloop has taken every stage of the tile before this
-        // one: the producer is then less than one lap of the ring ahead of us, which the parity
-        // waits on the full barriers need (two laps would look like none). Warpgroup 0's first
-        // tile has nothing before it.
-        if (c == 1 || turns > 0) mbar_wait(sm.turn(c), (turns - (c == 0 ? 1 : 0)) & 1);
-        ++turns;
+      const auto work = plan::work_of(w, splits, p.k_tiles);
+      if constexpr (kPingpong) {
+        if (!take_turn(sm, ring, work.k, c, item, turns)) continue;
       }
-      const auto tc = tile_of(wk.unit);
-      int prev = -1;
-      for (int64_t kt = wk.k.begin; kt < wk.k.end; ++kt, ring.next()) {
-        mbar_wait(sm.full(ring.s), ring.phase);
-        const uint32_t a0 = sm.a(ring.s) + row0 * 128, b0 = sm.b(ring.s);
-#pragma unroll
-        for (int h = 0; h < kRowBlocks; ++h)
-#pragma unroll
-          for (int i = 0; i < kAccRegs; ++i) fence_reg(accs[h][i]);
-        wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < BK / 16; ++kk) {
-          // Inside the 128-byte swizzle atom a k step of 16 is 32 bytes along a K-major row, or 16
-          // k-rows (2 KB) down an N-major block; a 64-row block of A is 8 KB further on.
-          const uint64_t db = kTN ? desc(b0 + kk * 32, 16, 1024) : desc(b0 + kk * 2048, 64 * BK * 2, 1024);
-#pragma unroll
-          for (int h = 0; h < kRowBlocks; ++h) {
-            const uint64_t da = desc(a0 + h * 64 * 128 + kk * 32, 16, 1024);
-            Wgmma<BN, kF16>::template mma<0, kTN ? 0 : 1>(accs[h], da, db, kt != wk.k.begin || kk != 0);
-          }
-        }
-        wgmma_commit();
-#pragma unroll
-        for (int h = 0; h < kRowBlocks; ++h)
-#pragma unroll
-          for (int i = 0; i < kAccRegs; ++i) fence_reg(accs[h][i]);
-        // Keep one stage's wgmmas in flight; the one before it has finished reading its stage.
-        wgmma_wait<1>();
-        if (prev >= 0) release(prev);
-        prev = ring.s;
-      }
-      if constexpr (kPing) {
-        if (tid == 0) mbar_arrive(sm.turn(c ^ 1));  // the other warpgroup's mainloop may start
-      }
-      wgmma_wait<0>();
-#pragma unroll
-      for (int h = 0; h < kRowBlocks; ++h)
-#pragma unroll
-        for (int i = 0; i < kAccRegs; ++i) fence_reg(accs[h][i]);
-      release(prev);
-
+      const auto tile = tile_of(p, work.unit, rank);
+      mainloop(sm, ring, accs, work.k, c, tid, row0);
       if constexpr (kSplit) {
         // A cluster's padding tile (past the edge of C): nothing to add up or store.
-        if (tc.m >= p.tiles.m || tc.n >= p.tiles.n) continue;
-        const int64_t tile = tc.m * p.tiles.n + tc.n;
-        float4* const mine = p.partials + (tile * splits + wk.split) * kPartSlot + c * kPartWg + tid;
-#pragma unroll
-        for (int j = 0; j < kPartV; ++j) {  // fp32 values 4j .. 4j+3 (fp16 accumulators widened)
-          float4 v;
-          if constexpr (kF16) {
-            const float2 x = __half22float2(*reinterpret_cast<const __half2*>(&acc[2 * j]));
-            const float2 y = __half22float2(*reinterpret_cast<const __half2*>(&acc[2 * j + 1]));
-            v = make_float4(x.x, x.y, y.x, y.y);
-          } else {
-            v = make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
-          }
-          __stcg(mine + j * 128, v);  // .cg: to L2, where the other splits read it
-        }
-        reduce_slice(p, tile, tc, wk.split, splits, c * 128 + tid);
+        if (tile.m >= p.tiles.m || tile.n >= p.tiles.n) continue;
+        const int64_t tile_id = tile.m * p.tiles.n + tile.n;
+        store_partial(p, accs[0], tile_id, work.split, splits, c, tid);  // (cooperative: one row block)
+        reduce_slice(p, tile_id, tile, work.split, splits, c * 128 + tid);
       } else {  // the split-K instance stores C in reduce_slice
-                // Accumulator layout (per n8 block j): this lane holds rows r and r+8, columns 2*(lane%4)+{0,1}.
 #pragma unroll
-        for (int hb = 0; hb < kRowBlocks; ++hb) {
-          const AccT(&ac)[kAccRegs] = accs[hb];
-          auto pair = [&](int j, int h) -> __half2 {
-            if constexpr (kF16)
-              return *reinterpret_cast<const __half2*>(&ac[2 * j + h]);
-            else
-              return __floats2half2_rn(ac[4 * j + 2 * h], ac[4 * j + 2 * h + 1]);
-          };
-          const int64_t rows = tc.m * BM + row0 + hb * 64;  // this row block's first row of C
-          if (p.c_tma) {
-            // 64-column chunks through two swizzled 8 KB buffers and TMA stores that run on while the
-            // next tile's mainloop starts; TMA clips what falls outside C.
-            const int row = warp * 16 + lane / 4;  // and row + 8
-#pragma unroll
-            for (int ch = 0; ch < BN / 64; ++ch) {
-              // The race once seen with BN/64 odd (64, 192): picking ch % 2 restarted each tile on
-              // buffer 0, which the last store of the previous tile could still be reading
-              // (wait_read<1> spares it).
-              const uint32_t buf = sm.epi(c, epi_buf);
-              epi_buf ^= 1;
-              if (tid == 0) bulk_wait_read<1>();  // the store that used this buffer (the one before last) has read it
-              wg_sync(1 + c);
-#pragma unroll
-              for (int jj = 0; jj < 8; ++jj) {
-                const int j = ch * 8 + jj;
-#pragma unroll
-                for (int h = 0; h < 2; ++h) {
-                  const int rr = row + 8 * h;  // 128-byte rows; 16-byte chunk jj swizzled by rr % 8
-                  const uint32_t addr = buf + rr * 128 + ((jj ^ (rr % 8)) * 16) + (lane % 4) * 4;
-                  const __half2 v = pair(j, h);
-                  st_shared_u32(addr, *reinterpret_cast<const uint32_t*>(&v));
-                }
-              }
-              fence_async_smem();
-              wg_sync(1 + c);
-              if (tid == 0) {
-                tma_store(&map_c, buf, static_cast<int>(tc.n * BN + ch * 64), static_cast<int>(rows));
-                bulk_commit();
-              }
-            }
-          } else {
-            const int64_t r = rows + warp * 16 + lane / 4;
-            const int64_t col = tc.n * BN + (lane % 4) * 2;
-#pragma unroll
-            for (int j = 0; j < BN / 8; ++j) {
-              store2(p.C, p, r, col + j * 8, pair(j, 0));
-              store2(p.C, p, r + 8, col + j * 8, pair(j, 1));
-            }
-          }
+        for (int h = 0; h < kRowBlocks; ++h) {
+          const int64_t rows = tile.m * kTileM + row0 + h * 64;  // this row block's first row of C
+          if (p.c_tma)
+            epilogue_tma(sm, map_c, accs[h], rows, tile.n, c, tid, epi_buf);
+          else
+            epilogue_direct(p, accs[h], rows, tile.n, tid);
         }
       }
     }
@@ -391,34 +494,28 @@ template <class Cfg, bool kSplit>
 __global__ void __launch_bounds__(Tile<Cfg>::kThreads, 1)
     wgmma_gemm_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                       const __grid_constant__ CUtensorMap map_c, const Params p) {
-  // The configuration through local constants: the body is the macro-configured kernel's.
   using T = Tile<Cfg>;
-  using Smem = typename T::Smem;
-  using Ring = typename T::Ring;
-  constexpr bool kTN = T::kTN;
-  constexpr int BM = T::BM, BN = T::BN, BK = T::BK, kStages = T::kStages, kStageBytes = T::kStageBytes;
-  constexpr int kClusterM = T::kClusterM, kClusterN = T::kClusterN, kCluster = T::kCluster, kConsumers = T::kConsumers;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
-  const Smem sm{(smem_u32(smem_raw) + 1023u) & ~1023u};
+  const typename T::Smem sm{{align_1024(smem_raw)}};
   const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
 
   if (threadIdx.x == 0) {
     prefetch_map(&map_a);
     prefetch_map(&map_b);
     if (p.c_tma) prefetch_map(&map_c);
-    for (int s = 0; s < kStages; ++s) {
-      mbar_init(sm.full(s), 1);                        // the producer's expect_tx arrival (+ the bytes)
-      mbar_init(sm.empty(s), T::kReaders * kCluster);  // one per consumer warpgroup of the cluster that reads it
+    for (int s = 0; s < T::kStages; ++s) {
+      mbar_init(sm.full(s), 1);                           // the producer's expect_tx arrival (+ the bytes)
+      mbar_init(sm.empty(s), T::kReaders * T::kCluster);  // one per consumer warpgroup of the cluster that reads it
     }
-    if constexpr (T::kPing) {
+    if constexpr (T::kPingpong) {
       mbar_init(sm.turn(0), 1);
       mbar_init(sm.turn(1), 1);
     }
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    fence_barrier_init();
   }
   __syncthreads();
   // Clusters: the peer's barriers are initialized before anyone multicasts or arrives on them.
-  if constexpr (kCluster > 1) cluster_sync();
+  if constexpr (T::kCluster > 1) cluster_sync();
   // PDL (wgmma_ptx.cuh): the prologue above may have overlapped the previous kernel; global memory
   // only from here on. No early trigger (launch_dependents): the next grid launches at our exit.
   // On the H100 a trigger at every CTA's start made few-tile shapes 2-18% faster but others up to
@@ -426,69 +523,17 @@ __global__ void __launch_bounds__(Tile<Cfg>::kThreads, 1)
   // 2048x512x2048 on 128 CTAs, 4096x128x4096 split-K 4); no rule we found separated them, and the
   // exit trigger measured neutral (bench/results/h100/wgmma-final/).
   grid_dependency_wait();
-  const uint32_t rank = kCluster > 1 ? cluster_rank() : 0;
-  const int64_t first = blockIdx.x / kCluster, stride = gridDim.x / kCluster;
-  // Unit id -> this CTA's output tile.
-  auto tile_of = [&](int64_t u) {
-    auto tc = plan::tile_coord(u, p.units, p.raster, p.swizzle);
-    if constexpr (kClusterM == 2) tc.m = tc.m * 2 + rank;
-    if constexpr (kClusterN == 2) tc.n = tc.n * 2 + rank;
-    return tc;
-  };
-
+  const uint32_t rank = T::kCluster > 1 ? cluster_rank() : 0;
+  const int64_t first = blockIdx.x / T::kCluster, stride = gridDim.x / T::kCluster;
   const int splits = kSplit ? p.splits : 1;
   const int64_t n_work = p.units.count() * splits;
   if (wg == 0) {
     // Producer warpgroup: one thread issues every TMA; the others only give their registers up.
-    if constexpr (kConsumers == 2) regs_dec<kProducerRegs>();
-    if (tid == 0) {
-      Ring ring;
-      for (int64_t w = first; w < n_work; w += stride) {
-        const auto wk = plan::work_of(w, splits, p.k_tiles);
-        const auto tc = tile_of(wk.unit);
-        const int m0 = static_cast<int>(tc.m * BM), n0 = static_cast<int>(tc.n * BN);
-        for (int64_t kt = wk.k.begin; kt < wk.k.end; ++kt, ring.next()) {
-          const int k0 = static_cast<int>(kt * BK);
-          // The cluster's consumers are all done with this stage (ours and the peer's: we write
-          // into both).
-          mbar_wait(sm.empty(ring.s), ring.phase ^ 1);
-          mbar_expect_tx(sm.full(ring.s), kStageBytes);  // zero-filled bytes of edge boxes count too
-          const uint32_t full = sm.full(ring.s);
-          if constexpr (kClusterN == 2) {  // A shared: each CTA loads BM/2 rows for both
-            tma_load_multicast(sm.a(ring.s) + rank * (BM / 2) * 128, &map_a, full, k0,
-                               m0 + static_cast<int>(rank) * (BM / 2), 0x3);
-          } else {
-            tma_load(sm.a(ring.s), &map_a, full, k0, m0);
-          }
-          if constexpr (kTN) {
-            if constexpr (kClusterM == 2)  // B shared: each CTA loads BN/2 rows of it for both
-              tma_load_multicast(sm.b(ring.s) + rank * (BN / 2) * 128, &map_b, full, k0,
-                                 n0 + static_cast<int>(rank) * (BN / 2), 0x3);
-            else
-              tma_load(sm.b(ring.s), &map_b, full, k0, n0);
-          } else {
-#pragma unroll
-            for (int c = 0; c < BN / 64; ++c) {
-              if constexpr (kClusterM == 2) {  // B shared: the 64-wide column blocks dealt out
-                if (c % 2 == static_cast<int>(rank))
-                  tma_load_multicast(sm.b(ring.s) + c * 64 * BK * 2, &map_b, full, n0 + c * 64, k0, 0x3);
-              } else {
-                tma_load(sm.b(ring.s) + c * 64 * BK * 2, &map_b, full, n0 + c * 64, k0);
-              }
-            }
-          }
-        }
-      }
-      // Clusters: this CTA may leave only when no peer consumer will arrive on its barriers any
-      // more, i.e. once every stage has been released for the last time. The producer's other
-      // threads leave at once (no spinning lanes beside the one that issues).
-      if constexpr (kCluster > 1) {
-        for (int s = 0; s < kStages; ++s, ring.next()) mbar_wait(sm.empty(ring.s), ring.phase ^ 1);
-      }
-    }
+    if constexpr (T::kConsumers == 2) regs_dec<kProducerRegs>();
+    if (tid == 0) T::produce(sm, p, map_a, map_b, first, stride, n_work, splits, rank);
   } else {
-    if constexpr (kConsumers == 2) regs_inc<kConsumerRegs>();
-    T::template consume<kSplit>(sm, p, map_c, wg - 1, tid, first, stride, tile_of);
+    if constexpr (T::kConsumers == 2) regs_inc<kConsumerRegs>();
+    T::template consume<kSplit>(sm, p, map_c, wg - 1, tid, first, stride, n_work, splits, rank);
   }
 }
 
@@ -499,10 +544,11 @@ __global__ void __launch_bounds__(Tile<Cfg>::kThreads, 1)
 template <class Cfg>
 struct Gemm {
   using T = Tile<Cfg>;
-  static constexpr bool kTN = T::kTN;
-  static constexpr int BM = T::BM, BN = T::BN, BK = T::BK, kThreads = T::kThreads, kSmem = T::kSmem;
+  static constexpr bool kLayoutTN = T::kLayoutTN;
+  static constexpr int kTileM = T::kTileM, kTileN = T::kTileN, kTileK = T::kTileK, kThreads = T::kThreads,
+                       kSmem = T::kSmem;
   static constexpr int kClusterM = T::kClusterM, kClusterN = T::kClusterN, kCluster = T::kCluster;
-  static constexpr bool kPing = T::kPing;
+  static constexpr bool kPingpong = T::kPingpong;
 
   static const char* refusal(const cudal2_gemm_args& a) {
     if (const char* why = cudal2_shim::sizes_refusal(a)) return why;
@@ -514,19 +560,19 @@ struct Gemm {
       return "wgmma takes decomposition 0 (heuristic), 1 (data-parallel) or 2 (split-K)";
     if (a.splits < 0 || a.splits > plan::kMaxSplits) return "splits must be 0 (auto) or 1..64";
     if (a.decomposition == 1 && a.splits > 1) return "data-parallel decomposition takes splits 0 or 1";
-    if (kPing && (a.splits > 1 || a.decomposition == 2)) return "ping-pong takes no split-K (splits 0 or 1)";
+    if (kPingpong && (a.splits > 1 || a.decomposition == 2)) return "ping-pong takes no split-K (splits 0 or 1)";
     if (a.splits > plan::k_tiles(a.k)) return "splits must not exceed the K tiles (ceil(K/64))";
-    if (!plan::split_fits(plan::tiles(a.m, a.n, BM, BN), a.splits)) return "too many split-K partial tiles";
+    if (!plan::split_fits(plan::tiles(a.m, a.n, kTileM, kTileN), a.splits)) return "too many split-K partial tiles";
     if (a.splits > 1) {
-      const auto units = plan::cluster_units(plan::tiles(a.m, a.n, BM, BN), kClusterM, kClusterN).count();
+      const auto units = plan::cluster_units(plan::tiles(a.m, a.n, kTileM, kTileN), kClusterM, kClusterN).count();
       const int fit = fit_ctas();
       if (fit > 0 && !plan::splits_fit_wave(units, a.splits, fit / kCluster))
         return "explicit splits > 1 only where every (tile, split) fits in one wave of the SMs (splits=0 picks by "
                "itself)";
     }
-    if (!plan::tma_rows_ok(a.n, a.k, kTN))
-      return kTN ? "TMA needs 16-byte rows: K must be a multiple of 8"
-                 : "TMA needs 16-byte rows: K and N must be multiples of 8";
+    if (!plan::tma_rows_ok(a.n, a.k, kLayoutTN))
+      return kLayoutTN ? "TMA needs 16-byte rows: K must be a multiple of 8"
+                       : "TMA needs 16-byte rows: K and N must be multiples of 8";
     if ((reinterpret_cast<uintptr_t>(a.A) | reinterpret_cast<uintptr_t>(a.B)) % 16)
       return "TMA needs A and B 16-byte aligned";
     return nullptr;
@@ -537,7 +583,7 @@ struct Gemm {
     static const cudaError_t e = [] {
       cudaError_t r =
           cudaFuncSetAttribute(wgmma_gemm_kernel<Cfg, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
-      if constexpr (!kPing) {
+      if constexpr (!kPingpong) {
         if (r == cudaSuccess)
           r = cudaFuncSetAttribute(wgmma_gemm_kernel<Cfg, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
       }
@@ -583,10 +629,10 @@ struct Gemm {
 
   // The split count a call runs with (>= 1), for `fit` CTAs in the grid.
   static int call_splits(const cudal2_gemm_args& a, int fit) {
-    if (a.decomposition == 1 || kPing) return 1;
-    const auto units = plan::cluster_units(plan::tiles(a.m, a.n, BM, BN), kClusterM, kClusterN);
+    if (a.decomposition == 1 || kPingpong) return 1;
+    const auto units = plan::cluster_units(plan::tiles(a.m, a.n, kTileM, kTileN), kClusterM, kClusterN);
     return plan::resolve_splits(a.splits, units.count(), plan::k_tiles(a.k), fit / kCluster,
-                                plan::reduce_steps(BM, BN));
+                                plan::reduce_steps(kTileM, kTileN));
   }
 
   // Split-K: counters and partial tiles (wgmma_plan.h, workspace_bytes); nothing otherwise.
@@ -594,7 +640,7 @@ struct Gemm {
     if (refusal(a)) return 0;
     const int fit = fit_ctas();
     const int splits = call_splits(a, fit > 0 ? fit : plan::kSplitSms);
-    return plan::workspace_bytes(plan::tiles(a.m, a.n, BM, BN), BM, BN, splits);
+    return plan::workspace_bytes(plan::tiles(a.m, a.n, kTileM, kTileN), kTileM, kTileN, splits);
   }
 
   static const char* run(const cudal2_gemm_args& a, void* stream) {
@@ -603,10 +649,10 @@ struct Gemm {
     // A cluster's CTAs each load half of the operand they share.
     CUtensorMap map_a, map_b, map_c{};
     const bool c_tma = a.n % 8 == 0 && reinterpret_cast<uintptr_t>(a.C) % 16 == 0;
-    const bool ok =
-        encode(&map_a, a.A, a.m, a.k, kClusterN == 2 ? BM / 2 : BM) &&
-        (kTN ? encode(&map_b, a.B, a.n, a.k, kClusterM == 2 ? BN / 2 : BN) : encode(&map_b, a.B, a.k, a.n, BK)) &&
-        (!c_tma || encode(&map_c, a.C, a.m, a.n, 64));
+    const bool ok = encode(&map_a, a.A, a.m, a.k, kClusterN == 2 ? kTileM / 2 : kTileM) &&
+                    (kLayoutTN ? encode(&map_b, a.B, a.n, a.k, kClusterM == 2 ? kTileN / 2 : kTileN)
+                               : encode(&map_b, a.B, a.k, a.n, kTileK)) &&
+                    (!c_tma || encode(&map_c, a.C, a.m, a.n, 64));
     if (!ok) return "cuTensorMapEncodeTiled refused the operands";
     if (const cudaError_t e = prepare(); e != cudaSuccess) return cudaGetErrorString(e);
     const int fit = fit_ctas();
@@ -614,7 +660,7 @@ struct Gemm {
     Params p;
     p.C = static_cast<__half*>(a.C);
     p.m = a.m, p.n = a.n, p.k = a.k;
-    p.tiles = plan::tiles(a.m, a.n, BM, BN);
+    p.tiles = plan::tiles(a.m, a.n, kTileM, kTileN);
     p.units = plan::cluster_units(p.tiles, kClusterM, kClusterN);
     p.k_tiles = plan::k_tiles(a.k);
     p.raster = plan::resolve_raster(a.raster, p.units);
@@ -624,7 +670,7 @@ struct Gemm {
     p.splits = call_splits(a, fit);
     p.counters = nullptr, p.partials = nullptr;
     if (p.splits > 1) {
-      const size_t need = plan::workspace_bytes(p.tiles, BM, BN, p.splits);
+      const size_t need = plan::workspace_bytes(p.tiles, kTileM, kTileN, p.splits);
       if (!a.workspace || a.workspace_bytes < need || reinterpret_cast<uintptr_t>(a.workspace) % 16)
         return "workspace too small or misaligned for split-K (see cudal2_workspace_size)";
       p.counters = static_cast<int*>(a.workspace);
@@ -645,7 +691,7 @@ struct Gemm {
     cfg.stream = static_cast<cudaStream_t>(stream);
     cfg.attrs = at, cfg.numAttrs = n_at;
     cudaError_t e = cudaSuccess;
-    if constexpr (!kPing) {
+    if constexpr (!kPingpong) {
       if (p.splits > 1) e = cudaLaunchKernelEx(&cfg, wgmma_gemm_kernel<Cfg, true>, map_a, map_b, map_c, p);
     }
     if (p.splits <= 1) e = cudaLaunchKernelEx(&cfg, wgmma_gemm_kernel<Cfg, false>, map_a, map_b, map_c, p);

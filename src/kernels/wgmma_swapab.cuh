@@ -10,15 +10,26 @@
 //    ("nn", the instruction's transpose-A bit); A^T is its B operand, K-major as stored.
 //  - Split-K without a second pass or a workspace: the `splits` CTAs of one tile form a cluster,
 //    each sums its own K range into a fp32 tile in its shared memory, and after a cluster barrier
-//    CTA r adds up rows r*BM/splits.. of all of them, read through distributed shared memory
+//    CTA r adds up rows r*kTileM/splits.. of all of them, read through distributed shared memory
 //    (ld.shared::cluster), in split order (the same bits whichever CTA finishes first).
 //  - Epilogue from that shared tile, stored with M-major rows (N contiguous): each warp writes
 //    whole runs of a row of C, masked at the edges.
-// One configuration is the type cudal2_wgmma_swapab::Gemm<Config<...>>; a generated .cu includes
-// this file and exports it through the kernel C ABI (cudal2_kernel_shim.h):
+// One configuration is the type cudal2_wgmma_swapab::Gemm<Cfg>, Cfg any type with Config's named
+// constants; a generated .cu includes this file, spells them out and exports the type through the
+// kernel C ABI (cudal2_kernel_shim.h):
 //   #include "wgmma_swapab.cuh"
-//   using cudal2_kernel = cudal2_wgmma_swapab::Gemm<cudal2_wgmma_swapab::Config<true, false, 16, 128, 8>>;
+//   namespace {
+//   struct cudal2_config {
+//     static constexpr bool kLayoutTN = true;
+//     static constexpr bool kAccumF16 = false;
+//     static constexpr int kTileM = 16;
+//     static constexpr int kTileN = 128;
+//     static constexpr int kStages = 8;
+//   };
+//   }  // namespace
+//   using cudal2_kernel = cudal2_wgmma_swapab::Gemm<cudal2_config>;
 //   CUDAL2_EXPORT_KERNEL_ABI(cudal2_kernel, "wgmma_swapab tn f32 tile=16x128x64 stages=8")
+// (Gemm<Config<true, false, 16, 128, 8>> is the same kernel, for hand-written sources.)
 #pragma once
 #include <cuda.h>
 #include <cuda_fp16.h>
@@ -29,23 +40,26 @@
 
 #include "cudal2_kernel_shim.h"
 #include "tma_host.h"
+#include "wgmma_pipeline.cuh"
 #include "wgmma_ptx.cuh"
 #include "wgmma_swapab_plan.h"
 
 namespace cudal2_wgmma_swapab {
 namespace {
 using namespace cudal2_wgmma_ptx;
+using namespace cudal2_wgmma_pipeline;
 using cudal2_tma::encode;
 using cudal2_tma::encoder;
 namespace plan = cudal2_swapab_plan;
 
-// One compile-time configuration (codegen/family_wgmma_swapab.cpp writes it from a spec).
-template <bool kLayoutTN, bool kAccumF16, int kTileM, int kTileN, int kStageCount>
+// One compile-time configuration by position; codegen/family_wgmma_swapab.cpp writes the same
+// constants by name (a struct of its own) from a spec.
+template <bool LayoutTN, bool AccumF16, int TileM, int TileN, int Stages>
 struct Config {
-  static constexpr bool kTN = kLayoutTN;          // B stored as N rows of K
-  static constexpr bool kF16 = kAccumF16;         // fp16 accumulators
-  static constexpr int BM = kTileM, BN = kTileN;  // tile of C: BM rows (wgmma N), BN columns
-  static constexpr int kStages = kStageCount;
+  static constexpr bool kLayoutTN = LayoutTN;           // B stored as N rows of K
+  static constexpr bool kAccumF16 = AccumF16;           // fp16 accumulators
+  static constexpr int kTileM = TileM, kTileN = TileN;  // tile of C: kTileM rows (wgmma N), kTileN columns
+  static constexpr int kStages = Stages;
 };
 
 struct Params {
@@ -59,54 +73,46 @@ struct Params {
 // The device side of configuration Cfg.
 template <class Cfg>
 struct Tile {
-  static constexpr bool kTN = Cfg::kTN, kF16 = Cfg::kF16;
-  static constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = plan::kTileK, kStages = Cfg::kStages;
-  static_assert(plan::tile_m_ok(BM), "tile M is 8, 16, 32 or 64");
-  static_assert(plan::tile_n_ok(BN), "tile N is 64 or 128");
-  static constexpr int kConsumers = plan::consumers(BN), kThreads = plan::threads(BN);
-  static constexpr int kABytes = BM * BK * 2, kBBytes = BN * BK * 2, kStageBytes = kABytes + kBBytes;
-  static constexpr int kPitch = plan::red_pitch(BN);
-  static constexpr int kSmem = plan::smem_bytes(BM, BN, kStages);
+  static constexpr bool kLayoutTN = Cfg::kLayoutTN, kAccumF16 = Cfg::kAccumF16;
+  static constexpr int kTileM = Cfg::kTileM, kTileN = Cfg::kTileN, kTileK = plan::kTileK, kStages = Cfg::kStages;
+  static_assert(plan::tile_m_ok(kTileM), "tile M is 8, 16, 32 or 64");
+  static_assert(plan::tile_n_ok(kTileN), "tile N is 64 or 128");
+  static constexpr int kConsumers = plan::consumers(kTileN), kThreads = plan::threads(kTileN);
+  static constexpr int kABytes = kTileM * kTileK * 2, kBBytes = kTileN * kTileK * 2;
+  static constexpr int kPitch = plan::red_pitch(kTileN);
+  static constexpr int kSmem = plan::smem_bytes(kTileM, kTileN, kStages);
   static_assert(kStages >= 2 && kStages <= plan::kMaxStages && kSmem <= plan::kSmemBudget,
                 "stages do not fit in shared memory");
-  // wgmma m64nBMk16: fp32 accumulators BM/2 per thread, fp16 ones (as half2) BM/4.
-  using AccT = std::conditional_t<kF16, uint32_t, float>;
-  static constexpr int kAccRegs = kF16 ? BM / 4 : BM / 2;
+  // wgmma m64n<kTileM>k16: fp32 accumulators kTileM/2 per thread, fp16 ones (as half2) kTileM/4.
+  using AccT = std::conditional_t<kAccumF16, uint32_t, float>;
+  static constexpr int kAccRegs = kAccumF16 ? kTileM / 4 : kTileM / 2;
   // Independent accumulator sets, k step kk into set kk % kChains: a small wgmma is short on work
   // and long on latency, and the steps of one set form a dependent chain; with several chains in
   // flight the tensor pipe overlaps them. Summed (in fp32) once at the end.
-  static constexpr int kChains = BM <= 32 ? 4 : 2;
+  static constexpr int kChains = kTileM <= 32 ? 4 : 2;
 
-  // Stage s: A tile (BM rows of 128 bytes), B tile (BN rows, or BN/64 blocks of 64 k-rows); then
-  // the reduction tile and the barriers. Every tile starts 1024-aligned (the swizzle atom).
-  struct Smem {
-    uint32_t base;
-    __device__ __forceinline__ uint32_t a(int s) const { return base + s * kABytes; }
-    __device__ __forceinline__ uint32_t b(int s) const { return base + kStages * kABytes + s * kBBytes; }
-    __device__ __forceinline__ uint32_t red() const { return base + kStages * kStageBytes; }
-    static constexpr int kBars = kStages * kStageBytes + plan::red_bytes(BM, BN);
-    __device__ __forceinline__ uint32_t full(int s) const { return base + kBars + s * 8; }
-    __device__ __forceinline__ uint32_t empty(int s) const { return base + kBars + (kStages + s) * 8; }
+  // The stage ring (stage s: A tile of kTileM rows of 128 bytes, B tile of kTileN rows or kTileN/64 blocks of 64
+  // k-rows), then the reduction tile, then the ring's barriers. Every tile starts 1024-aligned (the
+  // swizzle atom).
+  struct Smem : StageSmem<kStages, kABytes, kBBytes, plan::red_bytes(kTileM, kTileN)> {
+    __device__ __forceinline__ uint32_t red() const { return this->own(); }
   };
 
   using Ring = StageRing<kStages>;
 
+  // The producer thread: the K tiles of this CTA's range.
   static __device__ __forceinline__ void produce(const Smem& sm, const CUtensorMap& map_a, const CUtensorMap& map_b,
                                                  int m0, int n0, plan::KRange kr) {
     Ring ring;
-    for (int64_t kt = kr.begin; kt < kr.end; ++kt, ring.next()) {
-      const int k0 = static_cast<int>(kt * BK);
-      mbar_wait(sm.empty(ring.s), ring.phase ^ 1);
-      mbar_expect_tx(sm.full(ring.s), kStageBytes);  // zero-filled bytes count too
-      tma_load(sm.a(ring.s), &map_a, sm.full(ring.s), k0, m0);
-      if constexpr (kTN) {
-        tma_load(sm.b(ring.s), &map_b, sm.full(ring.s), k0, n0);
+    produce_stages<kTileK>(sm, ring, kr.begin, kr.end, [&](int s, int k0, uint32_t full) {
+      tma_load(sm.a(s), &map_a, full, k0, m0);
+      if constexpr (kLayoutTN) {
+        tma_load(sm.b(s), &map_b, full, k0, n0);
       } else {
 #pragma unroll
-        for (int c = 0; c < kConsumers; ++c)
-          tma_load(sm.b(ring.s) + c * 64 * BK * 2, &map_b, sm.full(ring.s), n0 + c * 64, k0);
+        for (int c = 0; c < kConsumers; ++c) tma_load(sm.b(s) + c * 64 * kTileK * 2, &map_b, full, n0 + c * 64, k0);
       }
-    }
+    });
   }
 
   // Consumer warpgroup c: columns c*64.. of the tile (rows of C^T), into the reduction tile.
@@ -122,28 +128,23 @@ struct Tile {
 #pragma unroll
         for (int i = 0; i < kAccRegs; ++i) fence_reg(acc[ch][i]);
     };
-    Ring ring;
-    int prev = -1;
-    for (int64_t kt = kr.begin; kt < kr.end; ++kt, ring.next()) {
-      mbar_wait(sm.full(ring.s), ring.phase);
-      const uint32_t a0 = sm.a(ring.s), b0 = sm.b(ring.s);
-      fence_acc();
-      wgmma_fence();
+    auto stage_mma = [&](int s) {
+      const uint32_t a0 = sm.a(s), b0 = sm.b(s);
+      return [&acc, c, a0, b0](int64_t) {
 #pragma unroll
-      for (int kk = 0; kk < BK / 16; ++kk) {
-        // wgmma's A = B^T: 64 rows of N; a k step of 16 is 32 bytes along a K-major row ("tn") or
-        // 16 k-rows (2 KB) down this warpgroup's 64-wide N-major block ("nn").
-        const uint64_t da = kTN ? desc(b0 + c * 64 * 128 + kk * 32, 16, 1024)
-                                : desc(b0 + c * 64 * BK * 2 + kk * 2048, 64 * BK * 2, 1024);
-        const uint64_t db = desc(a0 + kk * 32, 16, 1024);  // wgmma's B = A^T: K-major rows of A
-        Wgmma<BM, kF16>::template mma<kTN ? 0 : 1, 0>(acc[kk % kChains], da, db, 1);
-      }
-      wgmma_commit();
-      fence_acc();
-      wgmma_wait<1>();  // the previous stage's wgmmas are done reading it
-      if (prev >= 0 && tid == 0) mbar_arrive(sm.empty(prev));
-      prev = ring.s;
-    }
+        for (int kk = 0; kk < kTileK / 16; ++kk) {
+          const uint64_t da = kLayoutTN ? desc(b0 + c * 64 * 128 + kk * 32, 16, 1024)
+                                        : desc(b0 + c * 64 * kTileK * 2 + kk * 2048, 64 * kTileK * 2, 1024);
+          const uint64_t db = desc(a0 + kk * 32, 16, 1024);  // wgmma's B = A^T: K-major rows of A
+          Wgmma<kTileM, kAccumF16>::template mma<kLayoutTN ? 0 : 1, 0>(acc[kk % kChains], da, db, 1);
+        }
+      };
+    };
+    auto release = [&](int s) {
+      if (tid == 0) mbar_arrive(sm.empty(s));
+    };
+    Ring ring;
+    consume_stages(sm, ring, kr.begin, kr.end, fence_acc, stage_mma, release);
     wgmma_wait<0>();
     fence_acc();
     // (No release of the last stage: nothing is loaded after it.)
@@ -155,7 +156,7 @@ struct Tile {
       float sum = 0;
 #pragma unroll
       for (int ch = 0; ch < kChains; ++ch) {
-        if constexpr (kF16) {
+        if constexpr (kAccumF16) {
           const __half2 v = *reinterpret_cast<const __half2*>(&acc[ch][2 * j + h]);
           sum += __half2float(e ? __high2half(v) : __low2half(v));
         } else {
@@ -165,7 +166,7 @@ struct Tile {
       return sum;
     };
 #pragma unroll
-    for (int j = 0; j < BM / 8; ++j)
+    for (int j = 0; j < kTileM / 8; ++j)
 #pragma unroll
       for (int h = 0; h < 2; ++h)
 #pragma unroll
@@ -178,7 +179,7 @@ struct Tile {
   // Rows [m_lo, m_lo + rows) of the tile: the sum over the cluster's reduction tiles, to C.
   static __device__ __forceinline__ void reduce_store(const Smem& sm, const Params& p, const plan::Cta& at, int splits,
                                                       int m_lo, int rows) {
-    constexpr int kQuads = BN / 4;  // float4s per row
+    constexpr int kQuads = kTileN / 4;  // float4s per row
     for (int i = threadIdx.x; i < rows * kQuads; i += kThreads) {
       const int m = m_lo + i / kQuads, q = i % kQuads;
       const uint32_t addr = sm.red() + (m * kPitch + q * 4) * 4;
@@ -193,7 +194,7 @@ struct Tile {
           sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;
         }
       }
-      const int64_t gm = at.tile_m * BM + m, gn = at.tile_n * BN + q * 4;
+      const int64_t gm = at.tile_m * kTileM + m, gn = at.tile_n * kTileN + q * 4;
       if (gm >= p.m || gn >= p.n) continue;
       __half* dst = p.C + gm * p.n + gn;
       const __half2 lo = __floats2half2_rn(sum.x, sum.y), hi = __floats2half2_rn(sum.z, sum.w);
@@ -239,7 +240,7 @@ __global__ void __launch_bounds__(Tile<Cfg>::kThreads)
                   const Params p) {
   using T = Tile<Cfg>;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
-  const typename T::Smem sm{(smem_u32(smem_raw) + 1023u) & ~1023u};
+  const typename T::Smem sm{{align_1024(smem_raw)}};
   const plan::Cta at = plan::cta_of(blockIdx.x, p.grid);
   const int splits = p.grid.splits;
   const plan::KRange kr = plan::k_range(p.k_tiles, splits, at.split);
@@ -251,7 +252,7 @@ __global__ void __launch_bounds__(Tile<Cfg>::kThreads)
       mbar_init(sm.full(s), 1);               // the producer's expect_tx arrival (+ the bytes)
       mbar_init(sm.empty(s), T::kConsumers);  // one arrival per consumer warpgroup
     }
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    fence_barrier_init();
   }
   __syncthreads();
   // PDL (wgmma_ptx.cuh): global memory only from here on. With split-K clusters the next grid may
@@ -263,7 +264,8 @@ __global__ void __launch_bounds__(Tile<Cfg>::kThreads)
   const int wg = threadIdx.x / 128;
   if (wg == T::kConsumers) {
     if (threadIdx.x % 32 == 0)
-      T::produce(sm, map_a, map_b, static_cast<int>(at.tile_m * T::BM), static_cast<int>(at.tile_n * T::BN), kr);
+      T::produce(sm, map_a, map_b, static_cast<int>(at.tile_m * T::kTileM), static_cast<int>(at.tile_n * T::kTileN),
+                 kr);
   } else {
     T::consume(sm, wg, threadIdx.x % 128, kr);
   }
@@ -272,7 +274,7 @@ __global__ void __launch_bounds__(Tile<Cfg>::kThreads)
     cluster_sync();
   else
     __syncthreads();
-  const int rows = T::BM / splits;
+  const int rows = T::kTileM / splits;
   T::reduce_store(sm, p, at, splits, at.split * rows, rows);
   if (splits > 1) cluster_sync();  // the peers have read this CTA's tile before it exits
 }
@@ -304,9 +306,9 @@ struct Gemm {
       return "wgmma_swapab takes decomposition 0 (heuristic) or 2 (split-K across a cluster)";
     if (a.splits != 0 && !plan::splits_ok(a.splits)) return "splits must be 0 (auto), 1, 2, 4 or 8";
     if (a.splits > plan::k_tiles(a.k)) return "splits must not exceed the K tiles (ceil(K/64))";
-    if (!plan::tma_rows_ok(a.n, a.k, T::kTN))
-      return T::kTN ? "TMA needs 16-byte rows: K must be a multiple of 8"
-                    : "TMA needs 16-byte rows: K and N must be multiples of 8";
+    if (!plan::tma_rows_ok(a.n, a.k, T::kLayoutTN))
+      return T::kLayoutTN ? "TMA needs 16-byte rows: K must be a multiple of 8"
+                          : "TMA needs 16-byte rows: K and N must be multiples of 8";
     if ((reinterpret_cast<uintptr_t>(a.A) | reinterpret_cast<uintptr_t>(a.B)) % 16)
       return "TMA needs A and B 16-byte aligned";
     return nullptr;
@@ -318,8 +320,9 @@ struct Gemm {
     if (const char* why = refusal(a)) return why;
     if (!encoder()) return "cuTensorMapEncodeTiled not found in the driver";
     CUtensorMap map_a, map_b;
-    const bool ok = encode(&map_a, a.A, a.m, a.k, T::BM) &&
-                    (T::kTN ? encode(&map_b, a.B, a.n, a.k, T::BN) : encode(&map_b, a.B, a.k, a.n, T::BK));
+    const bool ok =
+        encode(&map_a, a.A, a.m, a.k, T::kTileM) &&
+        (T::kLayoutTN ? encode(&map_b, a.B, a.n, a.k, T::kTileN) : encode(&map_b, a.B, a.k, a.n, T::kTileK));
     if (!ok) return "cuTensorMapEncodeTiled refused the operands";
     static const cudaError_t prepared =
         cudaFuncSetAttribute(swapab_kernel<Cfg>, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmem);
@@ -330,9 +333,9 @@ struct Gemm {
     p.C = static_cast<__half*>(a.C);
     p.m = a.m, p.n = a.n;
     p.k_tiles = plan::k_tiles(a.k);
-    const auto one = plan::grid(a.m, a.n, T::BM, T::BN, 1);
+    const auto one = plan::grid(a.m, a.n, T::kTileM, T::kTileN, 1);
     const int splits = plan::resolve_splits(a.splits, one.ctas(), p.k_tiles, count);
-    p.grid = plan::grid(a.m, a.n, T::BM, T::BN, splits);
+    p.grid = plan::grid(a.m, a.n, T::kTileM, T::kTileN, splits);
     p.c_vec = a.n % 4 == 0 && reinterpret_cast<uintptr_t>(a.C) % 8 == 0;
     if (p.grid.ctas() > INT32_MAX) return "too many tiles for one launch";
     cudaLaunchConfig_t cfg{};

@@ -251,7 +251,7 @@ TEST(WgmmaSpec, TextRoundTripsAndValidity) {
   EXPECT_THROW(parse_spec("wgmma nn f32 tile=64x256x64 stages=5 mainloop=pingpong"), InputError);  // 233 KB
   EXPECT_THROW(parse_spec("wgmma nn f32 mainloop=warpspecialized"), InputError);
   const auto pp_src = generate_source(pp);
-  EXPECT_NE(pp_src.find("cudal2_wgmma::Config<false, false, 128, 128, 1, 1, 6, true>"), std::string::npos) << pp_src;
+  EXPECT_NE(pp_src.find("  static constexpr bool kPingpong = true;\n"), std::string::npos) << pp_src;
   bool known = false;
   for (const auto& f : known_families()) known |= f == "wgmma";
   EXPECT_TRUE(known);
@@ -283,8 +283,19 @@ TEST(WgmmaSpec, EnumerationIsValidAndDistinct) {
   }
   const auto src = generate_source(parse_spec("wgmma tn f16 tile=64x128x64 stages=6"));
   EXPECT_NE(src.find("#include \"wgmma_gemm.cuh\""), std::string::npos);
-  // Layout, accumulator, tile M x N, cluster, stages as template arguments; no configuration macros.
-  EXPECT_NE(src.find("using cudal2_kernel = cudal2_wgmma::Gemm<cudal2_wgmma::Config<true, true, 64, 128, 1, 1, 6>>;"),
+  // Layout, accumulator, tile M x N, cluster, stages and mainloop as named constants of the
+  // configuration type; no configuration macros.
+  EXPECT_NE(src.find("namespace {\nstruct cudal2_config {\n"
+                     "  static constexpr bool kLayoutTN = true;\n"
+                     "  static constexpr bool kAccumF16 = true;\n"
+                     "  static constexpr int kTileM = 64;\n"
+                     "  static constexpr int kTileN = 128;\n"
+                     "  static constexpr int kClusterM = 1;\n"
+                     "  static constexpr int kClusterN = 1;\n"
+                     "  static constexpr int kStages = 6;\n"
+                     "  static constexpr bool kPingpong = false;\n"
+                     "};\n}  // namespace\n"
+                     "using cudal2_kernel = cudal2_wgmma::Gemm<cudal2_config>;\n"),
             std::string::npos)
       << src;
   EXPECT_NE(src.find("CUDAL2_EXPORT_KERNEL_ABI(cudal2_kernel, \"wgmma tn f16 tile=64x128x64 cluster=1x1 stages=6\")"),

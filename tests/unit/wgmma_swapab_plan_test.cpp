@@ -85,7 +85,14 @@ TEST(SwapabSpec, TextRoundTripsAndAutoSplits) {
   EXPECT_EQ(parse_spec(s.text()).text(), s.text());
   EXPECT_EQ(s.splits, 8);
   const auto src = generate_source(s);
-  EXPECT_NE(src.find("cudal2_wgmma_swapab::Config<false, true, 8, 64, 12>"), std::string::npos) << src;
+  EXPECT_NE(src.find("  static constexpr bool kLayoutTN = false;\n"
+                     "  static constexpr bool kAccumF16 = true;\n"
+                     "  static constexpr int kTileM = 8;\n"
+                     "  static constexpr int kTileN = 64;\n"
+                     "  static constexpr int kStages = 12;\n"),
+            std::string::npos)
+      << src;
+  EXPECT_NE(src.find("using cudal2_kernel = cudal2_wgmma_swapab::Gemm<cudal2_config>;"), std::string::npos) << src;
   EXPECT_NE(src.find("#include \"wgmma_swapab.cuh\""), std::string::npos);
 }
 

@@ -16,6 +16,10 @@ from _analysis import gmean, load  # noqa: E402
 
 def rows(path):
     out = {}
+    if not os.path.exists(path):
+        path += ".gz"
+        if not os.path.exists(path):
+            return out
     for r in load(path):
         if r["mode"] != "offline" or r["timer"] != "graph":
             continue
@@ -36,6 +40,8 @@ def ratio_line(name, ratios):
 def main():
     out = sys.argv[1]
     base, new = rows(os.path.join(out, "tune-BASE.csv")), rows(os.path.join(out, "tune-NEW.csv"))
+    if not base and not new:
+        print("tune: not run")
     cands = lambda t: {k for k in t if k[0].startswith("k-")}  # candidates are named by spec hash
     print(f"tune: BASE {len(cands(base))} candidate rows, NEW {len(cands(new))}, "
           f"in both {len(cands(base) & cands(new))}")

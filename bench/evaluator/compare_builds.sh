@@ -7,15 +7,19 @@
 #  2. both builds' libcudal2_runtime in ONE `cudal2 bench` process (runtime-* = NEW, runtime-b-* =
 #     BASE) against cuBLASLt auto-tuning, on the sample grid and on every 8th shape whose table
 #     entry runs one of our compiled kernels (wgmma, lat): the kernels the table ships, old and new.
-# Writes into $OUT: tune-{BASE,NEW}.{log,csv}, runtime.{csv,log}, summary.txt.
+# Writes into $OUT: tune-{BASE,NEW}.{log,csv}, runtime.{csv,log}, summary.txt. The whole sample
+# grid takes each tune about 8 minutes on the H100 (40 candidates, auto-tuning in every job):
+# TUNE_SHAPES=FILE tunes those shapes instead, BUDGET=N proposes N specs, TUNE=0 skips the tunes.
 #   bash bench/evaluator/compare_builds.sh BASE_BUILD NEW_BUILD
 set -uo pipefail
 source "$(dirname "$0")/../device_env.sh" >/dev/null
 BASE=$1 NEW=$2
 here=$(cd "$(dirname "$0")" && pwd)
-tune=(tune --grid sample --families tiny,lat,wgmma --space core --search random --seed 7 --budget "${BUDGET:-40}"
+where=(--grid sample)
+[ -n "${TUNE_SHAPES:-}" ] && where=(--shapes "$TUNE_SHAPES")
+tune=(tune "${where[@]}" --families tiny,lat,wgmma --space core --search random --seed 7 --budget "${BUDGET:-40}"
       --timers graph --reps 10 --baselines cublaslt-autotune-nn,cublaslt-autotune-tn --batch 8)
-for side in BASE NEW; do
+for side in $([ "${TUNE:-1}" = 0 ] || echo BASE NEW); do
   bin=$BASE; [ $side = NEW ] && bin=$NEW
   export CUDAL2_CACHE="$PWD/.jit/cache-compare-$side"; rm -rf "$CUDAL2_CACHE"
   t0=$(date +%s)

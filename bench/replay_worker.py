@@ -6,7 +6,7 @@ against a store of real measurements (e.g. bench/results/h100/grid-cublaslt/stor
 `python3 bench/store_csv.py import DIR FILE.db`). The store is named by the environment variable
 CUDAL2_REPLAY_DB (or the worker's second argument, after "worker").
 
-Protocol (src/eval/candidate.cpp, run_lt_space_job / run_eval_job): one JSON request per stdin
+Protocol (src/judge/jobs.cpp, run_lt_space_job / run_eval_job): one JSON request per stdin
 line, one JSON answer per stdout line.
   {"op": "lt-space", "shapes": [[m,n,k]...], "layouts": [...], "accum": ...}
       -> each problem's recorded specs (status ok, offline, graph timer): cuBLASLt's heuristic

@@ -8,7 +8,7 @@
 #include "cli/eval_args.hpp"
 #include "cli/spec_list.hpp"
 #include "core/input_file.hpp"
-#include "eval/device.hpp"
+#include "measure/device.hpp"
 #include "search/record.hpp"
 
 namespace cudal2::cli {
@@ -60,6 +60,7 @@ Run add_eval(CLI::App& cmd, const Context& ctx) {
     ev.free_accum = parse_accum(a->src_accum);
     if (ev.specs.empty() && ev.free_sources.empty()) throw InputError("eval needs --spec TEXT or --source FILE");
     require_gpu();
+    ev.local_gpu = local_gpus().first_name();
     const auto outcomes = search::evaluate_and_record(ev, a->e.db_path);
     print_outcomes(outcomes);
     return 0;

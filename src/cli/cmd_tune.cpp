@@ -10,6 +10,7 @@
 #include "cli/command.hpp"
 #include "cli/eval_args.hpp"
 #include "llm/policy.hpp"
+#include "measure/device.hpp"
 #include "search/policy.hpp"
 #include "search/tune.hpp"
 
@@ -114,6 +115,7 @@ Run add_tune(CLI::App& cmd, const Context& ctx) {
     to.gpus = a->gpus;
     if (!a->worker.empty()) to.eval.worker_exe = a->worker;
     to.check_gpu = !a->no_gpu_check;
+    to.local = local_gpus();  // the tuning loop does not call CUDA itself
     const auto result = search::run_tune(to);
     search::print_tune_summary(result);
     if (a->final_top > 0) std::printf("final measurement written to %s\n", a->final_csv.c_str());

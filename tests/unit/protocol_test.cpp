@@ -1,4 +1,4 @@
-// Statuses and failure kinds (eval/status.hpp) and the worker protocol (eval/protocol.hpp): every
+// Statuses and failure kinds (protocol/outcome.hpp) and the worker protocol (protocol/protocol.hpp): every
 // enum value's word round-trips and is today's word (stores, CSVs and docs depend on them), every
 // message round-trips through its JSON form, and malformed messages are rejected with a clear
 // error. CPU only; the last test talks to `cudal2 worker` itself (no GPU needed for refusals).
@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "eval/protocol.hpp"
-#include "eval/status.hpp"
+#include "protocol/outcome.hpp"
+#include "protocol/protocol.hpp"
 #include "run_command.hpp"
 
 namespace cudal2 {

@@ -41,7 +41,7 @@ inline constexpr Status kStatuses[] = {Status::Ok,          Status::Unsupported,
 // docs/tuning.md). kind_of_check maps the first onto the second.
 enum class FailureKind : std::uint8_t {
   None,  // "": nothing failed
-  // Classic checks (judge/bench.cpp verify_once).
+  // Classic checks (judge/classic_checks.cpp verify_once).
   OutOfBoundsWrite,  // "out-of-bounds write" -> out-of-bounds
   UnwrittenOutput,   // "unwritten output"    -> wrong-result
   NanInf,            // "NaN/Inf"             -> wrong-result

@@ -8,7 +8,7 @@ itself (src/cli/python_script.hpp) and names the store in the environment variab
 run by hand, the store is the worker's second argument (after "worker"). Tested by
 tests/replay/replay_test.py.
 
-Protocol (src/eval/candidate.cpp, run_lt_space_job / run_eval_job): one JSON request per stdin
+Protocol (src/judge/jobs.cpp, run_lt_space_job / run_eval_job): one JSON request per stdin
 line, one JSON answer per stdout line.
   {"op": "lt-space", "shapes": [[m,n,k]...], "layouts": [...], "accum": ...}
       -> each problem's recorded specs (status ok, offline, graph timer): cuBLASLt's heuristic

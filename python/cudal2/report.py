@@ -8,7 +8,7 @@ Each --csv argument is one data set (a section of the page): a file (.csv or .cs
 comma-separated list, whose rows are concatenated (e.g. the shards of one grid run). Each --db is a results store
 (SQLite): per shape, the fastest ok measurement becomes method `cudal2-<layout>` and the baselines
 timed in the same job (its baseline_json) come with it. Rows: tidy long format of
-src/eval/bench.cpp (m, n, k, class, accum, method, layout, mode, timer, median_us, roofline_pct,
+src/judge/bench_csv.cpp (m, n, k, class, accum, method, layout, mode, timer, median_us, roofline_pct,
 status, ...); only `status == ok` rows of the chosen --timer (default graph) and --accum are used.
 
 The subject (whose speedups the figures show) is --section-subject for that data set, else

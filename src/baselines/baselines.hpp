@@ -1,9 +1,9 @@
 #pragma once
-// NVIDIA's libraries behind the Runner interface.
+// NVIDIA's libraries behind the Method interface.
 #include <string>
 #include <vector>
 
-#include "eval/runner.hpp"
+#include "measure/method.hpp"
 
 namespace cudal2 {
 
@@ -23,22 +23,22 @@ std::string runtime_method_name(const std::string& slot, Layout layout);
 // A name of either list.
 bool is_baseline(const std::string& name);
 // Throws InputError for an unknown name.
-RunnerPtr make_baseline(const std::string& name, Accum accum);
+MethodPtr make_baseline(const std::string& name, Accum accum);
 
 // How many algorithms cuBLASLt auto-tuning asks the heuristic for (the paper's 100).
 inline constexpr int kAutotuneRequest = 100;
 // Workspace handed to cuBLAS/cuBLASLt (NVIDIA recommends 32 MiB on Hopper).
 inline constexpr size_t kLibraryWorkspace = size_t{32} << 20;
 
-RunnerPtr make_cublas(Layout layout, Accum accum);
-RunnerPtr make_cublaslt(Layout layout, Accum accum, bool autotune);
-// torch.matmul through the optional plugin (libcudal2_torch.so); prepare() throws RunnerError
+MethodPtr make_cublas(Layout layout, Accum accum);
+MethodPtr make_cublaslt(Layout layout, Accum accum, bool autotune);
+// torch.matmul through the optional plugin (libcudal2_torch.so); prepare() throws MethodUnsupported
 // with the reason when the plugin or PyTorch is missing.
-RunnerPtr make_torch(Accum accum);
+MethodPtr make_torch(Accum accum);
 // libcudal2_runtime (cudal2_gemm, the handle's own workspace), dlopen'ed at run time (never linked);
-// prepare() throws RunnerError with the reason when the library is missing or cannot make a handle.
+// prepare() throws MethodUnsupported with the reason when the library is missing or cannot make a handle.
 // slot "" is the library under test ($CUDAL2_RUNTIME_LIB or the usual places), "b" and "c" the
 // builds named by $CUDAL2_RUNTIME_LIB_B and $CUDAL2_RUNTIME_LIB_C.
-RunnerPtr make_runtime(Layout layout, Accum accum, const std::string& slot = "");
+MethodPtr make_runtime(Layout layout, Accum accum, const std::string& slot = "");
 
 }  // namespace cudal2

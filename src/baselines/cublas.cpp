@@ -11,10 +11,10 @@ namespace cudal2 {
 namespace {
 
 void cublas_check(cublasStatus_t st, const char* what) {
-  if (st != CUBLAS_STATUS_SUCCESS) throw RunnerError(fmt::format("{}: {}", what, cublasGetStatusString(st)));
+  if (st != CUBLAS_STATUS_SUCCESS) throw MethodUnsupported(fmt::format("{}: {}", what, cublasGetStatusString(st)));
 }
 
-class CublasRunner final : public Runner {
+class CublasRunner final : public Method {
  public:
   CublasRunner(Layout layout, Accum accum) : layout_(layout), accum_(accum) {
     cublas_check(cublasCreate(&handle_), "cublasCreate");
@@ -68,6 +68,6 @@ class CublasRunner final : public Runner {
 
 }  // namespace
 
-RunnerPtr make_cublas(Layout layout, Accum accum) { return std::make_unique<CublasRunner>(layout, accum); }
+MethodPtr make_cublas(Layout layout, Accum accum) { return std::make_unique<CublasRunner>(layout, accum); }
 
 }  // namespace cudal2

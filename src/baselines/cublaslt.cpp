@@ -9,17 +9,17 @@
 #include <vector>
 
 #include "baselines/baselines.hpp"
-#include "eval/timing.hpp"
+#include "measure/timing.hpp"
 
 namespace cudal2 {
 
 namespace {
 
 void lt_check(cublasStatus_t st, const char* what) {
-  if (st != CUBLAS_STATUS_SUCCESS) throw RunnerError(fmt::format("{}: {}", what, cublasGetStatusString(st)));
+  if (st != CUBLAS_STATUS_SUCCESS) throw MethodUnsupported(fmt::format("{}: {}", what, cublasGetStatusString(st)));
 }
 
-class CublasLtRunner final : public Runner {
+class CublasLtRunner final : public Method {
  public:
   CublasLtRunner(Layout layout, Accum accum, bool autotune) : layout_(layout), accum_(accum), autotune_(autotune) {
     lt_check(cublasLtCreate(&handle_), "cublasLtCreate");
@@ -66,7 +66,7 @@ class CublasLtRunner final : public Runner {
              "cublasLtMatmulAlgoGetHeuristic");
     results.resize(static_cast<size_t>(returned));
     std::erase_if(results, [&](const auto& r) { return r.state != CUBLAS_STATUS_SUCCESS || r.workspaceSize > ws; });
-    if (results.empty()) throw RunnerError("cuBLASLt heuristic returned no usable algorithm");
+    if (results.empty()) throw MethodUnsupported("cuBLASLt heuristic returned no usable algorithm");
     details_ = {{"heuristic_returned", returned}, {"usable", results.size()}};
 
     chosen_ = results.front().algo;
@@ -90,7 +90,7 @@ class CublasLtRunner final : public Runner {
           best_i = i;
         }
       }
-      if (best >= 1e300) throw RunnerError("cuBLASLt auto-tuning: no candidate algorithm ran");
+      if (best >= 1e300) throw MethodUnsupported("cuBLASLt auto-tuning: no candidate algorithm ran");
       chosen_ = results[best_i].algo;
       details_["chosen_index"] = best_i;
       details_["candidate_us"] = times;
@@ -143,7 +143,7 @@ class CublasLtRunner final : public Runner {
 
 }  // namespace
 
-RunnerPtr make_cublaslt(Layout layout, Accum accum, bool autotune) {
+MethodPtr make_cublaslt(Layout layout, Accum accum, bool autotune) {
   return std::make_unique<CublasLtRunner>(layout, accum, autotune);
 }
 

@@ -12,7 +12,7 @@ namespace {
 
 bool aligned(const void* p, uint32_t bytes) { return bytes <= 1 || reinterpret_cast<uintptr_t>(p) % bytes == 0; }
 
-class CublasLtConfigRunner final : public Runner {
+class CublasLtConfigRunner final : public Method {
  public:
   CublasLtConfigRunner(KernelSpec spec, std::string name) : spec_(std::move(spec)), name_(std::move(name)) {
     if (spec_.family != kCublasLtFamily) throw InputError(fmt::format("'{}' is not a cublaslt spec", spec_.text()));
@@ -34,7 +34,7 @@ class CublasLtConfigRunner final : public Runner {
 
   void prepare(const Shape& shape, const Operands& ops, cudaStream_t) override {
     auto check = [](cublasStatus_t st, const char* what) {
-      if (st != CUBLAS_STATUS_SUCCESS) throw RunnerError(fmt::format("{}: {}", what, cublasLtGetStatusName(st)));
+      if (st != CUBLAS_STATUS_SUCCESS) throw MethodUnsupported(fmt::format("{}: {}", what, cublasLtGetStatusName(st)));
     };
     if (!handle_) check(cublasLtCreate(&handle_), "cublasLtCreate");
     cudal2_lt::destroy(problem_);
@@ -44,12 +44,12 @@ class CublasLtConfigRunner final : public Runner {
     cublasLtMatmulHeuristicResult_t r{};
     check(cudal2_lt::configure_checked(handle_, f16, config_, problem_, &algo_, &r, &failed), failed);
     if (r.workspaceSize > ops.workspace_bytes)
-      throw RunnerError(
+      throw MethodUnsupported(
           fmt::format("needs {} bytes of workspace, the bench has {}", r.workspaceSize, ops.workspace_bytes));
     // cuBLASLt's A is our B, its B our A, its C and D our C.
     const auto al = cudal2_lt::min_alignment(algo_);
     if (!aligned(ops.B, al.a) || !aligned(ops.A, al.b) || !aligned(ops.C, al.c) || !aligned(ops.C, al.d))
-      throw RunnerError("operand pointers below the algorithm's minimum alignment");
+      throw MethodUnsupported("operand pointers below the algorithm's minimum alignment");
     ops_ = ops;
     workspace_ = r.workspaceSize;
   }
@@ -58,7 +58,8 @@ class CublasLtConfigRunner final : public Runner {
     void* ws = workspace_ ? ops_.workspace : nullptr;
     const cublasStatus_t st = cudal2_lt::matmul(handle_, problem_, spec_.accum == Accum::F16, &algo_, ops_.A, ops_.B,
                                                 ops_.C, ws, workspace_, s);
-    if (st != CUBLAS_STATUS_SUCCESS) throw RunnerError(fmt::format("cublasLtMatmul: {}", cublasLtGetStatusName(st)));
+    if (st != CUBLAS_STATUS_SUCCESS)
+      throw MethodUnsupported(fmt::format("cublasLtMatmul: {}", cublasLtGetStatusName(st)));
   }
 
   nlohmann::json details() const override {
@@ -78,7 +79,7 @@ class CublasLtConfigRunner final : public Runner {
 
 }  // namespace
 
-RunnerPtr make_cublaslt_config_runner(const KernelSpec& spec, std::string name) {
+MethodPtr make_cublaslt_config_runner(const KernelSpec& spec, std::string name) {
   return std::make_unique<CublasLtConfigRunner>(spec, std::move(name));
 }
 

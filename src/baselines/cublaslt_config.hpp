@@ -8,13 +8,13 @@
 #include <string>
 
 #include "codegen/spec.hpp"
-#include "eval/runner.hpp"
+#include "measure/method.hpp"
 
 namespace cudal2 {
 
-// The spec must be of the cublaslt family (InputError otherwise). prepare() throws RunnerError
+// The spec must be of the cublaslt family (InputError otherwise). prepare() throws MethodUnsupported
 // when cuBLASLt refuses the configuration for the shape (cublasLtMatmulAlgoCheck), when it needs
 // more workspace than the bench provides, or when the operands are below its alignment.
-RunnerPtr make_cublaslt_config_runner(const KernelSpec& spec, std::string name);
+MethodPtr make_cublaslt_config_runner(const KernelSpec& spec, std::string name);
 
 }  // namespace cudal2

@@ -19,7 +19,7 @@ namespace {
 using cudal2_lt::Config;
 
 void lt_check(cublasStatus_t st, const char* what) {
-  if (st != CUBLAS_STATUS_SUCCESS) throw RunnerError(fmt::format("{}: {}", what, cublasLtGetStatusName(st)));
+  if (st != CUBLAS_STATUS_SUCCESS) throw MethodUnsupported(fmt::format("{}: {}", what, cublasLtGetStatusName(st)));
 }
 
 // Owns the handle and the problem's descriptors.

@@ -27,7 +27,7 @@ struct LtCandidate {
 //     stages among the algorithm's stage ids, tile among its tile ids (nearest ids first);
 //     taken round-robin (the first variation of every suggestion and kind, then the second...);
 //  3. algorithms the heuristic did not suggest (cublasLtMatmulAlgoGetIds), one spec per tile.
-// All of 1, then at most max_specs of 2 and 3 (<= 0: no limit). Throws RunnerError when
+// All of 1, then at most max_specs of 2 and 3 (<= 0: no limit). Throws MethodUnsupported when
 // cuBLASLt fails outright.
 std::vector<LtCandidate> cublaslt_space(const Shape& shape, Layout layout, Accum accum, int max_specs,
                                         size_t max_workspace = kLibraryWorkspace);

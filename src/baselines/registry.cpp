@@ -53,7 +53,7 @@ bool is_baseline(const std::string& name) {
   return std::find(n.begin(), n.end(), name) != n.end() || std::find(r.begin(), r.end(), name) != r.end();
 }
 
-RunnerPtr make_baseline(const std::string& name, Accum accum) {
+MethodPtr make_baseline(const std::string& name, Accum accum) {
   if (name == "cublas-nn") return make_cublas(Layout::NN, accum);
   if (name == "cublas-tn") return make_cublas(Layout::TN, accum);
   if (name == "cublaslt-heuristic-nn") return make_cublaslt(Layout::NN, accum, false);

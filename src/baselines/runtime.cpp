@@ -19,7 +19,7 @@
 // cudal2_query where the shape goes (details: path, spec, table shape); run() is one cudal2_gemm
 // with workspace NULL, i.e. the handle's own pool, as an application calling the runtime would
 // do, so the bench's workspace (and its guard bands) is not used. A missing library, or a handle
-// that cannot be created, is a RunnerError: the bench records the method as unsupported.
+// that cannot be created, is a MethodUnsupported: the bench records the method as unsupported.
 #include <dlfcn.h>
 #include <fmt/format.h>
 #include <unistd.h>
@@ -175,7 +175,7 @@ const char* path_name(cudal2_path_t p) {
   return "unknown";
 }
 
-class RuntimeRunner final : public Runner {
+class RuntimeRunner final : public Method {
  public:
   RuntimeRunner(Layout layout, Accum accum, std::string slot)
       : layout_(layout), accum_(accum), slot_(std::move(slot)) {}
@@ -188,19 +188,19 @@ class RuntimeRunner final : public Runner {
 
   void prepare(const Shape& shape, const Operands& ops, cudaStream_t) override {
     auto& l = RuntimeLib::get(slot_);
-    if (!l.lib) throw RunnerError(fmt::format("{}: {}", name(), l.error));
+    if (!l.lib) throw MethodUnsupported(fmt::format("{}: {}", name(), l.error));
     if (!handle_) {
       const ScopedEnv env(slot_);
       if (const auto st = l.create(&handle_, nullptr)) {
         handle_ = nullptr;
-        throw RunnerError(fmt::format("{}: cudal2_create: {}: {}", name(), l.status_string(st), l.last_error()));
+        throw MethodUnsupported(fmt::format("{}: cudal2_create: {}: {}", name(), l.status_string(st), l.last_error()));
       }
     }
     shape_ = shape;
     ops_ = ops;
     cudal2_dispatch_info info{};
     if (const auto st = l.query(handle_, lt(), acc(), shape.m, shape.n, shape.k, &info))
-      throw RunnerError(fmt::format("{}: cudal2_query: {}: {}", name(), l.status_string(st), l.last_error()));
+      throw MethodUnsupported(fmt::format("{}: cudal2_query: {}: {}", name(), l.status_string(st), l.last_error()));
     const auto t = l.table_info();
     details_ = {{"path", path_name(info.path)},
                 {"spec", info.spec ? info.spec : ""},
@@ -223,7 +223,7 @@ class RuntimeRunner final : public Runner {
     const auto st = l.gemm(handle_, lt(), acc(), shape_.m, shape_.n, shape_.k, ops_.A, ops_.B, ops_.C, nullptr, 0,
                            reinterpret_cast<cudal2_stream_t>(s));
     if (st != CUDAL2_STATUS_SUCCESS)
-      throw RunnerError(fmt::format("{}: cudal2_gemm: {}: {}", name(), l.status_string(st), l.last_error()));
+      throw MethodUnsupported(fmt::format("{}: cudal2_gemm: {}: {}", name(), l.status_string(st), l.last_error()));
   }
 
   nlohmann::json details() const override { return details_; }
@@ -243,7 +243,7 @@ class RuntimeRunner final : public Runner {
 
 }  // namespace
 
-RunnerPtr make_runtime(Layout layout, Accum accum, const std::string& slot) {
+MethodPtr make_runtime(Layout layout, Accum accum, const std::string& slot) {
   return std::make_unique<RuntimeRunner>(layout, accum, slot);
 }
 

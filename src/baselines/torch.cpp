@@ -61,7 +61,7 @@ struct TorchPlugin {
   }
 };
 
-class TorchRunner final : public Runner {
+class TorchRunner final : public Method {
  public:
   explicit TorchRunner(Accum accum) : accum_(accum) {}
   ~TorchRunner() override {
@@ -73,18 +73,19 @@ class TorchRunner final : public Runner {
 
   void prepare(const Shape& shape, const Operands& ops, cudaStream_t) override {
     auto& p = TorchPlugin::get();
-    if (!p.lib) throw RunnerError(p.error);
-    if (accum_ != Accum::F32) throw RunnerError("torch.matmul has no fp16-accumulate mode");
+    if (!p.lib) throw MethodUnsupported(p.error);
+    if (accum_ != Accum::F32) throw MethodUnsupported("torch.matmul has no fp16-accumulate mode");
     if (handle_) p.unbind(handle_);
     handle_ = nullptr;
     char err[512] = {};
     if (p.bind(ops.A, ops.B, ops.C, shape.m, shape.n, shape.k, 0, &handle_, err, sizeof err) != 0)
-      throw RunnerError(fmt::format("torch bind: {}", err));
+      throw MethodUnsupported(fmt::format("torch bind: {}", err));
   }
 
   void run(cudaStream_t s) override {
     char err[512] = {};
-    if (TorchPlugin::get().run(handle_, s, err, sizeof err) != 0) throw RunnerError(fmt::format("torch: {}", err));
+    if (TorchPlugin::get().run(handle_, s, err, sizeof err) != 0)
+      throw MethodUnsupported(fmt::format("torch: {}", err));
   }
 
   nlohmann::json details() const override { return {{"torch_version", TorchPlugin::get().version()}}; }
@@ -96,6 +97,6 @@ class TorchRunner final : public Runner {
 
 }  // namespace
 
-RunnerPtr make_torch(Accum accum) { return std::make_unique<TorchRunner>(accum); }
+MethodPtr make_torch(Accum accum) { return std::make_unique<TorchRunner>(accum); }
 
 }  // namespace cudal2

@@ -11,7 +11,7 @@
 #include "cli/command.hpp"
 #include "cli/measure_options.hpp"
 #include "cli/shape_args.hpp"
-#include "eval/bench.hpp"
+#include "judge/bench.hpp"
 
 namespace cudal2::cli {
 

@@ -10,7 +10,7 @@
 #include "cli/eval_args.hpp"
 #include "cli/spec_list.hpp"
 #include "core/input_file.hpp"
-#include "eval/device.hpp"
+#include "measure/device.hpp"
 #include "search/record.hpp"
 
 namespace cudal2::cli {
@@ -67,6 +67,7 @@ Run add_eval(CLI::App& cmd, const Context& ctx) {
     if (ev.specs.empty() && ev.free_sources.empty() && ev.artifacts.empty())
       throw InputError("eval needs --spec TEXT, --source FILE or --artifact PATH.so");
     if (!a->e.replaying()) require_gpu();
+    ev.local_gpu = local_gpus().first_name();
     const auto outcomes = search::evaluate_and_record(ev, a->e.db_path);
     print_outcomes(outcomes);
     return 0;

@@ -10,7 +10,7 @@
 #include "baselines/cublaslt_space.hpp"
 #include "cli/command.hpp"
 #include "core/problem.hpp"
-#include "eval/device.hpp"
+#include "measure/device.hpp"
 
 namespace cudal2::cli {
 

@@ -2,7 +2,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/command.hpp"
-#include "eval/remote.hpp"
+#include "runner/runner.hpp"
 
 namespace cudal2::cli {
 

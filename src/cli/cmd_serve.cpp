@@ -12,7 +12,7 @@
 
 #include "cli/command.hpp"
 #include "core/problem.hpp"
-#include "eval/device.hpp"
+#include "measure/device.hpp"
 #include "search/tune.hpp"
 #include "serve/serve.hpp"
 #include "serve/signals.hpp"

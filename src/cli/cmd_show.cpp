@@ -12,7 +12,7 @@
 
 #include "cli/command.hpp"
 #include "core/problem.hpp"
-#include "eval/device.hpp"
+#include "measure/device.hpp"
 #include "store/store.hpp"
 
 namespace cudal2::cli {

@@ -10,6 +10,7 @@
 #include "cli/command.hpp"
 #include "cli/eval_args.hpp"
 #include "llm/policy.hpp"
+#include "measure/device.hpp"
 #include "search/policy.hpp"
 #include "search/tune.hpp"
 
@@ -115,6 +116,7 @@ Run add_tune(CLI::App& cmd, const Context& ctx) {
     if (!a->worker.empty() && a->e.replaying()) throw InputError("--worker and --replay both name the worker");
     if (!a->worker.empty()) to.eval.worker_exe = a->worker;
     to.check_gpu = !a->no_gpu_check && !a->e.replaying();
+    to.local = local_gpus();  // the tuning loop does not call CUDA itself
     const auto result = search::run_tune(to);
     search::print_tune_summary(result);
     if (a->final_top > 0) std::printf("final measurement written to %s\n", a->final_csv.c_str());

@@ -34,7 +34,12 @@ constexpr Command kCommands[] = {
     {.name = "show",
      .summary = "Best kernel per shape in the store, with its speedup over the baselines",
      .add = add_show},
-    {.name = "worker", .summary = "Internal: serve evaluation jobs on stdin/stdout", .add = add_worker, .hidden = true},
+    {.name = "judge",
+     .summary = "Internal: the judge process, serving evaluation jobs on stdin/stdout",
+     .add = add_judge,
+     .hidden = true},
+    // The judge's old name: the tuner spawns it (and --worker stand-ins answer it) by this name.
+    {.name = "worker", .summary = "Internal: the judge process (alias of judge)", .add = add_judge, .hidden = true},
     {.name = "runner",
      .summary = "Internal: run one untrusted candidate for the judge (confined)",
      .add = add_runner,

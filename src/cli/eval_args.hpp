@@ -4,7 +4,7 @@
 #include <string>
 
 #include "cli/shape_args.hpp"
-#include "eval/candidate.hpp"
+#include "search/evaluate.hpp"
 
 namespace CLI {
 class App;

@@ -7,7 +7,7 @@
 #include <functional>
 
 #include "core/problem.hpp"
-#include "eval/device.hpp"
+#include "measure/device.hpp"
 #include "store/error.hpp"
 
 namespace cudal2::cli {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "core/problem.hpp"
-#include "eval/timing.hpp"
+#include "measure/timing.hpp"
 
 namespace CLI {
 class App;

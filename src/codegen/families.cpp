@@ -27,6 +27,18 @@ const Family* find_family(std::string_view name) {
   return nullptr;
 }
 
+// A `cublaslt` spec is a call into cuBLASLt with an algorithm configuration: the same library as
+// the baselines, so the judge builds that call from the spec's fields and runs it like them
+// (baselines/cublaslt_config.hpp, docs/threat-model.md). That saves a JIT compile, a confined
+// runner, IPC and a calibration per candidate, which is what makes tuning cuBLASLt's space over
+// the whole grid affordable. Free-form sources (no spec text) and every other family are
+// compiled and run in confined runners. Which families run in the judge is the family table's
+// `runs_in_judge` (codegen/family.hpp).
+bool runs_in_judge(const KernelSpec& spec, const std::string& spec_text) {
+  const Family* f = find_family(spec.family);
+  return !spec_text.empty() && f && f->runs_in_judge;
+}
+
 const Family& family_of(const KernelSpec& s) {
   const Family* f = find_family(s.family);
   return f ? *f : sm90_cutlass_family();

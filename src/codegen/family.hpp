@@ -46,6 +46,10 @@ struct Family {
 const std::vector<const Family*>& all_families();
 // The family named `name`; nullptr when there is none.
 const Family* find_family(std::string_view name);
+// Whether a candidate runs in the judge's own process like a baseline (a `cublaslt` spec: a
+// cuBLASLt call generated from data) instead of a confined runner (everything else); spec_text is
+// "" for a free-form source, which never does.
+bool runs_in_judge(const KernelSpec& spec, const std::string& spec_text);
 // The family of a spec, for printing and code generation: a spec whose family is unknown (made by
 // hand, never by parse_spec) prints and generates as sm90_cutlass, KernelSpec{}'s family.
 const Family& family_of(const KernelSpec& s);

@@ -8,7 +8,7 @@ namespace cudal2::rt {
 
 namespace {
 
-// The judge's rank_time_us (src/eval/timing.cpp): a graph of enough calls for ~200 us of work
+// The judge's rank_time_us (src/measure/timing.cpp): a graph of enough calls for ~200 us of work
 // (at most 500), replayed 5 times, the median kept.
 constexpr double kGraphTargetUs = 200.0;
 constexpr int kMaxGraphCalls = 500;

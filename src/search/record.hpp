@@ -1,13 +1,13 @@
 #pragma once
-// The loop's side of evaluation records: eval/ hands what it measures to a sink (eval/sink.hpp)
+// The loop's side of evaluation records: evaluate_candidates hands what it measures to a sink (search/sink.hpp)
 // and never opens the store; StoreSink writes each record to the store as it arrives (one
 // transaction each, so a killed run loses nothing), under a run of its own. `cudal2 tune`
 // (run_tune), `cudal2 eval` and `cudal2 serve` evaluate through evaluate_and_record.
 #include <string>
 #include <vector>
 
-#include "eval/candidate.hpp"
-#include "eval/sink.hpp"
+#include "search/evaluate.hpp"
+#include "search/sink.hpp"
 #include "store/store.hpp"
 
 namespace cudal2::search {
@@ -31,7 +31,7 @@ class StoreSink final : public EvalSink {
   std::string run_;
 };
 
-// The store's rows for eval's records (the store sets ids and timestamps).
+// The store's rows for the evaluation's records (the store sets ids and timestamps).
 store::SpecRow spec_row(const SpecRecord& s);
 store::BuildRow build_row(const BuildRecord& b);
 store::MeasurementRow measurement_row(const MeasurementRecord& m, const std::string& run_id);

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <optional>
 
-#include "eval/status.hpp"
+#include "protocol/outcome.hpp"
 
 namespace cudal2::search {
 

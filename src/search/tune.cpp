@@ -14,7 +14,7 @@
 #include <thread>
 #include <utility>
 
-#include "eval/device.hpp"
+#include "search/lt_space.hpp"
 #include "search/record.hpp"
 #include "search/reward.hpp"
 #include "search/space.hpp"
@@ -27,13 +27,13 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The GPU name this run's results are found under (the store is keyed by device name; the device
-// through eval/, which owns it): the local GPU's; on a machine without one (a
+// The GPU name this run's results are found under (the store is keyed by device name; the devices
+// as the caller found them, TuneOptions::local): the local GPU's; on a machine without one (a
 // --worker that answers from recorded measurements) the one GPU the store holds results of, which
 // is the worker's: the rows are stored under the name the worker reports, and looking them up
 // under "unknown" found nothing, so a finished tune re-ran (and re-stored) everything.
-std::string stored_gpu_name(const std::string& db_path, int ordinal) {
-  if (gpu_available()) return query_gpu(ordinal).name;
+std::string stored_gpu_name(const std::string& db_path, const LocalGpus& local, int ordinal) {
+  if (local.available()) return local.names.at(static_cast<size_t>(ordinal));
   const auto gpus = store::Store::open(db_path).gpus();
   if (gpus.size() > 1)
     throw InputError(
@@ -336,8 +336,8 @@ std::optional<double> score_measurement(const ScoreInput& in) {
 
 std::vector<std::pair<Shape, std::vector<KernelSpec>>> top_candidates(const std::string& db_path,
                                                                       const std::vector<Shape>& shapes, Accum accum,
-                                                                      int top) {
-  const std::string gpu = stored_gpu_name(db_path, 0);
+                                                                      int top, const LocalGpus& local) {
+  const std::string gpu = stored_gpu_name(db_path, local, 0);
   auto db = store::Store::open(db_path);
   std::vector<std::pair<Shape, std::vector<KernelSpec>>> out;
   for (const auto& sh : shapes) {
@@ -369,19 +369,20 @@ TuneResult run_tune(const TuneOptions& o) {
   if (o.max_rounds < 0) throw InputError("--rounds must be 0 (no limit) or positive");
   if (o.eval.shapes.empty()) throw InputError("no shapes to tune");
   if (!o.gpus.empty() && trim(o.gpus) != "all") parse_gpus(o.gpus, 1 << 20);  // its syntax, before the GPU
-  if (o.check_gpu) require_gpu();
+  if (o.check_gpu) o.local.require();
   // The GPU lanes: one without --gpus (today's single worker), else one per listed GPU.
   std::vector<int> ordinals{0};
   if (!o.gpus.empty()) {
-    const int count = o.gpu_count >= 0 ? o.gpu_count : visible_gpu_count();
+    const int count = o.gpu_count >= 0 ? o.gpu_count : o.local.count();
     ordinals = parse_gpus(o.gpus, count);
     if (o.check_gpu)
       for (int d : ordinals)
-        if (query_gpu(d).name != query_gpu(ordinals.front()).name)
+        if (o.local.names.at(static_cast<size_t>(d)) != o.local.names.at(static_cast<size_t>(ordinals.front())))
           throw InputError(
               fmt::format("--gpus: GPU {} ({}) and GPU {} ({}) differ; the store keys results by GPU "
                           "model, so tune one model per run",
-                          ordinals.front(), query_gpu(ordinals.front()).name, d, query_gpu(d).name));
+                          ordinals.front(), o.local.names.at(static_cast<size_t>(ordinals.front())), d,
+                          o.local.names.at(static_cast<size_t>(d))));
   }
   // One problem's own space: cuBLASLt's neighbourhood of its heuristic.
   if (needs_gpu_space(o.families) && !o.skip_search && !listed) {
@@ -403,6 +404,7 @@ TuneResult run_tune(const TuneOptions& o) {
   if (!o.policy.state_path.empty() && std::filesystem::exists(o.policy.state_path)) policy->load(o.policy.state_path);
   EvalRequest req = o.eval;
   req.score = score_measurement;
+  req.local_gpu = o.local.first_name();
   req.progress = o.progress && req.progress;
   std::vector<LaneState> lanes;
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
@@ -424,11 +426,11 @@ TuneResult run_tune(const TuneOptions& o) {
   req.command_line = lanes.front().req.command_line;
   const Mode mode = o.eval.modes.front();
   if (!o.skip_search) {
-    const std::string gpu = stored_gpu_name(o.db_path, ordinals.front());
+    const std::string gpu = stored_gpu_name(o.db_path, o.local, ordinals.front());
     // Claims need a name every tuner on the store agrees on from the start: without a local GPU,
     // the stored name above depends on whether another tuner has stored a row yet, so claim under
     // "" (the worker's GPU, store/claims.hpp).
-    const std::string claim_gpu = gpu_available() ? gpu : std::string();
+    const std::string claim_gpu = o.local.available() ? gpu : std::string();
     store::WorkClaims claims(o.db_path);
     {
       // Resume: what the store knows about this GPU, these problems and the run's specs.
@@ -527,7 +529,7 @@ TuneResult run_tune(const TuneOptions& o) {
 
   if (o.final_top > 0) {
     // Phase 2: each shape's fastest specs against the baselines, every timer, the final modes.
-    for (const auto& [shape, specs] : top_candidates(o.db_path, o.eval.shapes, o.accum, o.final_top)) {
+    for (const auto& [shape, specs] : top_candidates(o.db_path, o.eval.shapes, o.accum, o.final_top, o.local)) {
       if (specs.empty()) continue;
       EvalRequest fin = req;
       fin.specs = specs;

@@ -1,15 +1,17 @@
 #pragma once
 // The tuning loop, `cudal2 tune`: for the requested shapes, rounds of
-//   policy.propose -> codegen -> jit -> evaluate (eval/: the judge in a worker) -> reward -> store
-//   (search/record.hpp: eval's records written as they arrive) -> policy.observe
+//   policy.propose -> codegen -> jit -> evaluate (search/evaluate.hpp: the judge in a worker) -> reward -> store
+//   (search/record.hpp: the evaluation's records written as they arrive) -> policy.observe
 // until the policy has nothing left, the budget (candidates or minutes) is spent; then, on
 // request, a final measurement of each shape's fastest specs against the baselines. Resumable:
 // the store's measurements are given to the policy before the first round, so a rerun of the same
-// command proposes only what is not known yet. No CUDA here: the GPU is reached through eval/.
+// command proposes only what is not known yet. No CUDA here: the GPU is reached through the judge
+// process, and what this process sees of it is given (TuneOptions::local).
 #include <string>
 #include <vector>
 
-#include "eval/candidate.hpp"
+#include "core/local_gpus.hpp"
+#include "search/evaluate.hpp"
 #include "search/policy.hpp"
 
 namespace cudal2::search {
@@ -50,7 +52,10 @@ struct TuneOptions {
   // round-robin across the lanes, which evaluate at once; the one policy sees all lanes' results
   // once per round, on this thread. Every GPU must be the same model (the store keys by it).
   std::string gpus;
-  int gpu_count = -1;    // GPUs this process sees; -1: ask CUDA (tests without a GPU set it)
+  int gpu_count = -1;  // GPUs this process sees; -1: local.count() (tests without a GPU set it)
+  // This process's GPUs, found by the caller (cli: measure/device.hpp's local_gpus()): the names
+  // results are stored and claimed under, and the lanes' devices. Empty: no local GPU.
+  LocalGpus local;
   bool progress = true;  // progress lines on stderr
   // Refuse to start without a local GPU (off only for tests that give eval a scripted worker).
   bool check_gpu = true;
@@ -85,7 +90,7 @@ TuneResult run_tune(const TuneOptions& options);
 // The `top` fastest specs per shape and layout in the store (offline, graph timer, this GPU).
 std::vector<std::pair<Shape, std::vector<KernelSpec>>> top_candidates(const std::string& db_path,
                                                                       const std::vector<Shape>& shapes, Accum accum,
-                                                                      int top);
+                                                                      int top, const LocalGpus& local);
 
 // EvalRequest::score for every evaluation that stores rows (tune, eval): search::reward.
 std::optional<double> score_measurement(const ScoreInput& in);

@@ -9,8 +9,8 @@
 
 #include <fmt/format.h>
 
-#include "eval/candidate.hpp"
-#include "eval/device.hpp"
+#include "measure/device.hpp"
+#include "search/evaluate.hpp"
 #include "search/record.hpp"
 #include "serve/connections.hpp"
 
@@ -400,11 +400,12 @@ EvalFn gpu_eval(const GpuEvalOptions& opt) {
     req.progress = false;
     req.command_line = fmt::format("cudal2 serve job {} (worker {})", job.id, gpu);
     req.score = opt.score;
+    req.local_gpu = gpu_available() ? query_gpu(0).name : "unknown";
     // One GPU per worker: the judge inherits CUDA_VISIBLE_DEVICES (serve sets nothing here; run one
     // `cudal2 serve --workers 1` per GPU with CUDA_VISIBLE_DEVICES set, or extend EvalRequest).
     const auto outcomes = search::evaluate_and_record(req, opt.db_path);
     const CandidateOutcome& o = outcomes.at(0);
-    const std::string status(to_string(o.status));  // the outcome's word (eval/status.hpp)
+    const std::string status(to_string(o.status));  // the outcome's word (protocol/outcome.hpp)
     nlohmann::json results = nlohmann::json::array();
     double reward_sum = 0;
     int rewarded = 0;

@@ -6,8 +6,8 @@
 #include <memory>
 
 #include "codegen/codegen.hpp"
-#include "eval/artifact.hpp"
 #include "jit/compiler.hpp"
+#include "runner/artifact.hpp"
 
 namespace cudal2::testing {
 

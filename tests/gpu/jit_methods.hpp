@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "eval/bench.hpp"
+#include "judge/bench.hpp"
 
 namespace cudal2::testing {
 

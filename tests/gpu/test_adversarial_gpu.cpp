@@ -28,7 +28,8 @@
 #include <string>
 #include <vector>
 
-#include "eval/candidate.hpp"
+#include "measure/device.hpp"
+#include "search/evaluate.hpp"
 #include "search/record.hpp"
 
 namespace cudal2 {
@@ -181,6 +182,7 @@ TEST(Adversarial, EveryClassIsCaughtAndNothingEscapes) {
                               "\"\n#define ADV_TEST_PID " + std::to_string(getpid()) + "\n";
   const auto all = cases();
   EvalRequest req;
+  req.local_gpu = query_gpu(0).name;  // where the failure rows the tuner writes itself go
   for (const auto& c : all) {
     const std::string src = slurp(dir + "/" + c.file);
     ASSERT_FALSE(src.empty()) << "adversarial candidate not found: " << dir << "/" << c.file;

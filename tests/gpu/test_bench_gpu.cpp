@@ -6,9 +6,9 @@
 
 #include "baselines/baselines.hpp"
 #include "core/csv.hpp"
-#include "eval/bench.hpp"
-#include "eval/checks.hpp"
-#include "eval/half.hpp"
+#include "judge/bench.hpp"
+#include "measure/checks.hpp"
+#include "measure/half.hpp"
 #include "test_kernels.hpp"
 
 namespace cudal2 {

@@ -9,8 +9,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "eval/candidate.hpp"
-#include "eval/device.hpp"
+#include "measure/device.hpp"
+#include "search/evaluate.hpp"
 #include "search/record.hpp"
 #include "store/store.hpp"
 
@@ -30,6 +30,7 @@ TEST(Candidates, FailuresAreRecordedAndTheRunGoesOn) {
   const std::string naive = read_file("naive.cu");
   ASSERT_FALSE(naive.empty()) << "test candidates not found in " << CUDAL2_TEST_CANDIDATES;
   EvalRequest req;
+  req.local_gpu = query_gpu(0).name;  // where the failure rows the tuner writes itself go
   // Broken ones first: the good one last shows the run carried on past every failure.
   req.free_sources = {read_file("fault.cu"), read_file("hang.cu"), "#define CANDIDATE_OOB\n" + naive,
                       "#define CANDIDATE_WRONG\n" + naive, naive};

@@ -14,10 +14,10 @@
 #include "baselines/cublaslt_config.hpp"
 #include "baselines/cublaslt_space.hpp"
 #include "codegen/codegen.hpp"
-#include "eval/artifact.hpp"
-#include "eval/bench.hpp"
 #include "jit/compiler.hpp"
 #include "jit_methods.hpp"
+#include "judge/bench.hpp"
+#include "runner/artifact.hpp"
 
 namespace cudal2 {
 namespace {

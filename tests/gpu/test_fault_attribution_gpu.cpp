@@ -1,4 +1,4 @@
-// Faults are attributed, not assumed (eval/attribution.hpp): an honest candidate evaluated while
+// Faults are attributed, not assumed (search/attribution.hpp): an honest candidate evaluated while
 // another process's hanging candidates are killed on the same GPU (their runners' contexts torn
 // down under it) is never recorded with a verdict of its own making: no fault, no wrong result, no
 // implausible time. It is ok (perhaps after a transient fault or a disturbed canary: the re-run's
@@ -21,7 +21,8 @@
 #include <thread>
 #include <vector>
 
-#include "eval/candidate.hpp"
+#include "measure/device.hpp"
+#include "search/evaluate.hpp"
 #include "search/record.hpp"
 
 namespace cudal2 {
@@ -81,6 +82,7 @@ TEST(FaultAttribution, NeighboursKilledHangsAreNotTheHonestCandidatesFaults) {
   int ok = 0, transient = 0, disturbed = 0, charged = 0;
   for (int run = 0; run < kRuns; ++run) {
     EvalRequest req;
+    req.local_gpu = query_gpu(0).name;  // where the failure rows the tuner writes itself go
     req.free_sources = {naive};
     req.shapes = {{256, 256, 256}};
     req.reps = 5;

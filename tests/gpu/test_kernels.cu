@@ -1,7 +1,7 @@
 #include <cuda_fp16.h>
 #include <fmt/format.h>
 
-#include "eval/device.hpp"
+#include "measure/device.hpp"
 #include "test_kernels.hpp"
 
 namespace cudal2::testing {
@@ -25,7 +25,7 @@ __global__ void naive_gemm(const __half* A, const __half* B, __half* C, int64_t 
   if (defect == static_cast<int>(Defect::OutOfBounds) && last) C[m * n + 7] = __float2half_rn(1.f);
 }
 
-class NaiveRunner final : public Runner {
+class NaiveRunner final : public Method {
  public:
   NaiveRunner(Layout l, Defect d) : layout_(l), defect_(d) {}
   std::string name() const override { return fmt::format("naive-{}-{}", to_string(layout_), defect_name(defect_)); }
@@ -72,6 +72,6 @@ const char* defect_name(Defect d) {
   return "?";
 }
 
-RunnerPtr make_naive(Layout layout, Defect defect) { return std::make_unique<NaiveRunner>(layout, defect); }
+MethodPtr make_naive(Layout layout, Defect defect) { return std::make_unique<NaiveRunner>(layout, defect); }
 
 }  // namespace cudal2::testing

@@ -1,7 +1,7 @@
 #pragma once
 // Deliberately broken GEMMs for the GPU tests: a naive, correct kernel and one variant per check
 // the verifier must catch.
-#include "eval/runner.hpp"
+#include "measure/method.hpp"
 
 namespace cudal2::testing {
 
@@ -14,7 +14,7 @@ enum class Defect {
   Syncs,        // correct, but synchronizes inside run(): cannot be captured in a graph
 };
 
-RunnerPtr make_naive(Layout layout, Defect defect);
+MethodPtr make_naive(Layout layout, Defect defect);
 const char* defect_name(Defect d);
 
 }  // namespace cudal2::testing

@@ -17,11 +17,11 @@
 #include <vector>
 
 #include "codegen/codegen.hpp"
-#include "eval/artifact.hpp"
-#include "eval/bench.hpp"
 #include "jit/compiler.hpp"
 #include "jit_methods.hpp"
+#include "judge/bench.hpp"
 #include "kernels/cudal2_kernel_abi.h"
+#include "runner/artifact.hpp"
 
 namespace cudal2 {
 namespace {

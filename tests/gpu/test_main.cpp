@@ -4,7 +4,7 @@
 
 #include <cstdio>
 
-#include "eval/device.hpp"
+#include "measure/device.hpp"
 
 int main(int argc, char** argv) {
   std::string why;

@@ -16,7 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "eval/candidate.hpp"
+#include "measure/device.hpp"
+#include "search/evaluate.hpp"
 #include "search/record.hpp"
 
 namespace cudal2 {
@@ -56,6 +57,7 @@ TEST(Memoization, EveryVariantFailsOrTakesHonestTime) {
   const std::string naive = slurp(std::string(CUDAL2_TEST_CANDIDATES) + "/naive.cu");
   ASSERT_FALSE(twin.empty() || naive.empty());
   EvalRequest req;
+  req.local_gpu = query_gpu(0).name;  // where the failure rows the tuner writes itself go
   for (const auto& v : all) req.free_sources.push_back(v.source);
   req.free_sources.push_back(twin);
   req.free_sources.push_back(naive);  // the control, last: the run went on past every failure

@@ -7,8 +7,8 @@
 #include <cstdio>
 
 #include "baselines/baselines.hpp"
-#include "eval/bench.hpp"
 #include "jit_methods.hpp"
+#include "judge/bench.hpp"
 
 namespace cudal2 {
 namespace {

@@ -487,7 +487,7 @@ TEST_F(RuntimeGpu, BenchMethodRunsTheRuntime) {
     ops.A = b.A, ops.B = b.B, ops.C = b.C;
     try {
       r->prepare({p.m, p.n, p.k}, ops, nullptr);
-    } catch (const cudal2::RunnerError& e) {
+    } catch (const cudal2::MethodUnsupported& e) {
       FAIL() << e.what();
     }
     r->run(nullptr);

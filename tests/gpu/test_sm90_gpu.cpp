@@ -6,9 +6,9 @@
 
 #include "baselines/baselines.hpp"
 #include "codegen/codegen.hpp"
-#include "eval/artifact.hpp"
-#include "eval/bench.hpp"
 #include "jit/compiler.hpp"
+#include "judge/bench.hpp"
+#include "runner/artifact.hpp"
 
 namespace cudal2 {
 namespace {

@@ -8,8 +8,8 @@
 #include <gtest/gtest.h>
 
 #include "baselines/baselines.hpp"
-#include "eval/bench.hpp"
 #include "jit_methods.hpp"
+#include "judge/bench.hpp"
 
 namespace cudal2 {
 namespace {

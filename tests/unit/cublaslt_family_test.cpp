@@ -13,9 +13,9 @@
 #include "codegen/codegen.hpp"
 #include "codegen/family_cublaslt.hpp"
 #include "codegen/spec.hpp"
-#include "eval/artifact.hpp"
 #include "jit/compiler.hpp"
 #include "kernels/cudal2_kernel_abi.h"
+#include "runner/artifact.hpp"
 
 namespace cudal2 {
 namespace {

@@ -9,9 +9,10 @@
 #include <fstream>
 #include <tuple>
 
+#include "codegen/family.hpp"
 #include "codegen/family_cublaslt.hpp"
-#include "eval/candidate.hpp"
-#include "eval/protocol.hpp"
+#include "protocol/protocol.hpp"
+#include "search/evaluate.hpp"
 #include "search/record.hpp"
 
 namespace cudal2 {

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "core/stats.hpp"
-#include "eval/bench.hpp"
+#include "judge/bench.hpp"
 
 namespace cudal2 {
 namespace {

@@ -1,15 +1,15 @@
-// Statuses and failure kinds (eval/status.hpp) and the worker protocol (eval/protocol.hpp): every
+// Statuses and failure kinds (protocol/outcome.hpp) and the worker protocol (protocol/protocol.hpp): every
 // enum value's word round-trips and is today's word (stores, CSVs and docs depend on them), every
 // message round-trips through its JSON form, and malformed messages are rejected with a clear
-// error. CPU only; the last test talks to `cudal2 worker` itself (no GPU needed for refusals).
+// error. CPU only; the last test talks to `cudal2 judge` itself (no GPU needed for refusals).
 #include <gtest/gtest.h>
 
 #include <set>
 #include <string>
 #include <vector>
 
-#include "eval/protocol.hpp"
-#include "eval/status.hpp"
+#include "protocol/outcome.hpp"
+#include "protocol/protocol.hpp"
 #include "run_command.hpp"
 
 namespace cudal2 {
@@ -542,27 +542,31 @@ TEST(RunnerProtocol, MalformedRequestsAndAnswersAreRejected) {
   rejects(protocol::parse_init_answer, R"({"ok":false,"pid":1})", "not ok");
 }
 
-// ---------------------------------------------------------------- `cudal2 worker` itself
+// ---------------------------------------------------------------- `cudal2 judge` itself
 
-TEST(WorkerProtocol, TheWorkerAnswersMalformedRequestsAndGoesOn) {
-  // Three lines: an unknown op, a malformed eval job, not JSON; three refusals, one per line.
-  const std::string cmd = std::string(
-                              "printf '%s\\n' '{\"op\":\"evaluate\"}' '{\"op\":\"eval\",\"shapes\":[]}' "
-                              "'not json' | ") +
-                          CUDAL2_CLI + " worker 2>/dev/null";
-  const auto r = test_util::run_command(cmd);
-  EXPECT_EQ(r.code, 0) << r.output;
-  std::vector<json> answers;
-  size_t at = 0;
-  for (size_t nl; (nl = r.output.find('\n', at)) != std::string::npos; at = nl + 1)
-    answers.push_back(json::parse(r.output.substr(at, nl - at)));
-  ASSERT_EQ(answers.size(), 3u) << r.output;
-  for (const auto& a : answers) EXPECT_EQ(a["ok"], false) << a;
-  EXPECT_NE(answers[0]["error"].get<std::string>().find("unknown op 'evaluate'"), std::string::npos) << answers[0];
-  EXPECT_NE(answers[1]["error"].get<std::string>().find("malformed eval request: candidates is missing"),
-            std::string::npos)
-      << answers[1];
-  EXPECT_NE(answers[2]["error"].get<std::string>().find("not JSON"), std::string::npos) << answers[2];
+TEST(WorkerProtocol, TheJudgeAnswersMalformedRequestsAndGoesOn) {
+  // Under both its names: `judge`, and `worker`, the one the tuner and stand-in workers use.
+  for (const char* name : {"judge", "worker"}) {
+    SCOPED_TRACE(name);
+    // Three lines: an unknown op, a malformed eval job, not JSON; three refusals, one per line.
+    const std::string cmd = std::string(
+                                "printf '%s\\n' '{\"op\":\"evaluate\"}' '{\"op\":\"eval\",\"shapes\":[]}' "
+                                "'not json' | ") +
+                            CUDAL2_CLI + " " + name + " 2>/dev/null";
+    const auto r = test_util::run_command(cmd);
+    EXPECT_EQ(r.code, 0) << r.output;
+    std::vector<json> answers;
+    size_t at = 0;
+    for (size_t nl; (nl = r.output.find('\n', at)) != std::string::npos; at = nl + 1)
+      answers.push_back(json::parse(r.output.substr(at, nl - at)));
+    ASSERT_EQ(answers.size(), 3u) << r.output;
+    for (const auto& a : answers) EXPECT_EQ(a["ok"], false) << a;
+    EXPECT_NE(answers[0]["error"].get<std::string>().find("unknown op 'evaluate'"), std::string::npos) << answers[0];
+    EXPECT_NE(answers[1]["error"].get<std::string>().find("malformed eval request: candidates is missing"),
+              std::string::npos)
+        << answers[1];
+    EXPECT_NE(answers[2]["error"].get<std::string>().find("not JSON"), std::string::npos) << answers[2];
+  }
 }
 
 }  // namespace

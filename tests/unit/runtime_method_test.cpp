@@ -1,6 +1,6 @@
 // Methods runtime-nn / runtime-tn (src/baselines/runtime.cpp) without a GPU: known to the CLI,
 // in bench's default methods but not among the baselines; a missing libcudal2_runtime, or one that finds no GPU, is a
-// RunnerError with a message saying which (the bench records the method as unsupported and goes on).
+// MethodUnsupported with a message saying which (the bench records the method as unsupported and goes on).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,7 +9,7 @@
 #include <string>
 
 #include "baselines/baselines.hpp"
-#include "eval/device.hpp"
+#include "measure/device.hpp"
 #include "run_command.hpp"
 
 #ifndef CUDAL2_CLI
@@ -73,8 +73,8 @@ void prepare_and_report(const char* lib, const std::string& method = "runtime-nn
   auto r = make_baseline(method, Accum::F32);
   try {
     r->prepare({64, 64, 64}, Operands{}, nullptr);
-  } catch (const RunnerError& e) {
-    std::fprintf(stderr, "RunnerError: %s\n", e.what());
+  } catch (const MethodUnsupported& e) {
+    std::fprintf(stderr, "MethodUnsupported: %s\n", e.what());
     std::exit(3);
   }
   std::exit(0);
@@ -83,23 +83,23 @@ void prepare_and_report(const char* lib, const std::string& method = "runtime-nn
 TEST(RuntimeMethodDeathTest, MissingLibraryIsARunnerError) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(prepare_and_report("/nonexistent/libcudal2_runtime.so"), ::testing::ExitedWithCode(3),
-              "RunnerError: runtime-nn: libcudal2_runtime not found .*CUDAL2_RUNTIME_LIB.*/nonexistent/");
+              "MethodUnsupported: runtime-nn: libcudal2_runtime not found .*CUDAL2_RUNTIME_LIB.*/nonexistent/");
 }
 
 TEST(RuntimeMethodDeathTest, SecondBuildNeedsItsVariableAndLoadsItsOwnFile) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   // No fallback search for the comparison slots: an unset variable is named.
   EXPECT_EXIT(prepare_and_report(nullptr, "runtime-b-nn"), ::testing::ExitedWithCode(3),
-              "RunnerError: runtime-b-nn: runtime-b-\\*: set CUDAL2_RUNTIME_LIB_B");
+              "MethodUnsupported: runtime-b-nn: runtime-b-\\*: set CUDAL2_RUNTIME_LIB_B");
   EXPECT_EXIT(prepare_and_report("/nonexistent/b/libcudal2_runtime.so", "runtime-b-nn"), ::testing::ExitedWithCode(3),
-              "RunnerError: runtime-b-nn: libcudal2_runtime not found .*/nonexistent/b/");
+              "MethodUnsupported: runtime-b-nn: libcudal2_runtime not found .*/nonexistent/b/");
 }
 
 TEST(RuntimeMethodDeathTest, NoGpuIsARunnerError) {
   if (gpu_available()) GTEST_SKIP() << "a CUDA GPU is present; this checks the no-GPU path";
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(prepare_and_report(CUDAL2_RUNTIME_SO), ::testing::ExitedWithCode(3),
-              "RunnerError: runtime-nn: cudal2_create: CUDA error: no usable CUDA device");
+              "MethodUnsupported: runtime-nn: cudal2_create: CUDA error: no usable CUDA device");
 }
 
 }  // namespace

@@ -13,7 +13,8 @@
 #include <span>
 
 #include "codegen/family_cublaslt.hpp"
-#include "eval/candidate.hpp"
+#include "search/evaluate.hpp"
+#include "search/lt_space.hpp"
 #include "search/policy.hpp"
 #include "search/record.hpp"
 #include "search/reward.hpp"

@@ -15,10 +15,10 @@
 #include "codegen/codegen.hpp"
 #include "codegen/family.hpp"
 #include "codegen/spec.hpp"
-#include "eval/artifact.hpp"
 #include "jit/compiler.hpp"
 #include "kernels/cudal2_kernel_abi.h"
 #include "kernels/mma_plan.h"
+#include "runner/artifact.hpp"
 
 namespace cudal2 {
 namespace {
@@ -455,7 +455,7 @@ TEST_F(JitTest, GeneratedKernelsCompileLoadAndCache) {
   const auto again = c.compile(generate_source(a));
   EXPECT_TRUE(again.cached);
   EXPECT_EQ(again.artifact, rs[0].artifact);
-  EXPECT_THROW(Artifact((dir_ / "missing.so").string()), RunnerError);
+  EXPECT_THROW(Artifact((dir_ / "missing.so").string()), MethodUnsupported);
 }
 
 // One mma and one tiny spec through the JIT (a few seconds each: no CUTLASS), loaded back; their

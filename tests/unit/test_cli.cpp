@@ -12,7 +12,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "eval/device.hpp"
+#include "measure/device.hpp"
 
 #ifndef CUDAL2_CLI
 #error "CUDAL2_CLI (path to the cudal2 binary) must be defined by the build"

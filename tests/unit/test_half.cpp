@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-#include "eval/half.hpp"
+#include "measure/half.hpp"
 
 namespace cudal2 {
 namespace {

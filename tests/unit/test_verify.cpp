@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "core/roofline.hpp"
-#include "eval/half.hpp"
-#include "eval/verify.hpp"
+#include "measure/half.hpp"
+#include "measure/verify.hpp"
 
 namespace cudal2 {
 namespace {

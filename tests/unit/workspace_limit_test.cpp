@@ -1,11 +1,11 @@
-// The workspace limit (src/eval/workspace_limit.hpp) holds every honest split-K request of our
+// The workspace limit (src/judge/workspace_limit.hpp) holds every honest split-K request of our
 // families, at the most splits they allow and the largest tiles, and nothing the size of many
 // outputs beyond that.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 
-#include "eval/workspace_limit.hpp"
+#include "judge/workspace_limit.hpp"
 #include "kernels/mma_plan.h"
 #include "kernels/wgmma_plan.h"
 

@@ -1,0 +1,106 @@
+#pragma once
+// The benchmark harness: for each shape, verify every method on fresh inputs, then time them
+// interleaved in shuffled order, in the requested modes, and write rows as they are measured.
+#include <array>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/roofline.hpp"
+#include "core/stats.hpp"
+#include "measure/method.hpp"
+#include "measure/timing.hpp"
+#include "measure/verify.hpp"
+
+namespace cudal2 {
+
+struct MethodFactory {
+  std::string name;
+  bool baseline = true;  // counts toward "best baseline"
+  std::function<MethodPtr()> make;
+};
+
+struct BenchOptions {
+  std::vector<Shape> shapes;
+  std::vector<MethodFactory> methods;
+  Accum accum = Accum::F32;
+  std::vector<Mode> modes{Mode::Offline};
+  int reps = 30;                           // samples per timer, method and mode
+  double qps = 200;                        // server mode
+  double verify_budget = double(1 << 30);  // multiply-adds per reference before sampling
+  bool verify = true;
+  uint64_t seed = 0;     // 0: a fresh seed from std::random_device
+  std::string csv_path;  // "" = no CSV
+  bool resume = false;   // keep csv_path's rows, skip shapes already complete there
+  std::string command_line;
+  Ceilings ceilings;
+  bool progress = true;              // progress lines on stderr
+  TimerSet timers = kDefaultTimers;  // by TimerKind
+  // With untrusted methods, offline graph and eager batches are chains for every method
+  // (measure/interlude.hpp). false: back-to-back batches on one set of inputs, gameable by reuse;
+  // only to measure what chains cost.
+  bool interleave = true;
+  std::optional<JobSecrets> secrets;  // tests only: fixed secrets instead of fresh ones
+};
+
+struct MethodResult {
+  std::string method;
+  Layout layout = Layout::NN;
+  bool baseline = true;
+  Status status = Status::Ok;  // Ok, Unsupported, Failed (the verdicts say why) or Error
+  std::string reason;
+  Verdict exact, normal;
+  // Untrusted methods: what the judge found beyond the two classic checks (GPU comparison on
+  // every distribution and after every timed batch, inputs, timing, leftovers).
+  Verdict judge;
+  // The first failed verdict of the three (or normal, when all passed).
+  const Verdict& first_failure() const { return !exact.ok ? exact : !normal.ok ? normal : !judge.ok ? judge : normal; }
+  nlohmann::json details;
+  std::map<Mode, std::array<std::optional<Summary>, kTimerCount>> timing;
+  // The samples behind `timing`, one per round in round order (all methods of a shape are
+  // sampled once per round, in shuffled order): what the paired ratio pairs.
+  std::map<Mode, std::array<std::vector<double>, kTimerCount>> samples;
+  std::map<Mode, std::string> graph_error;
+  std::map<Mode, int> inner;
+};
+
+struct ShapeResult {
+  Shape shape;
+  std::vector<MethodResult> methods;
+  int sm_mhz_min = -1, sm_mhz_max = -1;
+  uint64_t seed = 0;
+  // The baseline with the lowest median for (mode, timer) among those that ran ok; null if none.
+  const MethodResult* fastest_baseline(Mode m, TimerKind t) const;
+  // best baseline's median for (mode, timer); nullopt when no baseline has one
+  std::optional<double> best_baseline(Mode m, TimerKind t) const;
+  // Paired ratio of `mr` to the best baseline (the one with the lowest median): the median over
+  // rounds of (baseline's sample / mr's sample) from the same round. Slow drift (clocks under a
+  // power cap, neighbours on the host) moves both samples of a round alike and cancels, where
+  // the ratio of medians keeps it. nullopt without a baseline or when the two did not sample
+  // the same rounds.
+  std::optional<double> paired_ratio(const MethodResult& mr, Mode m, TimerKind t) const;
+};
+
+struct BenchReport {
+  std::vector<ShapeResult> shapes;
+  int skipped_resumed = 0;
+};
+
+// Throws InputError for problems that cannot fit in GPU memory, NoGpuError without a GPU.
+BenchReport run_bench(const BenchOptions& opt);
+
+// Device bytes one shape needs (operands, both B layouts, guards, workspace).
+size_t bench_bytes(const Shape& s);
+// And what chained batches need besides (the output slots, the judge's check).
+size_t chain_bytes(const Shape& s);
+
+// Console output.
+void print_table(const BenchReport& r, const BenchOptions& opt);
+void print_class_summary(const BenchReport& r, const BenchOptions& opt);
+
+// The CSV columns, one row per shape x method x mode x timer.
+const std::vector<std::string>& csv_columns();
+
+}  // namespace cudal2

@@ -1,0 +1,123 @@
+// What a bench's report says (judge/bench.hpp): the best baseline and paired ratios of a shape,
+// the console tables, and the device memory a shape needs.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "judge/bench.hpp"
+#include "judge/shape_buffers.hpp"
+#include "measure/chain_check.hpp"
+#include "measure/device.hpp"
+
+namespace cudal2 {
+
+const MethodResult* ShapeResult::fastest_baseline(Mode m, TimerKind t) const {
+  const MethodResult* best = nullptr;
+  for (const auto& mr : methods) {
+    if (!mr.baseline || mr.status != Status::Ok || !mr.timing.count(m)) continue;
+    const auto& s = mr.timing.at(m)[static_cast<int>(t)];
+    if (s && (!best || s->median < best->timing.at(m)[static_cast<int>(t)]->median)) best = &mr;
+  }
+  return best;
+}
+
+std::optional<double> ShapeResult::best_baseline(Mode m, TimerKind t) const {
+  const MethodResult* best = fastest_baseline(m, t);
+  return best ? std::optional<double>(best->timing.at(m)[static_cast<int>(t)]->median) : std::nullopt;
+}
+
+std::optional<double> ShapeResult::paired_ratio(const MethodResult& mr, Mode m, TimerKind t) const {
+  const MethodResult* best = fastest_baseline(m, t);
+  if (!best || !mr.samples.count(m) || !best->samples.count(m)) return std::nullopt;
+  const auto& ours = mr.samples.at(m)[static_cast<int>(t)];
+  const auto& theirs = best->samples.at(m)[static_cast<int>(t)];
+  if (ours.empty() || ours.size() != theirs.size()) return std::nullopt;
+  std::vector<double> ratios(ours.size());
+  for (size_t r = 0; r < ours.size(); ++r) ratios[r] = theirs[r] / ours[r];
+  return percentile(std::move(ratios), 50);
+}
+
+size_t bench_bytes(const Shape& s) {
+  const size_t g = 2 * GuardedBuffer::kDefaultGuard + 512;
+  return static_cast<size_t>(s.m * s.k + 2 * s.k * s.n + s.m * s.n) * 2 + 5 * g + kLibraryWorkspace;
+}
+
+size_t chain_bytes(const Shape& s) {
+  const size_t mn = static_cast<size_t>(s.m * s.n) * 2;
+  const size_t per_call = static_cast<size_t>(s.m * s.k + s.k * s.n) * 2 + mn;
+  return static_cast<size_t>(slot_count(s)) * mn + std::max(kChainCheckScratch, per_call) +
+         2 * GuardedBuffer::kDefaultGuard;
+}
+
+void print_table(const BenchReport& r, const BenchOptions& opt) {
+  for (auto mode : opt.modes) {
+    std::printf(
+        "\n== %s mode (accum %s): median us per call; TFLOP/s and %%roofline from graph; ratio = best baseline / this "
+        "(graph) ==\n",
+        std::string(to_string(mode)).c_str(), std::string(to_string(opt.accum)).c_str());
+    std::printf("%-18s %-22s %10s %10s %10s %10s %8s %7s %6s  %s\n", "shape", "method", "graph", "eager", "host",
+                "chain", "TFLOP/s", "%roof", "ratio", "status");
+    for (const auto& sr : r.shapes) {
+      const auto best = sr.best_baseline(mode, TimerKind::Graph);
+      for (const auto& mr : sr.methods) {
+        auto cell = [&](TimerKind t) -> std::string {
+          if (!mr.timing.count(mode)) return "-";
+          const auto& s = mr.timing.at(mode)[static_cast<int>(t)];
+          return s ? fmt::format("{:.2f}", s->median)
+                   : (t == TimerKind::Graph || (t == TimerKind::Chain && opt.timers[static_cast<int>(t)]) ? "no-graph"
+                                                                                                          : "-");
+        };
+        std::string tf = "-", roof = "-", ratio = "-";
+        if (mr.timing.count(mode)) {
+          const auto& g = mr.timing.at(mode)[0];
+          if (g) {
+            tf = fmt::format("{:.1f}", tflops_at(sr.shape, g->median));
+            roof = fmt::format("{:.1f}", 100.0 * roofline_us(sr.shape, opt.ceilings) / g->median);
+            if (best) ratio = fmt::format("{:.3f}", *best / g->median);
+          }
+        }
+        std::string status(to_string(mr.status));
+        if (mr.status != Status::Ok) {
+          const Verdict& v = mr.first_failure();
+          status += ": " + (mr.reason.empty() ? std::string(to_string(v.failure)) + " (" + v.detail + ")" : mr.reason);
+          if (status.size() > 90) status = status.substr(0, 87) + "...";
+        } else if (mr.exact.sampled) {
+          status += " (verified on sampled rows/cols)";
+        }
+        std::printf("%-18s %-22s %10s %10s %10s %10s %8s %7s %6s  %s\n", sr.shape.str().c_str(), mr.method.c_str(),
+                    cell(TimerKind::Graph).c_str(), cell(TimerKind::Eager).c_str(), cell(TimerKind::Host).c_str(),
+                    cell(TimerKind::Chain).c_str(), tf.c_str(), roof.c_str(), ratio.c_str(), status.c_str());
+      }
+    }
+  }
+}
+
+void print_class_summary(const BenchReport& r, const BenchOptions& opt) {
+  for (auto mode : opt.modes) {
+    std::printf(
+        "\n== %s mode: by shape class, geometric mean over shapes of (best baseline / method), graph timer ==\n",
+        std::string(to_string(mode)).c_str());
+    std::printf("%-22s %8s %8s %8s %8s %8s\n", "method", "small", "skinny", "medium", "large", "all");
+    for (const auto& f : opt.methods) {
+      std::map<std::string, std::vector<double>> by;
+      for (const auto& sr : r.shapes) {
+        const auto best = sr.best_baseline(mode, TimerKind::Graph);
+        for (const auto& mr : sr.methods) {
+          if (mr.method != f.name || !best || !mr.timing.count(mode) || !mr.timing.at(mode)[0]) continue;
+          const double ratio = *best / mr.timing.at(mode)[0]->median;
+          by[std::string(to_string(classify(sr.shape)))].push_back(ratio);
+          by["all"].push_back(ratio);
+        }
+      }
+      auto g = [&](const char* c) { return by.count(c) ? fmt::format("{:.3f}", geometric_mean(by[c])) : "-"; };
+      std::printf("%-22s %8s %8s %8s %8s %8s\n", f.name.c_str(), g("small").c_str(), g("skinny").c_str(),
+                  g("medium").c_str(), g("large").c_str(), g("all").c_str());
+    }
+  }
+}
+
+}  // namespace cudal2

@@ -1,0 +1,86 @@
+#include "measure/chain_check.hpp"
+
+#include <fmt/format.h>
+#include <algorithm>
+#include <cmath>
+
+#include "measure/interlude.hpp"
+
+namespace cudal2 {
+
+namespace {
+void cublas_ok(cublasStatus_t st, const char* what) {
+  if (st != CUBLAS_STATUS_SUCCESS) throw CudaError(fmt::format("{}: cuBLAS status {}", what, static_cast<int>(st)));
+}
+}  // namespace
+
+ChainChecker::ChainChecker(const Shape& s, Accum accum)
+    : shape_(s),
+      // The reference accumulates in fp32 like the one of every other check; fp16 accumulation
+      // gets its wider tolerance (verify.hpp).
+      tol_(element_tolerance(accum, s.k, kInterludeRms * kInterludeRms * std::sqrt(static_cast<double>(s.k)))) {
+  cublas_ok(cublasCreate(&handle_), "cublasCreate");
+}
+
+ChainChecker::~ChainChecker() { cublasDestroy(handle_); }
+
+void ChainChecker::reserve(int calls) {
+  const size_t per_call = static_cast<size_t>(shape_.m * shape_.k + shape_.k * shape_.n + shape_.m * shape_.n) * 2;
+  const int want = static_cast<int>(std::clamp<size_t>(kChainCheckScratch / per_call, 1, static_cast<size_t>(calls)));
+  if (want <= chunk_) return;
+  scratch_ = GuardedBuffer(per_call * static_cast<size_t>(want), 256);
+  chunk_ = want;
+}
+
+CandidateFault ChainChecker::check(unsigned long long seed, int calls, const ChainOutputs& out, uint16_t poison,
+                                   uint64_t key, DeviceChecker& chk, cudaStream_t st) {
+  if (calls < 1) return {};
+  reserve(calls);
+  const int64_t m = shape_.m, n = shape_.n, k = shape_.k, mn = m * n;
+  auto* base = static_cast<uint16_t*>(scratch_.data());
+  uint16_t* A = base;
+  uint16_t* B = A + static_cast<int64_t>(chunk_) * m * k;
+  uint16_t* R = B + static_cast<int64_t>(chunk_) * k * n;
+  cublas_ok(cublasSetStream(handle_, st), "cublasSetStream");
+  const float alpha = 1.0f, beta = 0.0f;
+  for (int first = 0; first < calls; first += chunk_) {
+    const int count = std::min(chunk_, calls - first);
+    generate_call_inputs(seed, first, count, A, B, m, n, k, false, st);
+    // Row-major C = A B is column-major C^T = B^T A^T: cuBLAS gets (n, m, k, B, A).
+    cublas_ok(cublasGemmStridedBatchedEx(handle_, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m),
+                                         static_cast<int>(k), &alpha, B, CUDA_R_16F, static_cast<int>(n), k * n, A,
+                                         CUDA_R_16F, static_cast<int>(k), m * k, &beta, R, CUDA_R_16F,
+                                         static_cast<int>(n), mn, count, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+              "cublasGemmStridedBatchedEx");
+    // Calls first.. whose outputs sit in slots (all but the batch's last), then the last in C.
+    const int in_slots = std::max(0, std::min(count, calls - 1 - first));
+    auto report = [&](const OutputCheck& c, int call) -> CandidateFault {
+      const int64_t at = c.first_bad % mn;
+      const int bad_call = call + static_cast<int>(c.first_bad / mn);
+      return {FailureKind::WrongResult,
+              fmt::format("call {} of a batch of {} (each on inputs of its own): {} element(s) unwritten, {} NaN/Inf, "
+                          "{} beyond tolerance; first C[{},{}] = {} want {}",
+                          bad_call + 1, calls, c.unwritten, c.nonfinite, c.mismatched, at / n, at % n, c.first_got,
+                          c.first_want)};
+    };
+    if (in_slots > 0) {
+      const auto c = chk.compare(static_cast<const uint16_t*>(out.slots) + first * mn, R,
+                                 static_cast<size_t>(in_slots) * static_cast<size_t>(mn), tol_, poison, st);
+      if (!c.ok()) return report(c, first);
+    }
+    if (first + count == calls) {
+      const auto c =
+          chk.compare(out.C, R + static_cast<int64_t>(count - 1) * mn, static_cast<size_t>(mn), tol_, poison, st);
+      if (!c.ok()) return report(c, calls - 1);
+    }
+  }
+  // The inputs left behind are the last call's, in the candidate's layout.
+  generate_call_inputs(seed, calls - 1, 1, A, B, m, n, k, out.b_col_major, st);
+  const size_t a_bytes = static_cast<size_t>(m * k) * 2, b_bytes = static_cast<size_t>(k * n) * 2;
+  if (chk.checksum(out.A, a_bytes, key, st) != chk.checksum(A, a_bytes, key, st) ||
+      chk.checksum(out.B, b_bytes, key, st) != chk.checksum(B, b_bytes, key, st))
+    return {FailureKind::InputModified, "the inputs after a batch are not the ones its last call was given"};
+  return {};
+}
+
+}  // namespace cudal2

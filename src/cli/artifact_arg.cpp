@@ -3,6 +3,7 @@
 
 #include <filesystem>
 
+#include "codegen/family.hpp"
 #include "core/problem.hpp"
 
 namespace cudal2::cli {

@@ -62,9 +62,10 @@ class ArtifactEval : public ::testing::Test {
     for (std::string line; std::getline(in, line);) out.push_back(nlohmann::json::parse(line));
     return out;
   }
-  CandidateOutcome run(const EvalRequest::Prebuilt& a) {
+  CandidateOutcome run(const EvalRequest::Prebuilt& a, Layout free_layout = Layout::NN) {
     EvalRequest req;
     req.artifacts = {a};
+    req.free_layout = free_layout;
     req.shapes = {{64, 64, 64}};
     req.timers = {true, false, false, false};
     req.baselines = {};
@@ -133,19 +134,7 @@ TEST_F(ArtifactEval, TwoBuildsOfOneSpecAreTwoCandidates) {
 }
 
 TEST_F(ArtifactEval, WithoutASpecTheArtifactRunsInTheRequestsLayout) {
-  EvalRequest::Prebuilt a = cli::parse_artifact_arg(file("k.so", "bytes").string());
-  EvalRequest req;
-  req.artifacts = {a};
-  req.free_layout = Layout::TN;
-  req.shapes = {{64, 64, 64}};
-  req.timers = {true, false, false, false};
-  req.baselines = {};
-  req.worker_exe = worker();
-  req.timeout_s = 5;
-  req.job_overhead_s = 5;
-  req.progress = false;
-  const auto out = evaluate_candidates(req, sink_);
-  ASSERT_EQ(out.size(), 1u);
+  run(cli::parse_artifact_arg(file("k.so", "bytes").string()), Layout::TN);
   const auto sent = jobs();
   ASSERT_EQ(sent.size(), 1u);
   const auto& c = sent[0].at("candidates").at(0);

@@ -3,10 +3,13 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <ctime>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <thread>
 
 #include "store/schema.hpp"
 #include "store/sqlite.hpp"
@@ -24,10 +27,27 @@ constexpr std::string_view kMeasurementColumns =
     "spec_hash, gpu, gpu_json, dtype, layout, m, n, k, mode, timer, status, failure, median_us, p10_us, p90_us, "
     "min_us, samples_json, rel_err, baseline_json, run_id, n_samples, reward";
 
+// The journal mode the switch to WAL leaves. Two processes opening a fresh store at once both
+// hold a read lock and ask for the exclusive lock the switch needs: SQLite answers one of them
+// SQLITE_BUSY at once, without waiting in the busy handler (waiting could not end that deadlock),
+// so the switch is retried here until the busy timeout (seen in the reliability suite: two tuners
+// started together on one new store, one exited with "database stayed locked").
+std::string switch_to_wal(const sql::Db& db) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(Store::kBusyTimeoutMs);
+  for (int attempt = 0;; ++attempt) {
+    try {
+      sql::Stmt wal(db, "PRAGMA journal_mode = WAL");
+      return wal.step() ? wal.text(0) : "";
+    } catch (const StoreError& e) {
+      if ((e.sqlite_code() & 0xff) != SQLITE_BUSY || std::chrono::steady_clock::now() >= deadline) throw;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::min(5 * (attempt + 1), 50)));
+  }
+}
+
 void set_pragmas(const sql::Db& db) {
   // WAL lets one writer and any number of readers in other processes proceed at once.
-  sql::Stmt wal(db, "PRAGMA journal_mode = WAL");
-  const std::string mode = wal.step() ? wal.text(0) : "";
+  const std::string mode = switch_to_wal(db);
   if (mode != "wal" && mode != "memory") {
     throw StoreError(
         fmt::format("cudal2 store '{}': cannot switch to WAL journal mode (got '{}'); a network or "

@@ -8,6 +8,7 @@ const Family& sm90_cutlass_family();  // family_sm90_cutlass.cpp
 const Family& mma_family();           // family_mma.cpp
 const Family& tiny_family();          // family_tiny.cpp
 const Family& lat_family();           // family_lat.cpp
+const Family& lat_staged_family();    // family_lat_staged.cpp
 const Family& wgmma_family();         // family_wgmma.cpp
 const Family& wgmma_swapab_family();  // family_wgmma_swapab.cpp
 const Family& cublaslt_family();      // family_cublaslt.cpp
@@ -15,8 +16,8 @@ const Family& cublaslt_family();      // family_cublaslt.cpp
 const std::vector<const Family*>& all_families() {
   // The order is known_families()'s and the search's.
   static const std::vector<const Family*> table{
-      &sm90_cutlass_family(), &mma_family(), &tiny_family(),     &wgmma_family(),
-      &wgmma_swapab_family(), &lat_family(), &cublaslt_family(),
+      &sm90_cutlass_family(), &mma_family(), &tiny_family(),       &wgmma_family(),
+      &wgmma_swapab_family(), &lat_family(), &lat_staged_family(), &cublaslt_family(),
   };
   return table;
 }

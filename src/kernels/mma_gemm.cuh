@@ -129,6 +129,30 @@ struct Tile {
         for (int ni = 0; ni < NI; ++ni) acc[mi][ni].mma(af[mi], bf[ni][0], bf[ni][1]);
     }
   }
+
+  // acc += A[m0.., k0..] * B[k0.., n0..] over nt tiles of BK through the kStages-deep ring at sA,
+  // sB: kStages-1 tiles in flight before the first mma (all of them when nt < kStages).
+  template <bool kAligned>
+  static __device__ __forceinline__ void mainloop(const Params& p, __half* sA, __half* sB, int64_t m0, int64_t n0,
+                                                  int64_t k0, int nt, Acc<kF16> (&acc)[MI][NI], int tid, int wm, int wn,
+                                                  int lane) {
+    // Prologue. Empty groups keep the count right.
+#pragma unroll
+    for (int s = 0; s < kStages - 1; ++s) {
+      if (s < nt) load_stage<kAligned>(p, sA + s * kAStage, sB + s * kBStage, m0, n0, k0 + s * BK, tid);
+      cp_async_commit();
+    }
+    for (int i = 0; i < nt; ++i) {
+      cp_async_wait<kStages - 2>();  // tile i has landed (for this thread) ...
+      __syncthreads();               // ... for every thread, and stage (i-1) is free again
+      const int nx = i + kStages - 1;
+      if (nx < nt)
+        load_stage<kAligned>(p, sA + nx % kStages * kAStage, sB + nx % kStages * kBStage, m0, n0, k0 + int64_t(nx) * BK,
+                             tid);
+      cp_async_commit();
+      compute_stage(sA + i % kStages * kAStage, sB + i % kStages * kBStage, acc, wm, wn, lane);
+    }
+  }
 };
 
 // The kernel reads the configuration through local constants, so its body is the code of the
@@ -149,22 +173,7 @@ __global__ void __launch_bounds__(Tile<Cfg>::kThreads, 1) mma_gemm_kernel(const 
   const int nt = static_cast<int>((kr.end - kr.begin + BK - 1) / BK);
 
   Acc<kF16> acc[MI][NI];
-  // Prologue: kStages-1 tiles in flight before the first mma. Empty groups keep the count right.
-#pragma unroll
-  for (int s = 0; s < kStages - 1; ++s) {
-    if (s < nt) T::template load_stage<kAligned>(p, sA + s * kAStage, sB + s * kBStage, m0, n0, kr.begin + s * BK, tid);
-    cp_async_commit();
-  }
-  for (int i = 0; i < nt; ++i) {
-    cp_async_wait<kStages - 2>();  // tile i has landed (for this thread) ...
-    __syncthreads();               // ... for every thread, and stage (i-1) is free again
-    const int nx = i + kStages - 1;
-    if (nx < nt)
-      T::template load_stage<kAligned>(p, sA + nx % kStages * kAStage, sB + nx % kStages * kBStage, m0, n0,
-                                       kr.begin + int64_t(nx) * BK, tid);
-    cp_async_commit();
-    T::compute_stage(sA + i % kStages * kAStage, sB + i % kStages * kBStage, acc, wm, wn, lane);
-  }
+  T::template mainloop<kAligned>(p, sA, sB, m0, n0, kr.begin, nt, acc, tid, wm, wn, lane);
 
   float4 out[MI][NI];
 #pragma unroll

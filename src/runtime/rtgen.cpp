@@ -177,8 +177,9 @@ Generated generate_table(const Group& t, int j, const std::filesystem::path& out
     kernels += fmt::format(
         "    {{{}, {}, {}, {}, {}, {}, {}, {}, false, {{}}, &{}_can_implement, &{}_workspace_size, &{}_run}},\n",
         cstr(spec.compile_text()), cstr(spec.family), layout, accum, spec.tile_m, spec.tile_n, spec.tile_k,
-        spec.family == "mma" || spec.family == "tiny" || spec.family == "lat" ? "true" : "false", prefix, prefix,
-        prefix);
+        spec.family == "mma" || spec.family == "tiny" || spec.family == "lat" || spec.family == "lat_staged" ? "true"
+                                                                                                             : "false",
+        prefix, prefix, prefix);
   }
   struct Row {
     std::tuple<int, int, int64_t, int64_t, int64_t> key;

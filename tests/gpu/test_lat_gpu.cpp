@@ -1,4 +1,5 @@
-// Family lat (src/kernels/lat_gemm.cuh), compiled by the JIT on this machine: every candidate
+// Families lat (src/kernels/lat_gemm.cuh) and lat_staged (lat_staged_gemm.cuh: the same
+// cluster split-K over a shared-memory mainloop), compiled by the JIT on this machine: every candidate
 // passes the full verification on odd shapes (partial tiles on every edge, K below one k-block,
 // unaligned rows, K split over kwarps, clusters of 1..16 CTAs and groups of clusters), both
 // layouts and accumulators;
@@ -72,6 +73,22 @@ TEST(LatGpu, GroupedSplitsVerify) {
   expect_all_ok(run_odd({"lat tn f16 tile=32x32x64 warps=1x1 kwarps=8 | splits=64",
                          "lat nn f16 tile=64x32x32 warps=2x1 kwarps=2 | splits=32"},
                         shapes, Accum::F16));
+}
+
+// lat_staged: unaligned rows (the checked path), K below one k-block and shorter than the split
+// count (fewer CTAs than asked), clusters of 1..16 including odd sizes, every tile size class.
+TEST(LatStagedGpu, OddShapesVerify) {
+  expect_all_ok(run_odd({"lat_staged tn f32 tile=32x32x64 warps=2x2 stages=8 | splits=16",
+                         "lat_staged nn f32 tile=32x32x64 warps=2x2 stages=8 | splits=1",
+                         "lat_staged nn f32 tile=64x64x64 warps=2x2 stages=4 | splits=5",
+                         "lat_staged tn f32 tile=128x128x64 warps=4x2 stages=4 | splits=8",
+                         "lat_staged nn f32 tile=64x128x32 warps=2x4 stages=8 | splits=3",
+                         "lat_staged tn f32 tile=16x64x64 warps=1x4 stages=16 | splits=12"},
+                        kOddShapes, Accum::F32));
+  expect_all_ok(run_odd({"lat_staged tn f16 tile=32x32x64 warps=2x2 stages=8 | splits=16",
+                         "lat_staged nn f16 tile=128x64x64 warps=4x2 stages=4 | splits=2"},
+                        {{1, 1, 1}, {7, 65, 1000}, {4097, 7, 65}, {65, 4097, 7}, {64, 64, 16384}, {200, 136, 520}},
+                        Accum::F16));
 }
 
 // ---- PDL chains: C of call i is A of call i+1 ----
@@ -211,6 +228,13 @@ TEST(LatGpu, PdlChainsNeverRace) {
               "lat nn f32 tile=16x16x64 warps=1x1 kwarps=8 | splits=16",
               "lat nn f16 tile=64x32x32 warps=2x1 kwarps=2 | splits=3",
               "lat tn f32 tile=16x16x64 warps=1x1 kwarps=2 stages=4 | splits=2"},
+             {{77, 136}, {5, 1000}, {64, 1024}, {33, 72}}, 40);
+}
+
+TEST(LatStagedGpu, PdlChainsNeverRace) {
+  run_chains({"lat_staged tn f32 tile=32x32x64 warps=2x2 stages=8 | splits=16",
+              "lat_staged nn f32 tile=64x64x32 warps=2x2 stages=8 | splits=4",
+              "lat_staged tn f16 tile=128x64x64 warps=4x2 stages=4 | splits=1"},
              {{77, 136}, {5, 1000}, {64, 1024}, {33, 72}}, 40);
 }
 

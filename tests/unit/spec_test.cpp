@@ -119,7 +119,7 @@ TEST(Codegen, DeterministicAndCarriesTheSpec) {
 // ---- our own families: mma and tiny ----
 
 TEST(KernelSpec, OwnFamiliesRoundTripWithUniqueHashes) {
-  for (const char* family : {"mma", "tiny", "lat"})
+  for (const char* family : {"mma", "tiny", "lat", "lat_staged"})
     for (auto layout : {Layout::NN, Layout::TN})
       for (auto acc : {Accum::F32, Accum::F16}) {
         const auto all = enumerate_specs(family, layout, acc);
@@ -129,7 +129,7 @@ TEST(KernelSpec, OwnFamiliesRoundTripWithUniqueHashes) {
           EXPECT_EQ(s.family, family);
           EXPECT_EQ(invalid_reason(s), "") << s.text();
           ASSERT_EQ(parse_spec(s.text()).text(), s.text());
-          EXPECT_EQ(shape_refusal(s, {7, 65, 1000}), "") << "mma/tiny/lat run any shape";
+          EXPECT_EQ(shape_refusal(s, {7, 65, 1000}), "") << "mma/tiny/lat/lat_staged run any shape";
           hashes.insert(s.hash());
           builds.insert(s.compile_hash());
         }
@@ -141,7 +141,7 @@ TEST(KernelSpec, OwnFamiliesRoundTripWithUniqueHashes) {
 TEST(KernelSpec, OwnFamiliesSpaceSizeIsDocumented) {
   // docs/kernel-space.md quotes these numbers; update both together.
   EXPECT_EQ(known_families(),
-            (std::vector<std::string>{"sm90_cutlass", "mma", "tiny", "wgmma", "wgmma_swapab", "lat"}));
+            (std::vector<std::string>{"sm90_cutlass", "mma", "tiny", "wgmma", "wgmma_swapab", "lat", "lat_staged"}));
   // 81 cooperative + 66 ping-pong configurations
   EXPECT_EQ(enumerate_specs("wgmma", Layout::NN, Accum::F32, false).size(), 147u);
   // x (raster 3 x swizzle 4 + splits auto, 2, 4, 8, 16); ping-pong: x (raster 3 x swizzle 4)
@@ -157,6 +157,9 @@ TEST(KernelSpec, OwnFamiliesSpaceSizeIsDocumented) {
   EXPECT_EQ(enumerate_specs("lat", Layout::NN, Accum::F32, false).size(), 156u);
   // x splits 1, 2, 4, 8, 16 (one cluster) and 32, 64, 128 (groups of clusters)
   EXPECT_EQ(enumerate_specs("lat", Layout::TN, Accum::F16, true).size(), 156u * 8);
+  // 7 tiles x (tile K, stages) {64/4, 64/8, 32/8}, less 128x128 at 64/8 (shared memory)
+  EXPECT_EQ(enumerate_specs("lat_staged", Layout::NN, Accum::F32, false).size(), 20u);
+  EXPECT_EQ(enumerate_specs("lat_staged", Layout::TN, Accum::F16, true).size(), 20u * 5);  // x splits 1..16
   EXPECT_EQ(enumerate_specs("sm90_cutlass", Layout::NN, Accum::F32, false).size(), 368u);
   EXPECT_THROW(enumerate_specs("sm80", Layout::NN, Accum::F32), InputError);
 }
@@ -176,6 +179,8 @@ TEST(KernelSpec, OwnFamiliesCanonicalTextAndHash) {
             "lat tn f32 tile=16x16x64 warps=1x1 kwarps=8 | splits=1");
   EXPECT_EQ(parse_spec("lat tn f32 tile=16x16x64 kwarps=8 stages=4 | splits=2").text(),
             "lat tn f32 tile=16x16x64 warps=1x1 kwarps=8 stages=4 | splits=2");
+  EXPECT_EQ(default_spec("lat_staged").text(), "lat_staged nn f32 tile=32x32x64 warps=2x2 stages=8 | splits=1");
+  EXPECT_EQ(parse_spec("lat_staged tn f32 tile=128x128x32 warps=4x2 stages=8 | splits=16").splits, 16);
   const auto s = parse_spec("mma tn f16 tile=32x128x64 warps=1x4 stages=4 | splits=8");
   EXPECT_EQ(s.layout, Layout::TN);
   EXPECT_EQ(s.accum, Accum::F16);
@@ -233,6 +238,14 @@ TEST(KernelSpec, OwnFamiliesValidityRules) {
   EXPECT_NE(why("lat nn f32 tile=32x32x64 stages=4").find("fragment registers"), std::string::npos);
   EXPECT_NE(why("lat nn f32 tile=16x16x64 stages=9").find("stages 9 not in 2..8"), std::string::npos);
   EXPECT_EQ(why("lat nn f32 tile=16x16x64 stages=4"), "");
+  // lat_staged: mma's tile rules, deeper rings (up to 16 stages), splits only within one cluster.
+  EXPECT_EQ(why("lat_staged tn f32 tile=16x64x64 warps=1x4 stages=16 | splits=16"), "");
+  EXPECT_NE(why("lat_staged tn f32 | splits=17").find("splits must be 1..16"), std::string::npos);
+  EXPECT_NE(why("lat_staged tn f32 | splits=32").find("one cluster"), std::string::npos);
+  EXPECT_NE(why("lat_staged nn f32 tile=128x128x64 warps=4x2 stages=8").find("shared memory"), std::string::npos);
+  EXPECT_NE(why("lat_staged nn f32 tile=32x32x64 warps=4x2").find("multiples of 16x16"), std::string::npos);
+  EXPECT_NE(why("lat_staged nn f32 stages=17").find("stages 17 not in 2..16"), std::string::npos);
+  EXPECT_NE(why("lat_staged nn f32 tile=128x128x64 warps=2x2 stages=2").find("accumulator"), std::string::npos);
   KernelSpec knob = default_spec("mma");
   knob.raster = Raster::AlongN;
   EXPECT_NE(invalid_reason(knob).find("raster"), std::string::npos);
@@ -260,9 +273,11 @@ TEST(KernelSpec, OwnFamiliesParseErrorsNameTheField) {
   EXPECT_NE(err("mma nn f32 warps=2").find("warps"), std::string::npos);
   EXPECT_NE(err("mma nn f32 | raster=along_m").find("unknown field 'raster'"), std::string::npos);
   EXPECT_NE(err("tile=64x64x32 mma nn f32").find("expected '<family>"), std::string::npos);
-  EXPECT_NE(err("mmx nn f32")
-                .find("unknown family 'mmx' (known: sm90_cutlass, mma, tiny, wgmma, wgmma_swapab, lat, cublaslt)"),
-            std::string::npos);
+  EXPECT_NE(
+      err("mmx nn f32")
+          .find(
+              "unknown family 'mmx' (known: sm90_cutlass, mma, tiny, wgmma, wgmma_swapab, lat, lat_staged, cublaslt)"),
+      std::string::npos);
   EXPECT_NE(err("tiny nn").find("expected"), std::string::npos);
 }
 

@@ -3,7 +3,7 @@
 for every shape, every tile of the family's space with the split counts (one cluster, up to 16)
 that fill about one wave of the H100's 132 SMs, and half of that.
 
-    python3 bench/lat/lat_staged_candidates.py SHAPES [--layouts tn,nn] [--min-ctas 8] [--stages deep] > LIST
+    python3 bench/lat/lat_staged_candidates.py SHAPES [--layouts tn,nn] [--min-ctas 8] > LIST
 
 SHAPES: lines "M,N,K" (# comments). No ranking: the list is every tile at its one-wave split
 counts, so the measurement, not a model, decides.
@@ -12,14 +12,22 @@ import argparse
 import sys
 
 SMS = 132
-# (tile M, N, K, warps M, N, stages): src/codegen/family_lat_staged.cpp's enumeration.
-TILES = [(bm, bn, bk, wm, wn, st)
-         for bm, bn, wm, wn in [(32, 32, 2, 2), (32, 64, 2, 2), (64, 32, 2, 2), (64, 64, 2, 2), (64, 128, 2, 4),
-                                (128, 64, 4, 2), (128, 128, 4, 2)]
-         for bk, st in [(64, 4), (64, 8), (32, 8)]
-         if not (bm == 128 and bn == 128 and bk == 64 and st == 8)]
-# --stages deep: only the 8-deep rings (and 128x128's 4-deep one, its deepest at tile K 64).
-DEEP = [t for t in TILES if t[5] == 8 or (t[0] == 128 and t[1] == 128)]
+# (tile M, N, K, warps M, N, kwarps, stages): valid lat_staged specs (src/codegen/family_lat_staged.cpp's
+# rules), every CTA with 4 to 16 warps and the k steps of a stage split over kwarps warps (one warp's
+# dependent mma chain per accumulator is what a long K slice waits on).
+TILES = [
+    (32, 32, 64, 1, 1, 4, 8),
+    (32, 32, 64, 2, 2, 4, 8),
+    (32, 32, 64, 2, 2, 2, 8),
+    (32, 64, 64, 1, 2, 4, 8),
+    (64, 32, 64, 2, 1, 4, 8),
+    (64, 64, 64, 2, 2, 4, 8),
+    (64, 64, 64, 2, 2, 2, 8),
+    (64, 128, 64, 2, 4, 2, 8),
+    (128, 64, 64, 4, 2, 2, 8),
+    (128, 128, 64, 4, 2, 2, 4),
+    (128, 128, 32, 4, 2, 2, 8),
+]
 
 
 def ceil_div(a, b):
@@ -28,15 +36,15 @@ def ceil_div(a, b):
 
 def candidates(m, n, k, layout, min_ctas, tiles_list):
     out = []
-    for bm, bn, bk, wm, wn, st in tiles_list:
+    for bm, bn, bk, wm, wn, kw, st in tiles_list:
         tiles = ceil_div(m, bm) * ceil_div(n, bn)
-        if tiles > SMS:
+        if tiles > SMS or bm >= 2 * max(m, 32) or bn >= 2 * max(n, 32):  # over a wave, or mostly empty tiles
             continue
         fit = [s for s in (1, 2, 4, 8, 16) if tiles * s <= SMS and s <= ceil_div(k, bk)]
         for s in sorted({fit[-1], max(1, fit[-1] // 2)}):
             if tiles * s < min_ctas and s != fit[-1]:
                 continue
-            out.append(f"lat_staged {layout} f32 tile={bm}x{bn}x{bk} warps={wm}x{wn} stages={st} | splits={s}")
+            out.append(f"lat_staged {layout} f32 tile={bm}x{bn}x{bk} warps={wm}x{wn} kwarps={kw} stages={st} | splits={s}")
     return out
 
 
@@ -45,7 +53,6 @@ def main():
     ap.add_argument("shapes")
     ap.add_argument("--layouts", default="tn")
     ap.add_argument("--min-ctas", type=int, default=8, help="drop the half split count below this many CTAs")
-    ap.add_argument("--stages", choices=["all", "deep"], default="all")
     a = ap.parse_args()
     n_out = 0
     lines = []
@@ -55,7 +62,7 @@ def main():
             continue
         m, n, k = (int(x) for x in line.split(","))
         for layout in a.layouts.split(","):
-            for c in candidates(m, n, k, layout, a.min_ctas, DEEP if a.stages == "deep" else TILES):
+            for c in candidates(m, n, k, layout, a.min_ctas, TILES):
                 lines.append(f"{m},{n},{k} {c}")
                 n_out += 1
     print(f"# lat_staged candidates: every tile at its one-wave split count and half of it, layouts {a.layouts}")

@@ -16,8 +16,8 @@
 //    (a CTA owns one item).
 // C (row-major MxN) = A (row-major MxK) * B (KxN: row-major "nn", column-major "tn"), any M, N, K.
 //   #include "lat_staged_gemm.cuh"
-//   using cudal2_kernel = cudal2_lat_staged::Gemm<cudal2_lat_staged::Config<true, false, 32, 32, 64, 2, 2, 8>>;
-//   CUDAL2_EXPORT_KERNEL_ABI(cudal2_kernel, "lat_staged tn f32 tile=32x32x64 warps=2x2 stages=8")
+//   using cudal2_kernel = cudal2_lat_staged::Gemm<cudal2_lat_staged::Config<true, false, 32, 32, 64, 1, 1, 4, 8>>;
+//   CUDAL2_EXPORT_KERNEL_ABI(cudal2_kernel, "lat_staged tn f32 tile=32x32x64 warps=1x1 kwarps=4 stages=8")
 #pragma once
 #include <cooperative_groups.h>
 
@@ -31,23 +31,32 @@ using namespace cudal2_mma_common;
 using namespace cudal2_pdl;
 namespace plan = cudal2_plan;
 
-// The knobs are mma's: layout, accumulator, CTA tile, warps along M and N, stages.
-template <bool kLayoutTN, bool kAccumF16, int kTileM, int kTileN, int kTileK, int kWarpsM, int kWarpsN, int kStageCount>
-using Config = cudal2_mma::Config<kLayoutTN, kAccumF16, kTileM, kTileN, kTileK, kWarpsM, kWarpsN, kStageCount>;
+// mma's knobs (layout, accumulator, CTA tile, warps along M and N, stages) and kwarps: warps
+// sharing each warp tile, each taking every kwarps-th 16-wide k step of a stage. One warp's mma
+// chain per accumulator is then kwarps times shorter: with one warp per warp tile the mainloop
+// measured about 90 cycles per k step for a 16x16 warp tile and 250 for 32x32 on the H100, the
+// latency of its own dependent chain, not the tensor cores' rate.
+template <bool kLayoutTN, bool kAccumF16, int kTileM, int kTileN, int kTileK, int kWarpsM, int kWarpsN, int kWarpsK,
+          int kStageCount>
+struct Config : cudal2_mma::Config<kLayoutTN, kAccumF16, kTileM, kTileN, kTileK, kWarpsM, kWarpsN, kStageCount> {
+  static constexpr int KW = kWarpsK;
+};
 
 template <class Cfg>
 using Tile = cudal2_mma::Tile<Cfg>;
 
-// Dynamic shared memory: the stage ring, which after the mainloop holds the CTA's fp32 partial tile.
+// Dynamic shared memory: the stage ring, which after the mainloop holds the k-warps' fp32 partial
+// tiles.
 template <class Cfg>
 constexpr int smem_bytes() {
-  return plan::lat_staged_smem_bytes(Cfg::BM, Cfg::BN, Cfg::BK, Cfg::kStages, Cfg::kTN);
+  return plan::lat_staged_smem_bytes(Cfg::BM, Cfg::BN, Cfg::BK, Cfg::kStages, Cfg::kTN, Cfg::KW);
 }
 
 template <class Cfg, bool kAligned>
 __global__ void __launch_bounds__(Tile<Cfg>::kThreads, 1) lat_staged_kernel(const typename Tile<Cfg>::Params p) {
   using T = Tile<Cfg>;
-  constexpr int BM = T::BM, BN = T::BN, BK = T::BK, WN = T::WN, kStages = T::kStages, kThreads = T::kThreads;
+  constexpr int BM = T::BM, BN = T::BN, BK = T::BK, WM = T::WM, WN = T::WN, KW = T::KW, kStages = T::kStages;
+  constexpr int kThreads = T::kThreads;
   constexpr int WTM = T::WTM, WTN = T::WTN, MI = T::MI, NI = T::NI;
   extern __shared__ __align__(128) unsigned char smem[];
   __half* sA = reinterpret_cast<__half*>(smem);
@@ -55,7 +64,8 @@ __global__ void __launch_bounds__(Tile<Cfg>::kThreads, 1) lat_staged_kernel(cons
 
   launch_dependents();  // one item per CTA: the next kernel may launch now and wait for us
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int wm = warp / WN, wn = warp % WN;
+  const int kw = warp / (WM * WN), pw = warp % (WM * WN);  // k-warp; warp within the M x N plane
+  const int wm = pw / WN, wn = pw % WN;
   const int64_t m0 = int64_t(blockIdx.y) * BM, n0 = int64_t(blockIdx.x) * BN;
   // The z CTAs of a tile (one cluster) split its K tiles, balanced in whole tiles.
   const int splits = static_cast<int>(gridDim.z), rank = static_cast<int>(blockIdx.z);
@@ -64,7 +74,7 @@ __global__ void __launch_bounds__(Tile<Cfg>::kThreads, 1) lat_staged_kernel(cons
   grid_dependency_wait();  // the previous kernel's writes (our A or B, perhaps) are visible now
 
   Acc<T::kF16> acc[MI][NI];
-  T::template mainloop<kAligned>(p, sA, sB, m0, n0, kr.begin, nt, acc, tid, wm, wn, lane);
+  T::template mainloop<kAligned>(p, sA, sB, m0, n0, kr.begin, nt, acc, tid, wm, wn, lane, kw);
 
   float4 out[MI][NI];
 #pragma unroll
@@ -72,7 +82,7 @@ __global__ void __launch_bounds__(Tile<Cfg>::kThreads, 1) lat_staged_kernel(cons
 #pragma unroll
     for (int ni = 0; ni < NI; ++ni) out[mi][ni] = acc[mi][ni].get();
 
-  if (splits == 1) {  // the whole grid takes this branch or none of it
+  if (KW == 1 && splits == 1) {  // the whole grid takes this branch or none of it
     const int64_t r0 = m0 + wm * WTM + (lane >> 2), c0 = n0 + wn * WTN + (lane & 3) * 2;
 #pragma unroll
     for (int mi = 0; mi < MI; ++mi)
@@ -81,19 +91,43 @@ __global__ void __launch_bounds__(Tile<Cfg>::kThreads, 1) lat_staged_kernel(cons
     return;
   }
 
-  // The partial tile in fragment order, [warp][mi * NI + ni][lane], over the stage ring: every
-  // copy has landed (the trailing groups are empty) and every warp is past its last ldmatrix.
+  // The k-warps' partial tiles in fragment order, [kw][pw][mi * NI + ni][lane], over the stage
+  // ring: every copy has landed (the trailing groups are empty) and every warp is past its last
+  // ldmatrix. The CTA's sum (k-warps added in order) then goes to slot 0, entry by entry.
+  constexpr int kEntries = BM * BN / 4;
   cp_async_wait<0>();
   __syncthreads();
   float4* red = reinterpret_cast<float4*>(smem);
 #pragma unroll
-  for (int j = 0; j < MI * NI; ++j) red[(warp * MI * NI + j) * 32 + lane] = out[j / NI][j % NI];
+  for (int j = 0; j < MI * NI; ++j) red[kw * kEntries + (pw * MI * NI + j) * 32 + lane] = out[j / NI][j % NI];
+  // Entry e back to its place in C: warp, fragment (mi, ni), lane.
+  auto store_entry = [&](int e, float4 v) {
+    const int el = e & 31, j = (e >> 5) % (MI * NI), ew = e / (32 * MI * NI);
+    const int64_t r = m0 + (ew / WN) * WTM + (j / NI) * 16 + (el >> 2);
+    const int64_t c = n0 + (ew % WN) * WTN + (j % NI) * 8 + (el & 3) * 2;
+    store_c(p.C, p.m, p.n, r, c, v, p.c_vec);
+  };
+  if constexpr (KW > 1) {
+    __syncthreads();
+    for (int e = tid; e < kEntries; e += kThreads) {
+      float4 v[KW];
+#pragma unroll
+      for (int q = 0; q < KW; ++q) v[q] = red[q * kEntries + e];
+      float4 s = v[0];
+#pragma unroll
+      for (int q = 1; q < KW; ++q) s = s + v[q];
+      if (splits == 1)
+        store_entry(e, s);
+      else
+        red[e] = s;
+    }
+    if (splits == 1) return;
+  }
   cg::cluster_group cluster = cg::this_cluster();
   cluster.sync();
   // Rank r sums entries [r * per, (r + 1) * per) of the tile over every rank, in rank order; every
   // load is issued before the first add (an unrolled, predicated loop), so a rank pays one
   // distributed-shared-memory latency per entry, not one per rank.
-  constexpr int kEntries = BM * BN / 4;
   const int per = (kEntries + splits - 1) / splits;
   const int e0 = rank * per, e1 = min(kEntries, (rank + 1) * per);
   for (int e = e0 + tid; e < e1; e += kThreads) {
@@ -105,11 +139,7 @@ __global__ void __launch_bounds__(Tile<Cfg>::kThreads, 1) lat_staged_kernel(cons
 #pragma unroll
     for (int q = 1; q < plan::kMaxLatSplits; ++q)
       if (q < splits) s = s + v[q];
-    // Entry e back to its place in C: warp, fragment (mi, ni), lane.
-    const int el = e & 31, j = (e >> 5) % (MI * NI), ew = e / (32 * MI * NI);
-    const int64_t r = m0 + (ew / WN) * WTM + (j / NI) * 16 + (el >> 2);
-    const int64_t c = n0 + (ew % WN) * WTN + (j % NI) * 8 + (el & 3) * 2;
-    store_c(p.C, p.m, p.n, r, c, s, p.c_vec);
+    store_entry(e, s);
   }
   cluster.sync();  // this CTA's shared memory stays until every rank has read it
 }

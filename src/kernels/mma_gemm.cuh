@@ -25,6 +25,7 @@ struct Config {
   static constexpr int BM = kTileM, BN = kTileN, BK = kTileK;  // CTA tile
   static constexpr int WM = kWarpsM, WN = kWarpsN;             // warps along M and N
   static constexpr int kStages = kStageCount;
+  static constexpr int KW = 1;  // warps splitting each stage's K (lat_staged sets more)
 };
 
 // The device side of configuration Cfg.
@@ -32,12 +33,16 @@ template <class Cfg>
 struct Tile {
   static constexpr bool kTN = Cfg::kTN, kF16 = Cfg::kF16;
   static constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, WM = Cfg::WM, WN = Cfg::WN, kStages = Cfg::kStages;
-  static constexpr int kThreads = WM * WN * 32;
+  // KW warps share each warp tile, warp kw taking every KW-th 16-wide k step of a stage: every
+  // warp loads its share of the stages.
+  static constexpr int KW = Cfg::KW;
+  static constexpr int kThreads = WM * WN * KW * 32;
   static constexpr int WTM = BM / WM, WTN = BN / WN;  // warp tile
   static constexpr int MI = WTM / 16, NI = WTN / 8;   // m16n8 accumulator tiles per warp
   static_assert(WTM % 16 == 0 && WTN % 16 == 0, "warp tile must be a multiple of 16x16");
   static_assert(BK % 16 == 0 && BK % 8 == 0, "tile K must be a multiple of 16");
   static_assert(kStages >= 2, "the pipeline needs two stages");
+  static_assert(KW >= 1 && BK / 16 % KW == 0, "the k-warps split a stage's 16-wide k steps evenly");
 
   // Shared-memory pitches: 8 halves of padding per row keep the 8 rows an ldmatrix reads in
   // distinct bank groups (no swizzle arithmetic in the address math).
@@ -104,11 +109,13 @@ struct Tile {
       load_tile<kAligned, BK, BN, LDB>(sB, p.B, p.k, p.n, k0, n0, tid);
   }
 
-  // One stage's BK: per 16-wide k step, ldmatrix this warp's A and B fragments, then MI x NI mma.
+  // One stage's BK: per 16-wide k step (k-warp kw: steps kw, kw + KW, ...), ldmatrix this warp's
+  // A and B fragments, then MI x NI mma.
   static __device__ __forceinline__ void compute_stage(const __half* sA, const __half* sB, Acc<kF16> (&acc)[MI][NI],
-                                                       int wm, int wn, int lane) {
+                                                       int wm, int wn, int lane, int kw) {
 #pragma unroll
-    for (int kk = 0; kk < BK / 16; ++kk) {
+    for (int step = 0; step < BK / 16 / KW; ++step) {
+      const int kk = kw + step * KW;
       uint32_t af[MI][4], bf[NI][2];
 #pragma unroll
       for (int mi = 0; mi < MI; ++mi)  // lanes 0-15: rows 0-15 at k 0; lanes 16-31: at k 8
@@ -135,7 +142,7 @@ struct Tile {
   template <bool kAligned>
   static __device__ __forceinline__ void mainloop(const Params& p, __half* sA, __half* sB, int64_t m0, int64_t n0,
                                                   int64_t k0, int nt, Acc<kF16> (&acc)[MI][NI], int tid, int wm, int wn,
-                                                  int lane) {
+                                                  int lane, int kw) {
     // Prologue. Empty groups keep the count right.
 #pragma unroll
     for (int s = 0; s < kStages - 1; ++s) {
@@ -150,7 +157,7 @@ struct Tile {
         load_stage<kAligned>(p, sA + nx % kStages * kAStage, sB + nx % kStages * kBStage, m0, n0, k0 + int64_t(nx) * BK,
                              tid);
       cp_async_commit();
-      compute_stage(sA + i % kStages * kAStage, sB + i % kStages * kBStage, acc, wm, wn, lane);
+      compute_stage(sA + i % kStages * kAStage, sB + i % kStages * kBStage, acc, wm, wn, lane, kw);
     }
   }
 };
@@ -173,7 +180,7 @@ __global__ void __launch_bounds__(Tile<Cfg>::kThreads, 1) mma_gemm_kernel(const 
   const int nt = static_cast<int>((kr.end - kr.begin + BK - 1) / BK);
 
   Acc<kF16> acc[MI][NI];
-  T::template mainloop<kAligned>(p, sA, sB, m0, n0, kr.begin, nt, acc, tid, wm, wn, lane);
+  T::template mainloop<kAligned>(p, sA, sB, m0, n0, kr.begin, nt, acc, tid, wm, wn, lane, 0);
 
   float4 out[MI][NI];
 #pragma unroll

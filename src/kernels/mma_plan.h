@@ -105,10 +105,10 @@ constexpr size_t lat_counters_bytes(int64_t tiles) {
 constexpr size_t lat_workspace_bytes(int64_t tiles, int groups, int bm, int bn) {
   return lat_counters_bytes(tiles) + static_cast<size_t>(tiles * groups) * bm * bn * sizeof(float);
 }
-// `lat_staged` family: mma's stage ring, which after the mainloop holds the CTA's fp32 partial
-// tile for the cluster's reduction, so it is at least that large.
-constexpr int lat_staged_smem_bytes(int bm, int bn, int bk, int stages, bool tn) {
-  const int ring = mma_smem_bytes(bm, bn, bk, stages, tn), partial = bm * bn * static_cast<int>(sizeof(float));
+// `lat_staged` family: mma's stage ring, which after the mainloop holds the k-warps' fp32 partial
+// tiles (the CTA's sum for the cluster's reduction), so it is at least that large.
+constexpr int lat_staged_smem_bytes(int bm, int bn, int bk, int stages, bool tn, int kwarps) {
+  const int ring = mma_smem_bytes(bm, bn, bk, stages, tn), partial = kwarps * bm * bn * static_cast<int>(sizeof(float));
   return ring > partial ? ring : partial;
 }
 // 32-bit registers of A and B fragments one thread loads per k-block of bk (a 16x32 A block is

@@ -78,15 +78,16 @@ TEST(LatGpu, GroupedSplitsVerify) {
 // lat_staged: unaligned rows (the checked path), K below one k-block and shorter than the split
 // count (fewer CTAs than asked), clusters of 1..16 including odd sizes, every tile size class.
 TEST(LatStagedGpu, OddShapesVerify) {
-  expect_all_ok(run_odd({"lat_staged tn f32 tile=32x32x64 warps=2x2 stages=8 | splits=16",
-                         "lat_staged nn f32 tile=32x32x64 warps=2x2 stages=8 | splits=1",
-                         "lat_staged nn f32 tile=64x64x64 warps=2x2 stages=4 | splits=5",
-                         "lat_staged tn f32 tile=128x128x64 warps=4x2 stages=4 | splits=8",
-                         "lat_staged nn f32 tile=64x128x32 warps=2x4 stages=8 | splits=3",
-                         "lat_staged tn f32 tile=16x64x64 warps=1x4 stages=16 | splits=12"},
+  expect_all_ok(run_odd({"lat_staged tn f32 tile=32x32x64 warps=2x2 kwarps=1 stages=8 | splits=16",
+                         "lat_staged tn f32 tile=32x32x64 warps=1x1 kwarps=4 stages=8 | splits=16",
+                         "lat_staged nn f32 tile=32x32x64 warps=2x2 kwarps=4 stages=8 | splits=1",
+                         "lat_staged nn f32 tile=64x64x64 warps=2x2 kwarps=2 stages=4 | splits=5",
+                         "lat_staged tn f32 tile=128x128x64 warps=4x2 kwarps=2 stages=4 | splits=8",
+                         "lat_staged nn f32 tile=64x128x32 warps=2x4 kwarps=1 stages=8 | splits=3",
+                         "lat_staged tn f32 tile=16x64x64 warps=1x4 kwarps=4 stages=16 | splits=12"},
                         kOddShapes, Accum::F32));
-  expect_all_ok(run_odd({"lat_staged tn f16 tile=32x32x64 warps=2x2 stages=8 | splits=16",
-                         "lat_staged nn f16 tile=128x64x64 warps=4x2 stages=4 | splits=2"},
+  expect_all_ok(run_odd({"lat_staged tn f16 tile=32x32x64 warps=1x1 kwarps=4 stages=8 | splits=16",
+                         "lat_staged nn f16 tile=128x64x64 warps=4x2 kwarps=1 stages=4 | splits=2"},
                         {{1, 1, 1}, {7, 65, 1000}, {4097, 7, 65}, {65, 4097, 7}, {64, 64, 16384}, {200, 136, 520}},
                         Accum::F16));
 }
@@ -232,9 +233,9 @@ TEST(LatGpu, PdlChainsNeverRace) {
 }
 
 TEST(LatStagedGpu, PdlChainsNeverRace) {
-  run_chains({"lat_staged tn f32 tile=32x32x64 warps=2x2 stages=8 | splits=16",
-              "lat_staged nn f32 tile=64x64x32 warps=2x2 stages=8 | splits=4",
-              "lat_staged tn f16 tile=128x64x64 warps=4x2 stages=4 | splits=1"},
+  run_chains({"lat_staged tn f32 tile=32x32x64 warps=1x1 kwarps=4 stages=8 | splits=16",
+              "lat_staged nn f32 tile=64x64x32 warps=2x2 kwarps=2 stages=8 | splits=4",
+              "lat_staged tn f16 tile=128x64x64 warps=4x2 kwarps=1 stages=4 | splits=1"},
              {{77, 136}, {5, 1000}, {64, 1024}, {33, 72}}, 40);
 }
 

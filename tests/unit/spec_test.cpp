@@ -157,9 +157,10 @@ TEST(KernelSpec, OwnFamiliesSpaceSizeIsDocumented) {
   EXPECT_EQ(enumerate_specs("lat", Layout::NN, Accum::F32, false).size(), 156u);
   // x splits 1, 2, 4, 8, 16 (one cluster) and 32, 64, 128 (groups of clusters)
   EXPECT_EQ(enumerate_specs("lat", Layout::TN, Accum::F16, true).size(), 156u * 8);
-  // 7 tiles x (tile K, stages) {64/4, 64/8, 32/8}, less 128x128 at 64/8 (shared memory)
-  EXPECT_EQ(enumerate_specs("lat_staged", Layout::NN, Accum::F32, false).size(), 20u);
-  EXPECT_EQ(enumerate_specs("lat_staged", Layout::TN, Accum::F16, true).size(), 20u * 5);  // x splits 1..16
+  // 7 tiles x (tile K, stages) {64/4, 64/8, 32/8} x kwarps {1, 2, 4}: 4 with 4-warp tiles at
+  // tile K 64, 2 otherwise (16 warps, k steps split evenly), less 128x128 at 64/8 (shared memory)
+  EXPECT_EQ(enumerate_specs("lat_staged", Layout::NN, Accum::F32, false).size(), 48u);
+  EXPECT_EQ(enumerate_specs("lat_staged", Layout::TN, Accum::F16, true).size(), 48u * 5);  // x splits 1..16
   EXPECT_EQ(enumerate_specs("sm90_cutlass", Layout::NN, Accum::F32, false).size(), 368u);
   EXPECT_THROW(enumerate_specs("sm80", Layout::NN, Accum::F32), InputError);
 }
@@ -179,8 +180,9 @@ TEST(KernelSpec, OwnFamiliesCanonicalTextAndHash) {
             "lat tn f32 tile=16x16x64 warps=1x1 kwarps=8 | splits=1");
   EXPECT_EQ(parse_spec("lat tn f32 tile=16x16x64 kwarps=8 stages=4 | splits=2").text(),
             "lat tn f32 tile=16x16x64 warps=1x1 kwarps=8 stages=4 | splits=2");
-  EXPECT_EQ(default_spec("lat_staged").text(), "lat_staged nn f32 tile=32x32x64 warps=2x2 stages=8 | splits=1");
-  EXPECT_EQ(parse_spec("lat_staged tn f32 tile=128x128x32 warps=4x2 stages=8 | splits=16").splits, 16);
+  EXPECT_EQ(default_spec("lat_staged").text(),
+            "lat_staged nn f32 tile=32x32x64 warps=2x2 kwarps=1 stages=8 | splits=1");
+  EXPECT_EQ(parse_spec("lat_staged tn f32 tile=128x128x32 warps=4x2 kwarps=2 stages=8 | splits=16").warps_k, 2);
   const auto s = parse_spec("mma tn f16 tile=32x128x64 warps=1x4 stages=4 | splits=8");
   EXPECT_EQ(s.layout, Layout::TN);
   EXPECT_EQ(s.accum, Accum::F16);
@@ -239,7 +241,10 @@ TEST(KernelSpec, OwnFamiliesValidityRules) {
   EXPECT_NE(why("lat nn f32 tile=16x16x64 stages=9").find("stages 9 not in 2..8"), std::string::npos);
   EXPECT_EQ(why("lat nn f32 tile=16x16x64 stages=4"), "");
   // lat_staged: mma's tile rules, deeper rings (up to 16 stages), splits only within one cluster.
-  EXPECT_EQ(why("lat_staged tn f32 tile=16x64x64 warps=1x4 stages=16 | splits=16"), "");
+  EXPECT_EQ(why("lat_staged tn f32 tile=16x64x64 warps=1x4 kwarps=4 stages=16 | splits=16"), "");
+  EXPECT_NE(why("lat_staged tn f32 tile=32x32x32 kwarps=4").find("evenly"), std::string::npos);
+  EXPECT_NE(why("lat_staged tn f32 tile=128x128x64 warps=4x2 kwarps=4 stages=4").find("over 16"), std::string::npos);
+  EXPECT_NE(why("lat_staged tn f32 kwarps=3").find("kwarps 3"), std::string::npos);
   EXPECT_NE(why("lat_staged tn f32 | splits=17").find("splits must be 1..16"), std::string::npos);
   EXPECT_NE(why("lat_staged tn f32 | splits=32").find("one cluster"), std::string::npos);
   EXPECT_NE(why("lat_staged nn f32 tile=128x128x64 warps=4x2 stages=8").find("shared memory"), std::string::npos);

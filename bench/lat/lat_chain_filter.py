@@ -13,29 +13,48 @@ measured in the same job there instead.
 
   python3 bench/lat/lat_chain_filter.py --runtime-csv runtime-small.csv.gz --table tables/h100-f32.json \
       --store confirm1.db --store confirm2.db --store confirm3.db
+
+Or, to repeat a filtering from its committed log alone, --drop-list reads the (shape, layout) entries
+from the "  MxNxK layout ratio" lines of an earlier run's output (e.g.
+bench/results/h100/lat/chain_filter.log) instead of --runtime-csv and --table (one mode or the other):
+
+  python3 bench/lat/lat_chain_filter.py --drop-list bench/results/h100/lat/chain_filter.log \
+      --store confirm1.db --store confirm2.db --store confirm3.db
 """
 import argparse
 import csv
 import gzip
 import json
+import re
 import sqlite3
+import sys
 from collections import defaultdict
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--runtime-csv", required=True)
-    ap.add_argument("--table", required=True)
-    ap.add_argument("--store", action="append", required=True)
-    ap.add_argument("--below", type=float, default=0.99)
-    a = ap.parse_args()
-    opener = gzip.open if a.runtime_csv.endswith(".gz") else open
+DROP_LINE = re.compile(r"^  (\d+)x(\d+)x(\d+) (nn|tn) (\S+)\s*$")
+
+
+def read_drop_list(path):
+    """The (shape, layout, ratio) entries of an earlier run's "  MxNxK layout ratio" lines."""
+    drop = []
+    with open(path) as f:
+        for line in f:
+            mt = DROP_LINE.match(line)
+            if mt:
+                drop.append(((int(mt[1]), int(mt[2]), int(mt[3])), mt[4], float(mt[5])))
+    if not drop:
+        sys.exit(f"lat_chain_filter: no '  MxNxK layout ratio' lines in {path}")
+    return drop
+
+
+def drop_from_runtime(runtime_csv, table, below):
+    opener = gzip.open if runtime_csv.endswith(".gz") else open
     chain = defaultdict(dict)
-    with opener(a.runtime_csv, "rt") as f:
+    with opener(runtime_csv, "rt") as f:
         for r in csv.DictReader(line for line in f if not line.startswith("#")):
             if r["status"] == "ok" and r["mode"] == "offline" and r["timer"] == "chain":
                 chain[(int(r["m"]), int(r["n"]), int(r["k"]))][r["method"]] = float(r["median_us"])
-    with open(a.table) as f:
+    with open(table) as f:
         t = json.load(f)
     drop = []
     for e in t["entries"]:
@@ -48,8 +67,28 @@ def main():
             continue
         auto = min(d.get("cublaslt-autotune-nn", float("inf")), d.get("cublaslt-autotune-tn", float("inf")))
         ratio = auto / d["runtime-" + e["layout"]]
-        if ratio < a.below:
+        if ratio < below:
             drop.append((shape, e["layout"], ratio))
+    return drop
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runtime-csv", help="runtime run with chain-timer rows (needs --table)")
+    ap.add_argument("--table", help="the table whose lat entries are checked (needs --runtime-csv)")
+    ap.add_argument("--drop-list", help="instead of --runtime-csv/--table: an earlier run's output "
+                    "(its '  MxNxK layout ratio' lines are the entries to drop)")
+    ap.add_argument("--store", action="append", required=True)
+    ap.add_argument("--below", type=float, default=0.99)
+    a = ap.parse_args()
+    if a.drop_list is not None:
+        if a.runtime_csv is not None or a.table is not None:
+            ap.error("--drop-list replaces --runtime-csv and --table: give one mode or the other")
+        drop = read_drop_list(a.drop_list)
+    else:
+        if a.runtime_csv is None or a.table is None:
+            ap.error("give --runtime-csv and --table, or --drop-list")
+        drop = drop_from_runtime(a.runtime_csv, a.table, a.below)
     for path in a.store:
         c = sqlite3.connect(path)
         n = 0

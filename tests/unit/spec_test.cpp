@@ -245,11 +245,15 @@ TEST(KernelSpec, OwnFamiliesValidityRules) {
   EXPECT_NE(why("lat_staged tn f32 tile=32x32x32 kwarps=4").find("evenly"), std::string::npos);
   EXPECT_NE(why("lat_staged tn f32 tile=128x128x64 warps=4x2 kwarps=4 stages=4").find("over 16"), std::string::npos);
   EXPECT_NE(why("lat_staged tn f32 kwarps=3").find("kwarps 3"), std::string::npos);
+  EXPECT_EQ(why("lat_staged tn f32 tile=32x32x128 warps=1x1 kwarps=8 stages=12"), "");
+  EXPECT_NE(why("lat_staged tn f32 tile=32x32x128 warps=1x1 kwarps=8 stages=16").find("shared memory"),
+            std::string::npos);
+  EXPECT_NE(why("lat_staged tn f32 tile=32x32x256").find("tile K 256"), std::string::npos);
   EXPECT_NE(why("lat_staged tn f32 | splits=17").find("splits must be 1..16"), std::string::npos);
   EXPECT_NE(why("lat_staged tn f32 | splits=32").find("one cluster"), std::string::npos);
   EXPECT_NE(why("lat_staged nn f32 tile=128x128x64 warps=4x2 stages=8").find("shared memory"), std::string::npos);
   EXPECT_NE(why("lat_staged nn f32 tile=32x32x64 warps=4x2").find("multiples of 16x16"), std::string::npos);
-  EXPECT_NE(why("lat_staged nn f32 stages=17").find("stages 17 not in 2..16"), std::string::npos);
+  EXPECT_NE(why("lat_staged nn f32 stages=33").find("stages 33 not in 2..32"), std::string::npos);
   EXPECT_NE(why("lat_staged nn f32 tile=128x128x64 warps=2x2 stages=2").find("accumulator"), std::string::npos);
   KernelSpec knob = default_spec("mma");
   knob.raster = Raster::AlongN;

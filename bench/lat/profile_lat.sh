@@ -5,7 +5,7 @@
 # follow the runner, after a few warm-up calls) or @METHOD, a baseline that `cudal2 bench` runs
 # without verification (so the only GEMM kernels launched are that method's). One launch is
 # profiled after KERNEL_SKIP (default 5) matching ones: speed of light, memory workload, warp
-# stall reasons, occupancy, launch statistics. Writes $OUT/prof-TAG.txt and prints the key lines.
+# stall reasons, occupancy, launch statistics; our kernels by name (KERNEL_REGEX, default lat's and lat_staged's). Writes $OUT/prof-TAG.txt and prints the key lines.
 # ncu locks clocks to base and flushes caches before each pass (its defaults): read the cycle
 # split and percentages of peak, not durations, against the graph timer's microseconds.
 set -uo pipefail
@@ -28,7 +28,7 @@ for p in "${profs[@]}"; do
       --mode offline --no-verify --quiet >"$out/prof-$tag.txt" 2>&1
   else
     # shellcheck disable=SC2086
-    "$ncu" ${NCU_EXTRA:-} --target-processes all --kernel-name regex:'lat_gemm_kernel' --launch-skip "${KERNEL_SKIP:-5}" \
+    "$ncu" ${NCU_EXTRA:-} --target-processes all --kernel-name regex:"${KERNEL_REGEX:-lat_gemm_kernel|lat_staged_kernel}" --launch-skip "${KERNEL_SKIP:-5}" \
       --launch-count 1 "${sections[@]}" "$cli" eval --spec "$what" --shape "$shape" --timers eager --reps 3 --mode offline \
       --baselines cublaslt-heuristic-tn --no-confine >"$out/prof-$tag.txt" 2>&1
   fi

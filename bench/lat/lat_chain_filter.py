@@ -80,6 +80,7 @@ def main():
                     "(its '  MxNxK layout ratio' lines are the entries to drop)")
     ap.add_argument("--store", action="append", required=True)
     ap.add_argument("--below", type=float, default=0.99)
+    ap.add_argument("--family", default="lat", help="the family whose measurements are removed (lat, lat_staged)")
     a = ap.parse_args()
     if a.drop_list is not None:
         if a.runtime_csv is not None or a.table is not None:
@@ -95,10 +96,10 @@ def main():
         for (m, nn, k), layout, _ in drop:
             n += c.execute(
                 "DELETE FROM measurements WHERE m = ? AND n = ? AND k = ? AND layout = ? AND spec_hash IN "
-                "(SELECT hash FROM specs WHERE family = 'lat')", (m, nn, k, layout)).rowcount
+                "(SELECT hash FROM specs WHERE family = ?)", (m, nn, k, layout, a.family)).rowcount
         c.commit()
-        print(f"{path}: {n} lat measurement(s) removed")
-    print(f"{len(drop)} lat entries lost under the chain timer (below {a.below}):")
+        print(f"{path}: {n} {a.family} measurement(s) removed")
+    print(f"{len(drop)} {a.family} entries lost under the chain timer (below {a.below}):")
     for (m, nn, k), layout, ratio in sorted(drop, key=lambda x: x[2]):
         print(f"  {m}x{nn}x{k} {layout} {ratio:.3f}")
 

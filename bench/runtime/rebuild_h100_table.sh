@@ -14,12 +14,15 @@
 #   2. removes from the three lat stores the lat measurements of the 108 (shape, layout) entries
 #      that lost under the chain timer, as listed in bench/results/h100/lat/chain_filter.log
 #      (bench/lat/lat_chain_filter.py --drop-list), and checks the counts (204, 120, 0);
-#   3. cudal2 export --db grid.db --db wg.db --confirmed store1.db --confirmed store2.db
-#        --confirmed confirm1.db --confirmed confirm2.db --confirmed confirm3.db
+#   3. imports the lat_staged confirmation (bench/results/h100/lat-staged/staged4-store) into
+#      staged4.db and removes the lat_staged measurements of the entries the runtime run took back
+#      (bench/results/h100/lat-staged/runtime_filter.txt: 16 measurements);
+#   4. cudal2 export --db grid.db --db wg.db --confirmed store1.db --confirmed store2.db
+#        --confirmed confirm1.db --confirmed confirm2.db --confirmed confirm3.db --confirmed staged4.db
 #        [--confirmed EXTRA ...] --out OUT.json
-#      Extra --confirmed stores go after the seven, in the order given (newest last); an EXTRA that is
+#      Extra --confirmed stores go after the eight, in the order given (newest last); an EXTRA that is
 #      a store_csv folder (has schema.sql) is imported into $WORK first, a .db file is used as is.
-#   4. without extra stores, compares OUT.json with tables/h100-f32.json (cmp) and fails on a difference.
+#   5. without extra stores, compares OUT.json with tables/h100-f32.json (cmp) and fails on a difference.
 #
 # Environment: WORK (working folder for the imported stores; default: a fresh mktemp -d, removed at the
 # end unless KEEP=1), CUDAL2_CLI (default build/cudal2), PYTHON (default python3).
@@ -74,8 +77,19 @@ if [[ "$removed" != "204 120 0" ]]; then
   exit 1
 fi
 
+echo "rebuild_h100_table: the lat_staged confirmation, less the entries the runtime run took back"
+import_store "$R/lat-staged/staged4-store" "$WORK/staged4.db"
+"$PY" bench/lat/lat_chain_filter.py --family lat_staged --drop-list "$R/lat-staged/runtime_filter.txt" \
+  --store "$WORK/staged4.db" | tee "$WORK/staged_filter.log"
+removed="$(grep -Eo '[0-9]+ lat_staged measurement' "$WORK/staged_filter.log" | cut -d' ' -f1)"
+if [[ "$removed" != "16" ]]; then
+  echo "rebuild_h100_table: removed $removed lat_staged measurements, expected 16" >&2
+  exit 1
+fi
+
 CONFIRMED=(--confirmed "$WORK/store1.db" --confirmed "$WORK/store2.db"
-           --confirmed "$WORK/confirm1.db" --confirmed "$WORK/confirm2.db" --confirmed "$WORK/confirm3.db")
+           --confirmed "$WORK/confirm1.db" --confirmed "$WORK/confirm2.db" --confirmed "$WORK/confirm3.db"
+           --confirmed "$WORK/staged4.db")
 n=0
 for e in "${EXTRA[@]+"${EXTRA[@]}"}"; do
   if [[ -d "$e" && -f "$e/schema.sql" ]]; then

@@ -84,7 +84,9 @@ TEST(LatStagedGpu, OddShapesVerify) {
                          "lat_staged nn f32 tile=64x64x64 warps=2x2 kwarps=2 stages=4 | splits=5",
                          "lat_staged tn f32 tile=128x128x64 warps=4x2 kwarps=2 stages=4 | splits=8",
                          "lat_staged nn f32 tile=64x128x32 warps=2x4 kwarps=1 stages=8 | splits=3",
-                         "lat_staged tn f32 tile=16x64x64 warps=1x4 kwarps=4 stages=16 | splits=12"},
+                         "lat_staged tn f32 tile=16x64x64 warps=1x4 kwarps=4 stages=16 | splits=12",
+                         "lat_staged nn f32 tile=32x32x128 warps=1x1 kwarps=8 stages=6 | splits=16",
+                         "lat_staged tn f32 tile=32x64x64 warps=1x2 kwarps=4 stages=12 | splits=7"},
                         kOddShapes, Accum::F32));
   expect_all_ok(run_odd({"lat_staged tn f16 tile=32x32x64 warps=1x1 kwarps=4 stages=8 | splits=16",
                          "lat_staged nn f16 tile=128x64x64 warps=4x2 kwarps=1 stages=4 | splits=2"},

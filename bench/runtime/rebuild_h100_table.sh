@@ -6,7 +6,7 @@
 #
 # What it does (no GPU; CPU and disk only, about a minute):
 #   1. imports the committed CSV stores (python/cudal2/store_csv.py import) into $WORK:
-#        grid.db     bench/results/h100/grid-cublaslt/store   (cuBLASLt grid, session 6)
+#        grid.db     bench/results/h100/grid-cublaslt/store   (the cuBLASLt-space grid campaign)
 #        wg.db       bench/results/h100/wgmma-grid/store      (wgmma / wgmma_swapab grid)
 #        store1.db   bench/results/h100/confirm/store1        (confirmation round 1)
 #        store2.db   bench/results/h100/confirm/store2        (confirmation round 2)

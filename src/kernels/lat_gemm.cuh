@@ -30,6 +30,7 @@
 #pragma once
 #include <cooperative_groups.h>
 
+#include "cluster_sum.cuh"
 #include "pdl.cuh"
 #include "tiny_gemm.cuh"
 
@@ -170,19 +171,9 @@ __global__ void __launch_bounds__(cudal2_tiny::Tile<Cfg>::kThreads) lat_gemm_ker
   const int per = (kEntries + csize - 1) / csize;
   const int e0 = rank * per, e1 = min(kEntries, (rank + 1) * per);
   float4* mine = &red[0][0][0][0];
-  // Sums of one entry over the cluster's ranks (or the groups' partials) in rank order: every
-  // load is issued before the first add (an unrolled, predicated loop), so a rank pays one
-  // distributed-shared-memory (or L2) latency per entry, not one per rank.
+  // One entry summed over the cluster's ranks in rank order (cluster_sum.cuh).
   auto cluster_sum = [&](int e) {
-    float4 v[kMaxClusterSplits];
-#pragma unroll
-    for (int q = 0; q < kMaxClusterSplits; ++q)
-      if (q < csize) v[q] = *cluster.map_shared_rank(mine + e, q);
-    float4 s = v[0];
-#pragma unroll
-    for (int q = 1; q < kMaxClusterSplits; ++q)
-      if (q < csize) s = s + v[q];
-    return s;
+    return cudal2_cluster_sum::cluster_sum<kMaxClusterSplits>(cluster, mine + e, csize);
   };
   auto store_entry = [&](int e, float4 s) {
     const int el = e & 31, j = (e >> 5) % (MI * NI), ew = e / (32 * MI * NI);

@@ -21,6 +21,7 @@
 #pragma once
 #include <cooperative_groups.h>
 
+#include "cluster_sum.cuh"
 #include "mma_gemm.cuh"
 #include "pdl.cuh"
 
@@ -32,10 +33,10 @@ using namespace cudal2_pdl;
 namespace plan = cudal2_plan;
 
 // mma's knobs (layout, accumulator, CTA tile, warps along M and N, stages) and kwarps: warps
-// sharing each warp tile, each taking every kwarps-th 16-wide k step of a stage. One warp's mma
-// chain per accumulator is then kwarps times shorter: with one warp per warp tile the mainloop
-// measured about 90 cycles per k step for a 16x16 warp tile and 250 for 32x32 on the H100, the
-// latency of its own dependent chain, not the tensor cores' rate.
+// sharing each warp tile, each taking every kwarps-th 16-wide k step of a stage, so each warp's
+// mma chain per accumulator is kwarps times shorter and more warps issue loads. (Measured on the
+// H100: it helped little; on few tiles the launch, the cluster and the store cost more than the
+// mainloop, bench/results/h100/lat-staged/.)
 template <bool kLayoutTN, bool kAccumF16, int kTileM, int kTileN, int kTileK, int kWarpsM, int kWarpsN, int kWarpsK,
           int kStageCount>
 struct Config : cudal2_mma::Config<kLayoutTN, kAccumF16, kTileM, kTileN, kTileK, kWarpsM, kWarpsN, kStageCount> {
@@ -125,22 +126,11 @@ __global__ void __launch_bounds__(Tile<Cfg>::kThreads, 1) lat_staged_kernel(cons
   }
   cg::cluster_group cluster = cg::this_cluster();
   cluster.sync();
-  // Rank r sums entries [r * per, (r + 1) * per) of the tile over every rank, in rank order; every
-  // load is issued before the first add (an unrolled, predicated loop), so a rank pays one
-  // distributed-shared-memory latency per entry, not one per rank.
+  // Rank r sums entries [r * per, (r + 1) * per) of the tile over every rank, in rank order.
   const int per = (kEntries + splits - 1) / splits;
   const int e0 = rank * per, e1 = min(kEntries, (rank + 1) * per);
-  for (int e = e0 + tid; e < e1; e += kThreads) {
-    float4 v[plan::kMaxLatSplits];
-#pragma unroll
-    for (int q = 0; q < plan::kMaxLatSplits; ++q)
-      if (q < splits) v[q] = *cluster.map_shared_rank(red + e, q);
-    float4 s = v[0];
-#pragma unroll
-    for (int q = 1; q < plan::kMaxLatSplits; ++q)
-      if (q < splits) s = s + v[q];
-    store_entry(e, s);
-  }
+  for (int e = e0 + tid; e < e1; e += kThreads)
+    store_entry(e, cudal2_cluster_sum::cluster_sum<plan::kMaxLatSplits>(cluster, red + e, splits));
   cluster.sync();  // this CTA's shared memory stays until every rank has read it
 }
 

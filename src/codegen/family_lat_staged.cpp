@@ -20,8 +20,9 @@ namespace {
 
 namespace plan = cudal2_plan;
 
-// Deep rings: a CTA's bytes in flight set its bandwidth from L2 (about 50 KB in flight measured
-// about 45 GB/s per SM on the H100), so a long K slice wants as many stages as fit.
+// Rings deep enough to request a long K slice whole. (Measured on the H100: a ring that requests
+// the slice up front beats one stage in flight, but a larger ring costs launch time of its own,
+// 216 KB about 0.5-1.5 us more than 36 KB; bench/results/h100/lat-staged/.)
 constexpr int kMaxStages = 32;
 constexpr int kMaxWarps = 16;  // 512 threads: 128 registers a thread at one CTA per SM
 

@@ -176,10 +176,8 @@ __global__ void __launch_bounds__(cudal2_tiny::Tile<Cfg>::kThreads) lat_gemm_ker
     return cudal2_cluster_sum::cluster_sum<kMaxClusterSplits>(cluster, mine + e, csize);
   };
   auto store_entry = [&](int e, float4 s) {
-    const int el = e & 31, j = (e >> 5) % (MI * NI), ew = e / (32 * MI * NI);
-    const int64_t r = int64_t(blockIdx.y) * BM + (ew / WN) * WTM + (j / NI) * 16 + (el >> 2);
-    const int64_t c = int64_t(blockIdx.x) * BN + (ew % WN) * WTN + (j % NI) * 8 + (el & 3) * 2;
-    store_c(p.C, p.m, p.n, r, c, s, p.c_vec);
+    store_fragment_entry<MI, NI, WN, WTM, WTN>(p.C, p.m, p.n, int64_t(blockIdx.y) * BM, int64_t(blockIdx.x) * BN, e, s,
+                                               p.c_vec);
   };
   if (groups == 1) {
     for (int e = e0 + static_cast<int>(threadIdx.x); e < e1; e += kThreads) store_entry(e, cluster_sum(e));

@@ -101,12 +101,8 @@ __global__ void __launch_bounds__(Tile<Cfg>::kThreads, 1) lat_staged_kernel(cons
   float4* red = reinterpret_cast<float4*>(smem);
 #pragma unroll
   for (int j = 0; j < MI * NI; ++j) red[kw * kEntries + (pw * MI * NI + j) * 32 + lane] = out[j / NI][j % NI];
-  // Entry e back to its place in C: warp, fragment (mi, ni), lane.
   auto store_entry = [&](int e, float4 v) {
-    const int el = e & 31, j = (e >> 5) % (MI * NI), ew = e / (32 * MI * NI);
-    const int64_t r = m0 + (ew / WN) * WTM + (j / NI) * 16 + (el >> 2);
-    const int64_t c = n0 + (ew % WN) * WTN + (j % NI) * 8 + (el & 3) * 2;
-    store_c(p.C, p.m, p.n, r, c, v, p.c_vec);
+    store_fragment_entry<MI, NI, WN, WTM, WTN>(p.C, p.m, p.n, m0, n0, e, v, p.c_vec);
   };
   if constexpr (KW > 1) {
     __syncthreads();

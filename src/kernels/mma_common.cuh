@@ -134,5 +134,17 @@ __device__ __forceinline__ void store_c(__half* C, int64_t m, int64_t n, int64_t
   }
 }
 
+// Stores entry e of a CTA's partial tile kept in fragment order: [warp][mi * NI + ni][lane], one
+// float4 (an m16n8 accumulator tile's values of one lane) each, warps WN to a row of warp tiles of
+// WTM x WTN, the CTA tile's corner at (row0, col0) of C. The layout lat and lat_staged reduce in.
+template <int MI, int NI, int WN, int WTM, int WTN>
+__device__ __forceinline__ void store_fragment_entry(__half* C, int64_t m, int64_t n, int64_t row0, int64_t col0, int e,
+                                                     float4 v, bool vec2) {
+  const int el = e & 31, j = (e >> 5) % (MI * NI), ew = e / (32 * MI * NI);
+  const int64_t r = row0 + (ew / WN) * WTM + (j / NI) * 16 + (el >> 2);
+  const int64_t c = col0 + (ew % WN) * WTN + (j % NI) * 8 + (el & 3) * 2;
+  store_c(C, m, n, r, c, v, vec2);
+}
+
 }  // namespace
 }  // namespace cudal2_mma_common

@@ -4,7 +4,7 @@ for every shape, each tile below with the split counts (one cluster, up to 16) t
 wave of the H100's 132 SMs, and half of that, each with the ring that requests its K slice whole
 (or the deepest that fits).
 
-    python3 bench/lat/lat_staged_candidates.py SHAPES [--layouts tn,nn] [--min-ctas 8] > LIST
+    python3 bench/lat/lat_staged_candidates.py SHAPES [--layouts tn,nn] [--min-ctas 8] [--tiles decode] [--max-m M] > LIST
 
 SHAPES: lines "M,N,K" (# comments). No ranking: the list is every tile at its one-wave split
 counts, so the measurement, not a model, decides.
@@ -24,6 +24,14 @@ TILES = [
     (64, 64, 64, 2, 2, 2),
     (64, 64, 128, 2, 2, 4),
     (128, 128, 64, 4, 2, 2),
+]
+# Decode (--tiles decode: M of a few tokens, weights N x K streamed once): 16-row tiles waste no
+# rows of A, and every CTA reads its own columns of B once.
+DECODE_TILES = [
+    (16, 64, 128, 1, 2, 4),
+    (16, 128, 128, 1, 4, 2),
+    (16, 128, 64, 1, 4, 2),
+    (32, 64, 128, 1, 2, 4),
 ]
 SMEM_BUDGET = 227 * 1024 - 1024
 RINGS = [4, 6, 8, 12, 16, 24, 32]  # stage counts offered (each one is a build)
@@ -48,9 +56,9 @@ def stages_for(bm, bn, bk, kw, tn, k_tiles):
     return whole[0] if whole else fits[-1]
 
 
-def candidates(m, n, k, layout, min_ctas):
+def candidates(m, n, k, layout, min_ctas, tiles_set=TILES):
     out = []
-    for bm, bn, bk, wm, wn, kw in TILES:
+    for bm, bn, bk, wm, wn, kw in tiles_set:
         tiles = ceil_div(m, bm) * ceil_div(n, bn)
         if tiles > SMS or bm >= 2 * max(m, 32) or bn >= 2 * max(n, 32):  # over a wave, or mostly empty tiles
             continue
@@ -70,6 +78,8 @@ def main():
     ap.add_argument("shapes")
     ap.add_argument("--layouts", default="tn")
     ap.add_argument("--min-ctas", type=int, default=8, help="drop the half split count below this many CTAs")
+    ap.add_argument("--tiles", choices=["default", "decode"], default="default", help="tile set (decode: 16-row tiles)")
+    ap.add_argument("--max-m", type=int, default=0, help="only shapes with M at most this (0: all)")
     a = ap.parse_args()
     n_out = 0
     lines = []
@@ -78,8 +88,10 @@ def main():
         if not line:
             continue
         m, n, k = (int(x) for x in line.split(","))
+        if a.max_m and m > a.max_m:
+            continue
         for layout in a.layouts.split(","):
-            for c in candidates(m, n, k, layout, a.min_ctas):
+            for c in candidates(m, n, k, layout, a.min_ctas, DECODE_TILES if a.tiles == "decode" else TILES):
                 lines.append(f"{m},{n},{k} {c}")
                 n_out += 1
     print(f"# lat_staged candidates: every tile at its one-wave split count and half of it, deep rings, layouts {a.layouts}")

@@ -6,12 +6,16 @@
 # STORE` then chooses those shapes' entries from this job alone (docs/runtime.md).
 #   bash bench/runtime/confirm_entries.sh LIST STORE.db [MINUTES]
 # $REPS (40) samples per candidate; MINUTES (8): no new shape after that. Log: $OUT/confirm.log.
+# $LAYOUTS ("nn tn"): the layouts whose suggestions are added (a model's layers: "tn"), $BASELINES
+# (auto-tuning and heuristic of both layouts) those timed beside them, $EVAL_ARGS more `cudal2 eval`
+# options (e.g. --back-to-back: trusted configurations only, timed as the graph timer of `cudal2 bench`). A LIST line
+# may be a shape alone: that shape is confirmed among the heuristic's suggestions only.
 set -uo pipefail
 source "$(dirname "$0")/../device_env.sh" >/dev/null
 list=$1 db=$2 minutes=${3:-8}
 B=${BUILD:-build}
 full="$OUT/confirm-list.txt"
-grep -v '^#' "$list" > "$full"
+grep -v '^#' "$list" | awk 'NF' > "$full"
 t0=$(date +%s)
 # the heuristic's suggestions, 8 (shape, layout) pairs at a time (each lt-space call asks cuBLASLt on the GPU)
 suggest() {
@@ -20,13 +24,13 @@ suggest() {
 }
 export -f suggest
 export B
-cut -d' ' -f1 "$full" | awk '!seen[$0]++' | while read -r shape; do echo "$shape nn"; echo "$shape tn"; done |
+cut -d' ' -f1 "$full" | awk '!seen[$0]++' | while read -r shape; do for l in ${LAYOUTS:-nn tn}; do echo "$shape $l"; done; done |
   xargs -P 8 -n 2 bash -c 'suggest "$0" "$1"' >> "$full"
-# shapes keep LIST's order (furthest behind first), each pair once
-awk '!seen[$0]++' "$full" > "$full.tmp" && mv "$full.tmp" "$full"
+# shapes keep LIST's order (furthest behind first), each pair once; shape-only lines have done their part
+awk 'NF > 1 && !seen[$0]++' "$full" > "$full.tmp" && mv "$full.tmp" "$full"
 echo "confirm: $(wc -l < "$full") (shape, spec) pairs on $(cut -d' ' -f1 "$full" | sort -u | wc -l) shapes ($(( $(date +%s) - t0 ))s to list)"
 "$B/cudal2" eval --spec-list "$full" --db "$db" --mode offline --timers graph --reps "${REPS:-40}" --batch 200 \
-  --budget-minutes "$minutes" \
-  --baselines cublaslt-autotune-nn,cublaslt-autotune-tn,cublaslt-heuristic-nn,cublaslt-heuristic-tn \
+  --budget-minutes "$minutes" ${EVAL_ARGS:-} \
+  --baselines "${BASELINES:-cublaslt-autotune-nn,cublaslt-autotune-tn,cublaslt-heuristic-nn,cublaslt-heuristic-tn}" \
   > "$OUT/confirm.log" 2>&1
 echo "confirm rc=$? in $(( $(date +%s) - t0 ))s"

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Runtime variants against cuBLASLt auto-tuning, from one `cudal2 bench` CSV (offline, graph
-timer): for each runtime method (runtime-*, e.g. one library under several M bucket rules through
+timer, or --timer chain): for each runtime method (runtime-*, e.g. one library under several M bucket rules through
 CUDAL2_RUNTIME_ENV_B/_C), per shape ratio = auto-tuning's time / the method's time in the same
 run (> 1: the runtime is faster), then the geometric mean, the count below 0.99, the worst shapes
 and the dispatch paths taken. Only the layouts the run measured (TN for nn.Linear shapes).
 
-    python3 bench/runtime/summarize_rules.py RUN.csv[.gz] [--label runtime-b=off ...]
+    python3 bench/runtime/summarize_rules.py RUN.csv[.gz] [--label runtime-b=off ...] [--timer chain]
 """
 import argparse
 import json
@@ -21,13 +21,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("csv")
     ap.add_argument("--label", action="append", default=[], help="METHOD_PREFIX=LABEL for the table")
+    ap.add_argument("--timer", default="graph", help="the timer whose medians are compared (default graph)")
     a = ap.parse_args()
     labels = dict(x.split("=", 1) for x in a.label)
     t = defaultdict(dict)  # (m, n, k, layout) -> method -> us
     path = {}
     failed = []
     for r in load(a.csv):
-        if r["mode"] != "offline" or r["timer"] != "graph":
+        if r["mode"] != "offline" or r["timer"] != a.timer:
             continue
         key = (int(r["m"]), int(r["n"]), int(r["k"]), r["layout"])
         if r["status"] != "ok":

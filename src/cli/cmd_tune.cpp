@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -28,6 +29,7 @@ struct TuneArgs {
   int lt_max = 16;
   double budget_minutes = 0;
   std::string families = "sm90_cutlass", space = "full", accum = "f32";
+  std::string layouts;  // "": nn,tn, or tn alone for --model
   bool skip_search = false;
   int final_top = 0;
   std::string final_csv, final_mode = "both";
@@ -65,6 +67,8 @@ Run add_tune(CLI::App& cmd, const Context& ctx) {
                    "full (every valid configuration), core (docs/tuning.md) or @FILE (the specs listed there)")
       ->capture_default_str();
   tune->add_option("--accum", a->accum, "Accumulator: f32 or f16")->capture_default_str();
+  tune->add_option("--layouts", a->layouts,
+                   "Layouts to tune, comma-separated: nn, tn (default both; with --model, tn: nn.Linear's layout)");
   tune->add_flag("--skip-search", a->skip_search, "Only the final measurement of what the store already holds");
   tune->add_option("--final-top", a->final_top,
                    "Afterwards, re-measure each shape's N fastest specs per layout with every timer (0: skip)");
@@ -95,6 +99,12 @@ Run add_tune(CLI::App& cmd, const Context& ctx) {
     to.families = split_list(a->families);
     to.space = a->space;
     to.accum = parse_accum(a->accum);
+    to.layouts.clear();
+    const auto layouts = split_list(a->layouts.empty() ? (a->e.shapes.models.empty() ? "nn,tn" : "tn") : a->layouts);
+    for (const auto& l : layouts) {
+      const auto layout = parse_layout(l);
+      if (std::find(to.layouts.begin(), to.layouts.end(), layout) == to.layouts.end()) to.layouts.push_back(layout);
+    }
     if (!(a->budget_minutes >= 0 && a->budget_minutes < 1e9))
       throw InputError(fmt::format("--budget-minutes {}: must be 0 (no limit) or more", a->budget_minutes));
     if (a->final_reps < 1) throw InputError(fmt::format("--final-reps {}: must be at least 1", a->final_reps));

@@ -368,6 +368,7 @@ TuneResult run_tune(const TuneOptions& o) {
   if (o.per_problem < 0) throw InputError("--per-problem must be 0 (as --round) or positive");
   if (o.max_rounds < 0) throw InputError("--rounds must be 0 (no limit) or positive");
   if (o.eval.shapes.empty()) throw InputError("no shapes to tune");
+  if (o.layouts.empty()) throw InputError("--layouts names no layout");
   if (!o.gpus.empty() && trim(o.gpus) != "all") parse_gpus(o.gpus, 1 << 20);  // its syntax, before the GPU
   if (o.check_gpu) o.local.require();
   // The GPU lanes: one without --gpus (today's single worker), else one per listed GPU.
@@ -387,8 +388,8 @@ TuneResult run_tune(const TuneOptions& o) {
   // One problem's own space: cuBLASLt's neighbourhood of its heuristic.
   if (needs_gpu_space(o.families) && !o.skip_search && !listed) {
     // cuBLASLt answers for the GPU in use: ask a worker (the process that owns the device).
-    for (auto& [p, specs] : worker_lt_space(o.eval.worker_exe, o.eval.shapes, {Layout::NN, Layout::TN}, o.accum,
-                                            o.lt_max, o.eval.job_overhead_s + o.eval.timeout_s))
+    for (auto& [p, specs] : worker_lt_space(o.eval.worker_exe, o.eval.shapes, o.layouts, o.accum, o.lt_max,
+                                            o.eval.job_overhead_s + o.eval.timeout_s))
       space.per_problem[problem_key(p.shape, p.layout)] = std::move(specs);
   }
   const auto all = space.all();
@@ -397,7 +398,7 @@ TuneResult run_tune(const TuneOptions& o) {
 
   std::vector<Problem> problems;
   for (const auto& sh : o.eval.shapes)
-    for (auto layout : {Layout::NN, Layout::TN}) problems.push_back({sh, layout, o.accum});
+    for (auto layout : o.layouts) problems.push_back({sh, layout, o.accum});
 
   TuneResult result;
   result.space_size = all.size();

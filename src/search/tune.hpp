@@ -38,6 +38,9 @@ struct TuneOptions {
   int max_rounds = 0;        // stop after this many rounds (0: no limit)
   bool skip_search = false;  // only the final measurement of what the store holds
   int lt_max = 16;           // cublaslt family: specs per shape and layout (cuBLASLt's neighbourhood)
+  // Layouts searched per shape. A model's linear layers (nn.Linear: weights N x K row-major) are
+  // TN only, and tuning NN beside them would double the run for shapes nobody calls NN.
+  std::vector<Layout> layouts{Layout::NN, Layout::TN};
   // Final measurement (final_top > 0): each shape's final_top fastest specs per layout, every
   // timer, final_modes, final_reps samples, final_baselines, rows appended to final_csv.
   int final_top = 0;

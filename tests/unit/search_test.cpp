@@ -455,6 +455,22 @@ TEST_F(TuneLoop, ExhaustiveStoresRewardsAndResumes) {
     for (size_t i = 0; i < 4; ++i) EXPECT_NE(c.spec_text, space[i].text());
 }
 
+// --layouts tn (a model's linear layers): every candidate proposed and measured is TN, none NN;
+// no layout at all is refused before anything runs.
+TEST_F(TuneLoop, LayoutsLimitTheProblemsToThoseNamed) {
+  auto o = options();
+  o.layouts = {Layout::TN};
+  o.budget = 6;
+  const auto r = run_tune(o);
+  ASSERT_EQ(r.outcomes.size(), 6u);
+  for (const auto& c : r.outcomes) EXPECT_NE(c.spec_text.find("tiny tn "), std::string::npos) << c.spec_text;
+  auto db = store::Store::open(o.db_path);
+  EXPECT_TRUE(db.list_measurements("unknown", "f32", "nn", 64, 64, 64, "offline").empty());
+  EXPECT_EQ(db.list_measurements("unknown", "f32", "tn", 64, 64, 64, "offline").size(), 6u);
+  o.layouts.clear();
+  EXPECT_THROW(run_tune(o), InputError);
+}
+
 // cuBLASLt-neighbourhood specs belong to the shapes whose space holds them. On a resumed run a
 // spec already measured on one shape and new in another's space is measured on the new shape
 // only (it used to be measured again on every shape whose space held it).

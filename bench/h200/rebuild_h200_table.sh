@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Rebuild tables/h200-f32.json from its committed store (no GPU): the whole-grid rl search on the
+# H200 (bench/results/h200/rl-grid/store), less the 7 (shape, layout) entries the runtime measured
+# at least 3% slower than cuBLASLt's heuristic under both timers (drop list in
+# bench/results/h200/runtime-grid/: those shapes go to the heuristic).
+#   bash bench/h200/rebuild_h200_table.sh [OUT]   (default tables/h200-f32.json)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+out=${1:-$root/tables/h200-f32.json}
+B=${BUILD:-$root/build}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+python3 "$root/python/cudal2/store_csv.py" import "$root/bench/results/h200/rl-grid/store" "$tmp/grid.db" >/dev/null
+python3 "$root/bench/lat/lat_chain_filter.py" --drop-list "$root/bench/results/h200/runtime-grid/drop_list.txt" \
+  --family cublaslt --store "$tmp/grid.db" >/dev/null
+"$B/cudal2" export --db "$tmp/grid.db" --out "$out" >/dev/null
+echo "wrote $out"

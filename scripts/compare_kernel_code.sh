@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Proof that a refactoring of the kernel headers left the machine code alone: compiles every
-# compiled kernel of the committed tables (tables/h100-f32.json, tables/seed.json) and the
+# compiled kernel of the committed tables (tables/*.json) and the
 # representative specs of scripts/compare_kernel_code_specs.json twice, with the kernel headers and
 # the codegen of a BEFORE revision and with this checkout's, and compares their SASS and resource
 # usage per kernel. Function names are compared through their kernel name and its last template
@@ -35,7 +35,7 @@ export CUOBJDUMP="$cuobjdump"
 jobs="${JOBS:-2}"
 work="${CUDAL2_COMPARE_DIR:-$(mktemp -d -t cudal2-compare.XXXXXX)}"
 rev="$(git -C "$root" rev-parse --short=12 "$before_rev")"
-tables=("$root/tables/h100-f32.json" "$root/tables/seed.json" "$root/scripts/compare_kernel_code_specs.json")
+tables=("$root"/tables/*.json "$root/scripts/compare_kernel_code_specs.json")
 echo "compare_kernel_code: before $rev ($before_rtgen), after $root ($after_rtgen); work folder $work"
 
 # The same device flags as the JIT (src/jit/compiler.cpp) and libcudal2_runtime; host-only flags

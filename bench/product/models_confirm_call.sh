@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# One device call (H100): the off-grid target set's shapes (bench/shapes/models_offgrid.txt: three
-# models' linear layers at the M a user names, TN as nn.Linear) tuned the way a table entry is
+# One device call (H100 or H200): the off-grid target set's shapes
+# (bench/shapes/models_offgrid.txt: three models' linear layers at the M a user names, TN as
+# nn.Linear) tuned the way a table entry is
 # confirmed: per shape, every configuration cuBLASLt's auto-tuning picks from (the heuristic's
 # suggestions) and, for M <= 24, lat_staged's decode tiles, timed side by side in one job with
 # auto-tuning and the heuristic as baselines (bench/runtime/confirm_entries.sh, graph timer,
 # offline, $REPS samples). Then, here: `cudal2 export --db STORE --confirmed STORE` writes the
-# models' table (tables/h100-models-f32.json).
+# models' table of that GPU (bench/product/rebuild_models_tables.sh).
 #   bash bench/product/models_confirm_call.sh [MINUTES] [TAG]
 # $EVAL_ARGS go to `cudal2 eval` (bench/runtime/confirm_entries.sh). Returns
 # $OUT/models-confirm[-TAG].tgz (the store as CSV: python3 python/cudal2/store_csv.py import) and

@@ -3,8 +3,9 @@
 #   bash bench/product/report_h100.sh [ALL_METHODS_RUN]
 # Sections: the runtime (tables/h100-f32.json) against cuBLASLt auto-tuning and heuristic on the
 # 1000-shape grid, offline and server (bench/results/h100/runtime-lat/runtime-grid{,-server}: the
-# shipped table, one process per mode); cuBLASLt auto-tuning against cuBLAS on the grid; every baseline on the
-# sample grid; last, the runtime with the H200 table on the grid, measured on an H200. ALL_METHODS_RUN (a CSV, glob or comma list: a whole-grid run with bench's default
+# shipped table, one process per mode); cuBLASLt auto-tuning against cuBLAS on the grid; every
+# baseline on the sample grid; last, the runtime with the H200 table on the grid, measured on an
+# H200. ALL_METHODS_RUN (a CSV, glob or comma list: a whole-grid run with bench's default
 # methods, i.e. the runtime beside cuBLAS, cuBLASLt and torch.matmul in one process; the command
 # is in bench/results/README.md) becomes the first section when given.
 set -euo pipefail

@@ -6,10 +6,11 @@
 # STORE` then chooses those shapes' entries from this job alone (docs/runtime.md).
 #   bash bench/runtime/confirm_entries.sh LIST STORE.db [MINUTES]
 # $REPS (40) samples per candidate; MINUTES (8): no new shape after that. Log: $OUT/confirm.log.
-# $LAYOUTS ("nn tn"): the layouts whose suggestions are added (a model's layers: "tn"), $BASELINES
-# (auto-tuning and heuristic of both layouts) those timed beside them, $EVAL_ARGS more `cudal2 eval`
-# options (e.g. --back-to-back: trusted configurations only, timed as the graph timer of `cudal2 bench`). A LIST line
-# may be a shape alone: that shape is confirmed among the heuristic's suggestions only.
+# $LAYOUTS ("nn tn"): the layouts whose suggestions are added (a model's layers: "tn"); $BASELINES
+# (auto-tuning and heuristic of both layouts): those timed beside them; $EVAL_ARGS: more
+# `cudal2 eval` options (e.g. --back-to-back: trusted configurations only, timed as the graph
+# timer of `cudal2 bench`). A LIST line may be a shape alone: that shape is confirmed among the
+# heuristic's suggestions only.
 set -uo pipefail
 source "$(dirname "$0")/../device_env.sh" >/dev/null
 list=$1 db=$2 minutes=${3:-8}

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runtime variants against cuBLASLt auto-tuning, from one `cudal2 bench` CSV (offline, graph
-timer, or --timer chain): for each runtime method (runtime-*, e.g. one library under several M bucket rules through
-CUDAL2_RUNTIME_ENV_B/_C), per shape ratio = auto-tuning's time / the method's time in the same
+timer, or --timer chain): for each runtime method (runtime-*, e.g. one library under several M
+bucket rules through CUDAL2_RUNTIME_ENV_B/_C), per shape ratio = auto-tuning's time / the method's time in the same
 run (> 1: the runtime is faster), then the geometric mean, the count below 0.99, the worst shapes
 and the dispatch paths taken. Only the layouts the run measured (TN for nn.Linear shapes).
 

@@ -4,11 +4,14 @@ model after ``cudal2.patch`` (every nn.Linear through cudal2.mm), eagerly and re
 graph, at several batch sizes.
 
     python3 bench/product/torch_model_forward.py [--config examples/models/llama-3-8b.json] [--blocks 4]
-                                         [--batches 1,16,512] [--reps 20] [--csv out.csv]
+                                         [--batches 1,16,512] [--reps 20] [--csv out.csv] [--decode CACHE]
 
 The model: --blocks transformer MLP blocks of the config (x + down(silu(gate(x)) * up(x)), the
 Llama/Mistral/Qwen feed-forward, nn.Linear without bias), fp16 on the GPU, under
-torch.inference_mode. Both variants share the weights and the input; each sample times one
+torch.inference_mode. With --decode CACHE, each block is a decoder layer's decode step instead:
+attention (q, k, v, o projections of the config's heads, grouped-query attention of each of the
+batch's sequences, one new token each, over a key/value cache of CACHE positions) then the MLP,
+both residual. Both variants share the weights and the input; each sample times one
 forward pass between CUDA events, the two variants interleaved; medians over --reps. Output:
 ratio t(nn.Linear) / t(cudal2) per batch and mode (> 1: cudal2 faster) and the largest relative
 difference of the outputs (must stay below 1e-2). With the C++ op, the same patched model is also
@@ -44,6 +47,30 @@ class MLP(torch.nn.Module):
         return x + self.down_proj(torch.nn.functional.silu(self.gate_proj(x)) * self.up_proj(x))
 
 
+class DecodeAttention(torch.nn.Module):
+    """One decode step of grouped-query self-attention: `m` sequences, one new token each, against
+    a key/value cache of `cache` positions (random, fixed: the step's GEMMs and attention are what
+    is timed, not the cache update)."""
+
+    def __init__(self, hidden, heads, kv_heads, cache, max_batch):
+        super().__init__()
+        self.heads, self.kv_heads, self.hd = heads, kv_heads, hidden // heads
+        self.q_proj = torch.nn.Linear(hidden, heads * self.hd, bias=False)
+        self.k_proj = torch.nn.Linear(hidden, kv_heads * self.hd, bias=False)
+        self.v_proj = torch.nn.Linear(hidden, kv_heads * self.hd, bias=False)
+        self.o_proj = torch.nn.Linear(heads * self.hd, hidden, bias=False)
+        self.register_buffer("k_cache", torch.randn(max_batch, kv_heads, cache, self.hd) * 0.5)
+        self.register_buffer("v_cache", torch.randn(max_batch, kv_heads, cache, self.hd) * 0.5)
+
+    def forward(self, x):
+        m = x.shape[0]
+        q = self.q_proj(x).view(m, self.heads, 1, self.hd)
+        k = torch.cat([self.k_cache[:m], self.k_proj(x).view(m, self.kv_heads, 1, self.hd)], dim=2)
+        v = torch.cat([self.v_cache[:m], self.v_proj(x).view(m, self.kv_heads, 1, self.hd)], dim=2)
+        a = torch.nn.functional.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+        return x + self.o_proj(a.reshape(m, self.heads * self.hd))
+
+
 def timed(fns, reps):
     """Interleaved CUDA-event timing of callables; median us each."""
     start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -76,6 +103,8 @@ def main():
     ap.add_argument("--batches", default="1,16,512")
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--csv")
+    ap.add_argument("--decode", type=int, default=0, metavar="CACHE",
+                    help="decoder layers' decode steps (attention over CACHE cached positions, then the MLP)")
     a = ap.parse_args()
     if not torch.cuda.is_available():
         print("torch_model_forward: no CUDA GPU", file=sys.stderr)
@@ -83,17 +112,26 @@ def main():
     cfg = json.load(open(a.config))
     hidden, inter = cfg["hidden_size"], cfg["intermediate_size"]
     torch.manual_seed(0)
-    ref = torch.nn.Sequential(*[MLP(hidden, inter) for _ in range(a.blocks)]).cuda().half()
+    batches = [int(v) for v in a.batches.split(",")]
+    if a.decode > 0:
+        heads, kv = cfg["num_attention_heads"], cfg.get("num_key_value_heads", cfg["num_attention_heads"])
+        layers = []
+        for _ in range(a.blocks):
+            layers += [DecodeAttention(hidden, heads, kv, a.decode, max(batches)), MLP(hidden, inter)]
+        ref = torch.nn.Sequential(*layers).cuda().half()
+    else:
+        ref = torch.nn.Sequential(*[MLP(hidden, inter) for _ in range(a.blocks)]).cuda().half()
     for p in ref.parameters():
         p.data.mul_(0.5)  # keep activations in fp16 range over the blocks
     ours = cudal2.patch(copy.deepcopy(ref))
     dev = torch.cuda.get_device_name()
     print(f"# {dev}, torch {torch.__version__}, cudal2 op: {getattr(cudal2, 'BACKEND', 'python')}, "
-          f"{a.blocks} MLP blocks of {os.path.basename(a.config)} (hidden {hidden}, intermediate {inter})")
+          f"{a.blocks} {'decode-step decoder layers' if a.decode else 'MLP blocks'} of {os.path.basename(a.config)} "
+          f"(hidden {hidden}, intermediate {inter}{f', cache {a.decode}' if a.decode else ''})")
     rows = []
     with torch.inference_mode():
         cudal2.init()
-        for m in [int(v) for v in a.batches.split(",")]:
+        for m in batches:
             x = torch.randn(m, hidden, device="cuda").to(torch.float16)
             yr, yo = ref(x), ours(x)
             diff = ((yo.float() - yr.float()).norm() / yr.float().norm()).item()

@@ -55,6 +55,7 @@ bool run_one(const cudal2::Handle& h, cudal2_layout_t layout, int m, int n, int 
   std::printf("%-4s %5dx%5dx%5d  %-9s %-60s max rel err %.2e  %s\n", layout == CUDAL2_LAYOUT_NN ? "nn" : "tn", m, n, k,
               info.path == CUDAL2_PATH_TABLE_KERNEL       ? "table"
               : info.path == CUDAL2_PATH_NEIGHBOUR_KERNEL ? "neighbour"
+              : info.path == CUDAL2_PATH_STREAM_KERNEL    ? "stream"
                                                           : "cublaslt",
               info.spec, worst, ok ? "ok" : "WRONG");
   return ok;

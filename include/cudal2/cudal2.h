@@ -77,7 +77,8 @@ typedef enum cudal2_path {
   CUDAL2_PATH_TABLE_KERNEL = 0,     /* the table's kernel for this exact shape */
   CUDAL2_PATH_NEIGHBOUR_KERNEL = 1, /* off-table: the nearest table shape's kernel */
   CUDAL2_PATH_CUBLASLT = 2,         /* cuBLASLt heuristic top-1 */
-  CUDAL2_PATH_BUCKET_KERNEL = 3     /* off-table M of a tuned (N, K): the kernel of a tuned M's entry */
+  CUDAL2_PATH_BUCKET_KERNEL = 3,    /* off-table M of a tuned (N, K): the kernel of a tuned M's entry */
+  CUDAL2_PATH_STREAM_KERNEL = 4     /* bandwidth-bound (few tokens, wide weights): the stream rule's kernel */
 } cudal2_path_t;
 
 typedef struct cudal2_dispatch_info {

@@ -171,6 +171,8 @@ const char* path_name(cudal2_path_t p) {
       return "neighbour";
     case CUDAL2_PATH_CUBLASLT:
       return "cublaslt";
+    case CUDAL2_PATH_STREAM_KERNEL:
+      return "stream";
   }
   return "unknown";
 }

@@ -19,6 +19,15 @@ double roofline_us(const Shape& s, const Ceilings& c) {
   return std::max(t_math, t_mem) * 1e6;
 }
 
+double ReadLimit::limit_us(const Shape& s, bool server) const {
+  if (!measured || warm_tbps <= 0) return 0.0;
+  return min_bytes(s) / (warm_tbps * 1e12) * 1e6 + (server ? cold_floor_us : 0.0);
+}
+
+bool ReadLimit::bandwidth_bound(const Shape& s, const Ceilings& c) const {
+  return measured && warm_tbps > 0 && min_bytes(s) / (warm_tbps * 1e12) > flops(s) / (c.tflops * 1e12);
+}
+
 double tflops_at(const Shape& s, double us) { return us > 0 ? flops(s) / (us * 1e-6) / 1e12 : 0.0; }
 
 HardwarePeak hopper_peak(int sm_count, int sm_clock_mhz, int mem_clock_mhz, int mem_bus_bits, double l2_bytes) {

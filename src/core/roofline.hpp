@@ -28,6 +28,21 @@ HardwarePeak hopper_peak(int sm_count, int sm_clock_mhz, int mem_clock_mhz, int 
 // (offline mode): the first L2-sized part of the operands may already sit in the cache.
 double plausible_floor_us(const Shape& s, bool l2_warm, const HardwarePeak& hw);
 
+// The GPU's read limit as the bench measured it (measure/read_limit.hpp): the streaming read rate
+// of data beyond the L2, and the cold floor (an empty call after an L2 flush and an idle gap).
+struct ReadLimit {
+  bool measured = false;
+  double warm_tbps = 0;     // TB/s
+  double cold_floor_us = 0;
+  double cold_64mb_us = 0;  // 64 MiB read cold, the launch included
+  // The least time the shape's operand bytes (min_bytes) take at warm_tbps, plus the cold floor
+  // when server (every call cold); 0 when not measured.
+  double limit_us(const Shape& s, bool server) const;
+  // Whether the shape is bandwidth-bound on this GPU: its bytes at warm_tbps take longer than its
+  // arithmetic at the ceilings' rate.
+  bool bandwidth_bound(const Shape& s, const Ceilings& c) const;
+};
+
 // The classes used in reports: small (2MNK < 1e9) first, then skinny (min(M,N) <= 256),
 // then large (2MNK >= 1e11), else medium.
 enum class ShapeClass { Small, Skinny, Medium, Large };

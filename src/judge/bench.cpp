@@ -12,6 +12,7 @@
 
 #include "judge/bench_steps.hpp"
 #include "measure/device.hpp"
+#include "measure/read_limit.hpp"
 
 namespace cudal2 {
 
@@ -53,19 +54,23 @@ BenchReport run_bench(const BenchOptions& opt) {
 
   BenchReport report;
   std::vector<Shape> todo = opt.shapes;
-  std::unique_ptr<CsvWriter> csv = open_csv(opt, gpu, todo, report);
-  if (opt.progress) {
-    std::fprintf(stderr, "cudal2 bench: %s, %d SMs, driver %s, cuBLAS %d; %zu shape(s), %zu method(s)%s\n",
-                 gpu.name.c_str(), gpu.sm_count, gpu.driver.c_str(), gpu.cublas_version, todo.size(),
-                 opt.methods.size(),
-                 report.skipped_resumed ? fmt::format(", {} already in the CSV", report.skipped_resumed).c_str() : "");
-  }
-
   StreamHolder stream;
   const cudaStream_t st = stream.s;
   std::unique_ptr<L2Flusher> flusher;
   if (std::find(opt.modes.begin(), opt.modes.end(), Mode::Server) != opt.modes.end())
     flusher = std::make_unique<L2Flusher>(gpu.l2_bytes);
+  // The read limit every row is put against (limit_us, pct_of_limit), once per run.
+  report.limit = measure_read_limit(st, gpu.l2_bytes, flusher.get());
+  std::unique_ptr<CsvWriter> csv = open_csv(opt, gpu, todo, report);
+  if (opt.progress) {
+    std::fprintf(stderr,
+                 "cudal2 bench: %s, %d SMs, driver %s, cuBLAS %d; read limit %.2f TB/s, cold call %.1f us; %zu "
+                 "shape(s), %zu method(s)%s\n",
+                 gpu.name.c_str(), gpu.sm_count, gpu.driver.c_str(), gpu.cublas_version, report.limit.warm_tbps,
+                 report.limit.cold_floor_us, todo.size(), opt.methods.size(),
+                 report.skipped_resumed ? fmt::format(", {} already in the CSV", report.skipped_resumed).c_str() : "");
+  }
+
   ClockReader clocks;
 
   std::vector<MethodPtr> runners;
@@ -100,7 +105,7 @@ BenchReport run_bench(const BenchOptions& opt) {
     run.time();
     run.leftovers();
     ShapeResult sr = run.result();
-    if (csv) write_rows(*csv, sr, opt);
+    if (csv) write_rows(*csv, sr, opt, report.limit);
     done_cost += cost(s);
     if (opt.progress) {
       const double el = std::chrono::duration<double>(Clock::now() - t_start).count();

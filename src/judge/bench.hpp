@@ -85,6 +85,7 @@ struct ShapeResult {
 
 struct BenchReport {
   std::vector<ShapeResult> shapes;
+  ReadLimit limit;  // measured once at the start of the run
   int skipped_resumed = 0;
 };
 

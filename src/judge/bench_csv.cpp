@@ -17,7 +17,7 @@ namespace {
 std::string fmt_num(double v, int prec = 4) { return fmt::format("{:.{}g}", v, prec); }
 
 std::vector<std::string> csv_rows_for(const ShapeResult& sr, const MethodResult& mr, Mode mode, TimerKind t,
-                                      const BenchOptions& opt) {
+                                      const BenchOptions& opt, const ReadLimit& limit) {
   const Shape& s = sr.shape;
   std::vector<std::string> f{std::to_string(s.m),
                              std::to_string(s.n),
@@ -53,6 +53,9 @@ std::vector<std::string> csv_rows_for(const ShapeResult& sr, const MethodResult&
        mr.normal.rel_err >= 0 ? fmt_num(mr.normal.rel_err, 3) : "", fmt_num(mr.normal.tol, 3),
        std::to_string(mr.exact.exact_checked), std::to_string(mr.exact.exact_mismatches), mr.exact.sampled ? "1" : "0",
        std::to_string(sr.sm_mhz_min), std::to_string(sr.sm_mhz_max), std::to_string(sr.seed), mr.details.dump()});
+  const double lim = limit.limit_us(s, mode == Mode::Server);
+  f.push_back(lim > 0 ? fmt_num(lim, 6) : "");
+  f.push_back(lim > 0 && sum ? fmt_num(100.0 * lim / sum->median) : "");
   return f;
 }
 
@@ -89,7 +92,9 @@ const std::vector<std::string>& csv_columns() {
                                           "sm_mhz_min",
                                           "sm_mhz_max",
                                           "seed",
-                                          "details"};
+                                          "details",
+                                          "limit_us",
+                                          "pct_of_limit"};
   return c;
 }
 
@@ -124,17 +129,20 @@ std::unique_ptr<CsvWriter> open_csv(const BenchOptions& opt, const GpuInfo& gpu,
         fmt::format("driver={} driver_api={} cuda_runtime={} cublas={} cublaslt={}", gpu.driver, gpu.driver_api,
                     gpu.runtime_api, gpu.cublas_version, gpu.cublaslt_version),
         fmt::format("accum={} reps={} qps={} verify_budget_macs={:.3g} roofline={}TFLOP/s,{}TB/s", to_string(opt.accum),
-                    opt.reps, opt.qps, opt.verify_budget, opt.ceilings.tflops, opt.ceilings.tbps)};
+                    opt.reps, opt.qps, opt.verify_budget, opt.ceilings.tflops, opt.ceilings.tbps),
+        fmt::format("read_limit warm_tbps={:.4g} cold_floor_us={:.4g} cold_64mib_us={:.4g} (limit_us: operand bytes at "
+                    "warm_tbps, plus cold_floor_us in server mode)",
+                    report.limit.warm_tbps, report.limit.cold_floor_us, report.limit.cold_64mb_us)};
     csv = std::make_unique<CsvWriter>(opt.csv_path, csv_columns(), opt.resume, comments);
   }
   return csv;
 }
 
-void write_rows(CsvWriter& csv, const ShapeResult& sr, const BenchOptions& opt) {
+void write_rows(CsvWriter& csv, const ShapeResult& sr, const BenchOptions& opt, const ReadLimit& limit) {
   for (const auto& mr : sr.methods)
     for (auto mode : opt.modes)
       for (auto t : kTimers)
-        if (opt.timers[static_cast<int>(t)]) csv.row(csv_rows_for(sr, mr, mode, t, opt));
+        if (opt.timers[static_cast<int>(t)]) csv.row(csv_rows_for(sr, mr, mode, t, opt, limit));
 }
 
 }  // namespace cudal2

@@ -59,8 +59,9 @@ void print_table(const BenchReport& r, const BenchOptions& opt) {
         "\n== %s mode (accum %s): median us per call; TFLOP/s and %%roofline from graph; ratio = best baseline / this "
         "(graph) ==\n",
         std::string(to_string(mode)).c_str(), std::string(to_string(opt.accum)).c_str());
-    std::printf("%-18s %-22s %10s %10s %10s %10s %8s %7s %6s  %s\n", "shape", "method", "graph", "eager", "host",
-                "chain", "TFLOP/s", "%roof", "ratio", "status");
+    // %limit: of the measured read limit (graph timer), on bandwidth-bound shapes only.
+    std::printf("%-18s %-22s %10s %10s %10s %10s %8s %7s %7s %6s  %s\n", "shape", "method", "graph", "eager", "host",
+                "chain", "TFLOP/s", "%roof", "%limit", "ratio", "status");
     for (const auto& sr : r.shapes) {
       const auto best = sr.best_baseline(mode, TimerKind::Graph);
       for (const auto& mr : sr.methods) {
@@ -71,12 +72,14 @@ void print_table(const BenchReport& r, const BenchOptions& opt) {
                    : (t == TimerKind::Graph || (t == TimerKind::Chain && opt.timers[static_cast<int>(t)]) ? "no-graph"
                                                                                                           : "-");
         };
-        std::string tf = "-", roof = "-", ratio = "-";
+        std::string tf = "-", roof = "-", lim = "-", ratio = "-";
         if (mr.timing.count(mode)) {
           const auto& g = mr.timing.at(mode)[0];
           if (g) {
             tf = fmt::format("{:.1f}", tflops_at(sr.shape, g->median));
             roof = fmt::format("{:.1f}", 100.0 * roofline_us(sr.shape, opt.ceilings) / g->median);
+            if (r.limit.bandwidth_bound(sr.shape, opt.ceilings))
+              lim = fmt::format("{:.1f}", 100.0 * r.limit.limit_us(sr.shape, mode == Mode::Server) / g->median);
             if (best) ratio = fmt::format("{:.3f}", *best / g->median);
           }
         }
@@ -88,9 +91,10 @@ void print_table(const BenchReport& r, const BenchOptions& opt) {
         } else if (mr.exact.sampled) {
           status += " (verified on sampled rows/cols)";
         }
-        std::printf("%-18s %-22s %10s %10s %10s %10s %8s %7s %6s  %s\n", sr.shape.str().c_str(), mr.method.c_str(),
-                    cell(TimerKind::Graph).c_str(), cell(TimerKind::Eager).c_str(), cell(TimerKind::Host).c_str(),
-                    cell(TimerKind::Chain).c_str(), tf.c_str(), roof.c_str(), ratio.c_str(), status.c_str());
+        std::printf("%-18s %-22s %10s %10s %10s %10s %8s %7s %7s %6s  %s\n", sr.shape.str().c_str(),
+                    mr.method.c_str(), cell(TimerKind::Graph).c_str(), cell(TimerKind::Eager).c_str(),
+                    cell(TimerKind::Host).c_str(), cell(TimerKind::Chain).c_str(), tf.c_str(), roof.c_str(), lim.c_str(),
+                    ratio.c_str(), status.c_str());
       }
     }
   }

@@ -29,7 +29,8 @@ void check_fits(const BenchOptions& opt, const GpuInfo& gpu);
 std::unique_ptr<CsvWriter> open_csv(const BenchOptions& opt, const GpuInfo& gpu, std::vector<Shape>& todo,
                                     BenchReport& report);
 // One row per method x mode x timer asked for.
-void write_rows(CsvWriter& csv, const ShapeResult& sr, const BenchOptions& opt);
+// limit: the run's read limit (limit_us and pct_of_limit of each row).
+void write_rows(CsvWriter& csv, const ShapeResult& sr, const BenchOptions& opt, const ReadLimit& limit);
 
 // What every shape of one run_bench is measured with.
 struct BenchJob {

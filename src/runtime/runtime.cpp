@@ -29,9 +29,12 @@
 
 #include "cublaslt_plan.h"
 #include "mma_plan.h"
+#include "stream_plan.h"
 #include "runtime/bucket.hpp"
 #include "runtime/lt_autotune.hpp"
 #include "runtime/select.hpp"
+#include "runtime/stream_portfolio.hpp"
+#include "runtime/stream_rule.hpp"
 #include "runtime/table.hpp"
 #include "wgmma_plan.h"
 
@@ -153,6 +156,15 @@ bool plan_kernel(cublasLtHandle_t lt, KernelCall& c, int64_t m, int64_t n, int64
   const size_t need = ki.workspace_size(&a);
   if (need == 0) {
     c.offset = kZone, c.need_total = 0;
+  } else if (std::string_view(ki.family) == "stream") {
+    // stream's split-K counters the same way (one per output tile), its partials after them.
+    const size_t cb = cudal2_stream_plan::counters_bytes(
+        cudal2_stream_plan::grid(m, n, ki.tile_n, ki.tile_m, c.splits));
+    if (cb > kZone) {
+      std::snprintf(why, whylen, "split-K counters (%zu bytes) exceed the zero area", cb);
+      return false;
+    }
+    c.offset = kZone - cb, c.need_total = kZone - cb + need;
   } else if (const std::string_view fam = ki.family; fam == "mma" || fam == "wgmma" || fam == "lat") {
     // Split-K: the per-tile arrival counters must read zero at launch (the kernel re-arms them
     // after each launch, nothing else zeroes them). They go at the end of the zero area, where no
@@ -216,6 +228,10 @@ struct cudal2_context {
   std::map<NKKey, Buckets> buckets;
   double neighbour_factor = 0.0;
   bool tune_unseen = false;
+  // The stream portfolio (runtime/stream_rule.hpp) on an sm_90 device, unless CUDAL2_STREAM=0.
+  std::vector<cudal2::rt::StreamKernel> stream;
+  int sm_count = 0;
+  int l2_bytes = 0;
   cublasLtHandle_t lt = nullptr;
   void* ws = nullptr;
   size_t ws_bytes = 0;
@@ -306,6 +322,15 @@ const Entry* bucket_entry(const cudal2_context* h, int accum, int layout, int64_
   return i < 0 ? nullptr : it->second.entries[static_cast<size_t>(i)];
 }
 
+// A table entry of a bandwidth-bound shape gives way to the stream rule unless it is a `stream`
+// kernel itself: the tables' entries were chosen among families that did not include it, and on
+// that class the stream kernels were measured ahead of cuBLASLt auto-tuning, which the tables'
+// cuBLASLt entries match (docs/kernels-stream.md).
+bool stream_preempts(const cudal2_context* h, const Entry* e) {
+  if (h->stream.empty() || !cudal2::rt::in_stream_class(e->layout, e->m, e->n, e->k, h->l2_bytes)) return false;
+  return e->kernel < 0 || std::string_view(h->table->kernels[e->kernel].family) != "stream";
+}
+
 // neighbours false: the shape is in the table and cuBLASLt was measured faster there than any
 // kernel, so neither a bucket's nor a neighbour's kernel is tried.
 // tune: the call's operands when the plan may be tuned (tune_unseen, not capturing), else null.
@@ -313,6 +338,18 @@ cudal2_status_t make_plan(cudal2_context* h, int layout, int accum, int64_t m, i
                           bool neighbours, const TuneOn* tune, std::unique_ptr<Plan>& out) {
   auto p = std::make_unique<Plan>();
   const size_t ws_avail = ws_bytes > kZone ? ws_bytes - kZone : 0;
+  if (const auto sp = cudal2::rt::pick_stream(h->stream, layout, accum, m, n, k, h->sm_count, h->l2_bytes);
+      sp.kernel >= 0) {
+    // Bandwidth-bound: the stream rule's kernel and splits, before any table neighbour or cuBLASLt.
+    KernelCall c;
+    c.table = &cudal2::rt::stream_table(), c.kernel = sp.kernel, c.splits = sp.splits;
+    char why[256] = "";
+    if (plan_kernel(h->lt, c, m, n, k, why, sizeof why) && c.need_total <= ws_bytes) {
+      p->path = CUDAL2_PATH_STREAM_KERNEL, p->call = c;
+      out = std::move(p);
+      return CUDAL2_STATUS_SUCCESS;
+    }
+  }
   if (h->table_on && neighbours) {
     if (const Entry* e = bucket_entry(h, accum, layout, m, n, k)) {
       // The tuned M's decision: its kernel, or cuBLASLt where cuBLASLt was measured faster there.
@@ -516,6 +553,14 @@ cudal2_status_t cudal2_create(cudal2_handle_t* handle, const cudal2_options* opt
     if (!r) return fail(CUDAL2_STATUS_INVALID_VALUE, "CUDAL2_M_BUCKETS=%s: not one of up, down, nearest, off", rule);
     h->bucket_rule = *r;
   }
+  if (const char* s = std::getenv("CUDAL2_STREAM"); major == 9 && !(s && std::string_view(s) == "0")) {
+    h->stream = cudal2::rt::stream_portfolio();
+    if (cudaDeviceGetAttribute(&h->sm_count, cudaDevAttrMultiProcessorCount, h->device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&h->l2_bytes, cudaDevAttrL2CacheSize, h->device) != cudaSuccess) {
+      cudaGetLastError();
+      h->stream.clear();
+    }
+  }
   if (auto st = cublasLtCreate(&h->lt); st != CUBLAS_STATUS_SUCCESS)
     return fail(CUDAL2_STATUS_CUBLAS_ERROR, "cublasLtCreate: %s", cublasLtGetStatusString(st));
   // Plan every table entry once; the workspace must hold what the largest needs.
@@ -575,7 +620,7 @@ cudal2_status_t cudal2_gemm(cudal2_handle_t h, cudal2_layout_t layout, cudal2_ac
   auto s_ = reinterpret_cast<cudaStream_t>(stream);
   bool neighbours = true;
   if (h->table_on) {
-    if (const Entry* e = find_entry(h->table, accum, layout, m, n, k)) {
+    if (const Entry* e = find_entry(h->table, accum, layout, m, n, k); e && !stream_preempts(h, e)) {
       const KernelCall& c = h->entry_calls[static_cast<size_t>(e - h->table->entries)];
       if (c.ok) return run_call(h, c, accum, m, n, k, A, B, C, workspace, workspace_bytes, s_);
       neighbours = false;  // a table shape on cuBLASLt stays on cuBLASLt
@@ -603,7 +648,7 @@ cudal2_status_t cudal2_query(cudal2_handle_t h, cudal2_layout_t layout, cudal2_a
   *info = cudal2_dispatch_info{CUDAL2_PATH_CUBLASLT, "cublaslt", 0, 0, 0, 0};
   bool neighbours = true;
   if (h->table_on) {
-    if (const Entry* e = find_entry(h->table, accum, layout, m, n, k)) {
+    if (const Entry* e = find_entry(h->table, accum, layout, m, n, k); e && !stream_preempts(h, e)) {
       const KernelCall& c = h->entry_calls[static_cast<size_t>(e - h->table->entries)];
       if (c.ok) {
         *info = {CUDAL2_PATH_TABLE_KERNEL, e->spec, e->m, e->n, e->k, c.need_total};
@@ -615,7 +660,9 @@ cudal2_status_t cudal2_query(cudal2_handle_t h, cudal2_layout_t layout, cudal2_a
   const Plan* p = nullptr;
   std::unique_ptr<Plan> temp;
   if (auto s = get_plan(h, layout, accum, m, n, k, h->ws_bytes, neighbours, nullptr, temp, p)) return s;
-  if (p->path != CUDAL2_PATH_CUBLASLT)
+  if (p->path == CUDAL2_PATH_STREAM_KERNEL)
+    *info = {p->path, p->call.table->kernels[p->call.kernel].spec, m, n, k, p->call.need_total};
+  else if (p->path != CUDAL2_PATH_CUBLASLT)
     *info = {p->path, p->from->spec, p->from->m, p->from->n, p->from->k, p->call.need_total};
   else
     info->workspace_bytes = p->lt->ws ? kZone + p->lt->ws : 0;

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <random>
 #include <thread>
 #include <vector>
@@ -41,6 +42,8 @@ const char* path_name(cudal2_path_t p) {
       return "bucket";
     case CUDAL2_PATH_CUBLASLT:
       return "cublaslt";
+    case CUDAL2_PATH_STREAM_KERNEL:
+      return "stream";
   }
   return "unknown";
 }
@@ -179,6 +182,83 @@ TEST_F(RuntimeGpu, TableShapesMatchCublas) {
 }
 
 TEST_F(RuntimeGpu, OffTableShapesMatchCublas) { check_problems(*handle_, cublas_, off_table_problems(), nullptr); }
+
+// Bandwidth-bound shapes (src/runtime/stream_rule.hpp: TN, up to 8 tokens, weights beyond the
+// L2) take the stream kernels on an sm_90 device, both accumulators. (The family's NN and larger
+// token tiles are checked by the judge: bench/stream/.)
+TEST_F(RuntimeGpu, StreamShapesMatchCublas) {
+  int major = 0;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
+  int l2 = 0;
+  cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0);
+  // B of at least the L2 (the class), K and N aligned or not (the checked element-wise path),
+  // split and unsplit.
+  const int64_t shapes[][3] = {{1, 14336, 4096}, {8, 4096, 14336}, {5, 20481, 3000}, {3, 16385, 4103},
+                               {1, 2048, 32768}, {7, 40000, 1000}};
+  for (auto accum : {CUDAL2_ACCUM_F32, CUDAL2_ACCUM_F16})
+    for (const auto& s : shapes) {
+      const Problem p{CUDAL2_LAYOUT_TN, accum, s[0], s[1], s[2]};
+      const auto info = cudal2::query(*handle_, p.layout, p.accum, p.m, p.n, p.k);
+      if (major == 9 && p.n * p.k * 2 >= l2)
+        EXPECT_EQ(info.path, CUDAL2_PATH_STREAM_KERNEL) << p.m << "x" << p.n << "x" << p.k;
+      check_problems(*handle_, cublas_, {p}, nullptr);
+    }
+}
+
+// A chain of stream calls (PDL: each may start while the one before it finishes), C of link i
+// the A of link i+1 (N == K): every link checked against cuBLAS on the input that link read, so a
+// link that read its A before the previous link's C was complete is caught. Eager and graph.
+TEST_F(RuntimeGpu, StreamPdlChainsNeverRace) {
+  constexpr int kLinks = 24;
+  for (auto layout : {CUDAL2_LAYOUT_TN})
+    for (bool graph : {false, true}) {
+      const Problem p{layout, CUDAL2_ACCUM_F32, 8, 8192, 8192};  // 128 MB of B: in the class
+      std::vector<std::unique_ptr<Buffers>> links;
+      for (int i = 0; i < kLinks; ++i) links.push_back(std::make_unique<Buffers>(p, uint32_t(100 + i)));
+      // B scaled by 1/64 keeps values bounded along the chain: |C| ~ sqrt(K)/3/64 per unit input.
+      // 24 links of 128 MB each: 3 GB of device memory.
+      for (auto& l : links) {
+        std::vector<__half> h(size_t(p.k * p.n));
+        CK(cudaMemcpy(h.data(), l->B, h.size() * 2, cudaMemcpyDeviceToHost));
+        for (auto& x : h) x = __float2half(__half2float(x) / 64.f);
+        CK(cudaMemcpy(l->B, h.data(), h.size() * 2, cudaMemcpyHostToDevice));
+      }
+      cudaStream_t st;
+      CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+      auto run_chain = [&] {
+        for (int i = 0; i < kLinks; ++i)
+          ASSERT_EQ(cudal2::try_gemm(*handle_, p.layout, p.accum, p.m, p.n, p.k, i ? links[i - 1]->C : links[0]->A,
+                                     links[i]->B, links[i]->C, reinterpret_cast<cudal2_stream_t>(st)),
+                    CUDAL2_STATUS_SUCCESS)
+              << cudal2_last_error();
+      };
+      if (graph) {
+        cudaGraph_t g;
+        cudaGraphExec_t ge;
+        CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
+        run_chain();
+        CK(cudaStreamEndCapture(st, &g));
+        CK(cudaGraphInstantiate(&ge, g, 0));
+        for (int r = 0; r < 3; ++r) CK(cudaGraphLaunch(ge, st));
+        CK(cudaStreamSynchronize(st));
+        cudaGraphExecDestroy(ge);
+        cudaGraphDestroy(g);
+      } else {
+        for (int r = 0; r < 3; ++r) run_chain();
+        CK(cudaStreamSynchronize(st));
+      }
+      cudaStreamDestroy(st);
+      int wrong = 0;
+      for (int i = 0; i < kLinks; ++i) {
+        if (i) CK(cudaMemcpy(links[i]->A, links[i - 1]->C, size_t(p.m * p.k) * 2, cudaMemcpyDeviceToDevice));
+        reference(cublas_, *links[i]);
+        wrong += !matches(*links[i]);
+      }
+      EXPECT_EQ(wrong, 0) << (layout ? "tn" : "nn") << (graph ? " graph" : " eager") << ": links wrong of " << kLinks;
+      std::printf("  stream chain %s %s: %d of %d links wrong\n", layout ? "tn" : "nn", graph ? "graph" : "eager",
+                  wrong, kLinks);
+    }
+}
 
 TEST_F(RuntimeGpu, CallerWorkspaceAndDefaultHandle) {
   const Problem p{CUDAL2_LAYOUT_TN, CUDAL2_ACCUM_F32, 100, 72, 200};

@@ -184,5 +184,19 @@ TEST(Roofline, ClassBoundaries) {
   EXPECT_EQ(to_string(ShapeClass::Skinny), "skinny");
 }
 
+TEST(Roofline, ReadLimitIsOperandBytesAtTheMeasuredRatePlusTheColdFloor) {
+  ReadLimit none;
+  EXPECT_EQ(none.limit_us({1, 4096, 4096}, false), 0.0) << "not measured: no limit";
+  EXPECT_FALSE(none.bandwidth_bound({1, 4096, 4096}, {}));
+  ReadLimit r;
+  r.measured = true, r.warm_tbps = 4.0, r.cold_floor_us = 5.0;
+  const Shape decode{1, 4096, 4096};  // 2 * (4096 + 4096^2 + 4096) bytes
+  const double us = min_bytes(decode) / 4e12 * 1e6;
+  EXPECT_NEAR(r.limit_us(decode, false), us, 1e-9);
+  EXPECT_NEAR(r.limit_us(decode, true), us + 5.0, 1e-9);
+  EXPECT_TRUE(r.bandwidth_bound(decode, {}));
+  EXPECT_FALSE(r.bandwidth_bound({8192, 8192, 8192}, {})) << "compute-bound";
+}
+
 }  // namespace core_roofline_cases
 }  // namespace cudal2

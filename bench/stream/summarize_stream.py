@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""The bandwidth-bound summary of `cudal2 bench` runs of the runtime beside cuBLASLt auto-tuning
+(bench/stream/stream_call.sh runtime): one row per shape, runtime layout, mode and timer, the
+runtime against the better of auto-tuning NN and TN in the same process, and the shape's read
+limit as the run measured it; then geometric means by class.
+
+    python3 bench/stream/summarize_stream.py OUT.csv RUN.csv[.gz] [RUN.csv[.gz] ...]
+
+Classes (issue targets, docs/kernels-stream.md): decode (M <= 64, B >= 16 MB), in the runtime's
+stream class (TN, M <= 8, B >= the GPU's L2, read from the run's header), mid (65 <= M <= 256,
+B >= 32 MB), few-tile long-K (M*N <= 256^2, K >= 4096).
+"""
+import csv
+import gzip
+import math
+import re
+import sys
+from collections import defaultdict
+
+COLUMNS = ["m", "n", "k", "layout", "mode", "timer", "runtime_us", "autotune_us", "vs_autotune", "limit_us",
+           "pct_of_limit"]
+
+
+def read(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt") as f:
+        lines = f.read().splitlines()
+    header = [l for l in lines if l.startswith("#")]
+    l2 = 0.0
+    for h in header:
+        mm = re.search(r"l2_mb=(\d+)", h)
+        if mm:
+            l2 = float(mm.group(1)) * 1e6
+    return list(csv.DictReader(l for l in lines if not l.startswith("#"))), l2
+
+
+def gmean(v):
+    return math.exp(sum(math.log(x) for x in v) / len(v)) if v else float("nan")
+
+
+def classes(m, n, k, layout, l2):
+    b = 2.0 * n * k
+    out = []
+    if m <= 64 and b >= 16e6:
+        out.append("decode")
+    if layout == "tn" and m <= 8 and b >= l2:
+        out.append("stream-class")
+    if 65 <= m <= 256 and b >= 32e6:
+        out.append("mid")
+    if m * n <= 256 * 256 and k >= 4096:
+        out.append("few-tile-long-k")
+    return out
+
+
+def main():
+    if len(sys.argv) < 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    rows, by_class = [], defaultdict(list)
+    for path in sys.argv[2:]:
+        data, l2 = read(path)
+        cell = defaultdict(dict)
+        for r in data:
+            if r["status"] != "ok" or not r["median_us"]:
+                continue
+            key = (int(r["m"]), int(r["n"]), int(r["k"]), r["mode"], r["timer"])
+            cell[key][r["method"]] = (float(r["median_us"]), r.get("limit_us", ""))
+        for (m, n, k, mode, timer), meth in sorted(cell.items()):
+            auto = [meth[x][0] for x in ("cublaslt-autotune-nn", "cublaslt-autotune-tn") if x in meth]
+            if not auto:
+                continue
+            for layout in ("nn", "tn"):
+                name = f"runtime-{layout}"
+                if name not in meth:
+                    continue
+                us, lim = meth[name]
+                ratio = min(auto) / us
+                lim_us = float(lim) if lim else 0.0
+                rows.append([m, n, k, layout, mode, timer, f"{us:.4g}", f"{min(auto):.4g}", f"{ratio:.4f}",
+                             f"{lim_us:.4g}" if lim_us else "", f"{100 * lim_us / us:.1f}" if lim_us else ""])
+                for c in classes(m, n, k, layout, l2):
+                    by_class[(c, layout, mode, timer)].append(ratio)
+    with open(sys.argv[1], "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(COLUMNS)
+        w.writerows(rows)
+    print(f"{'class':16} {'layout':6} {'mode':8} {'timer':6} {'shapes':>6} {'geomean':>8} {'min':>7}")
+    for (c, layout, mode, timer), v in sorted(by_class.items()):
+        print(f"{c:16} {layout:6} {mode:8} {timer:6} {len(v):6d} {gmean(v):8.3f} {min(v):7.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

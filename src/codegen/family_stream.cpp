@@ -1,0 +1,120 @@
+// Family stream: our weight-streaming kernel for bandwidth-bound problems (decode and small
+// batch: few tokens M against a wide B; src/kernels/stream_gemm.cuh): swap-AB mma.sync with B
+// straight from global memory into registers, K split across a CTA's warps (kwarps) and across
+// CTAs (splits, a runtime knob up to 64) with one in-launch, split-ordered reduction; PDL; runs
+// any shape.
+//   "stream tn f32 tile=8x64x64 warps=1x2 kwarps=4 stages=2 | splits=8"
+// tile = tokens (8 x token tiles) x B rows per CTA (16 x row tiles x warps) x 64 (the K stage);
+// warps = 1 x warps along B's rows; kwarps = warps along K; stages = K stages in flight per warp.
+// No CUDA here: this file only writes and reads text.
+#include <fmt/format.h>
+
+#include <string>
+#include <vector>
+
+#include "codegen/family.hpp"
+#include "kernels/stream_plan.h"
+
+namespace cudal2 {
+
+namespace {
+
+namespace plan = cudal2_stream_plan;
+
+// Register budget of a thread (of 255) for the stages in flight and the accumulators; ptxas
+// gets the rest for addresses.
+constexpr int kMaxStreamRegs = 200;
+
+const std::vector<std::string>& stream_fields() {
+  static const std::vector<std::string> f{"tile", "warps", "kwarps", "stages", "splits"};
+  return f;
+}
+
+KernelSpec stream_default_spec() {
+  KernelSpec s;
+  s.family = "stream";
+  s.layout = Layout::TN;
+  s.tile_m = 8, s.tile_n = 64, s.tile_k = plan::kStageK, s.warps_m = 1, s.warps_n = 2, s.warps_k = 4, s.stages = 2;
+  return s;
+}
+
+std::string stream_compile_text(const KernelSpec& s) {
+  return fmt::format("{} {} {} tile={}x{}x{} warps={}x{} kwarps={} stages={}", s.family, to_string(s.layout),
+                     to_string(s.accum), s.tile_m, s.tile_n, s.tile_k, s.warps_m, s.warps_n, s.warps_k, s.stages);
+}
+
+// Row tiles (16 rows of B) each warp covers; 0 when the tile does not divide.
+int row_tiles(const KernelSpec& s) { return s.warps_n > 0 && s.tile_n % (16 * s.warps_n) == 0 ? s.tile_n / (16 * s.warps_n) : 0; }
+
+// Registers one stage in flight holds: B's 64 K-elements of the warp's rows (2 bytes each, 16
+// rows a tile, over 32 lanes) and the tokens' (8 per token tile).
+int stage_regs(const KernelSpec& s) { return 16 * row_tiles(s) + 8 * (s.tile_m / 8); }
+
+std::string invalid_reason_stream(const KernelSpec& s) {
+  if (s.tile_k != plan::kStageK) return fmt::format("tile K {} is not the stage's {}", s.tile_k, plan::kStageK);
+  if (s.tile_m % 8 || s.tile_m < 8 || s.tile_m > 64) return fmt::format("tile M {} not a multiple of 8 in 8..64", s.tile_m);
+  if (s.warps_m != 1) return "stream: warps must be 1xR (warps along B's rows only)";
+  if (!is_pow2(s.warps_n) || !is_pow2(s.warps_k) || s.warps_n * s.warps_k > 16)
+    return fmt::format("warps 1x{} kwarps {}: powers of two, at most 16 warps", s.warps_n, s.warps_k);
+  const int mt = row_tiles(s);
+  if (mt < 1 || mt > 4) return fmt::format("tile N {} over {} warps: not 16, 32, 48 or 64 rows a warp", s.tile_n, s.warps_n);
+  if (s.layout == Layout::NN && mt != 2 && mt != 4) return "stream nn: 32 or 64 rows a warp (8- or 16-byte loads of B)";
+  if (s.stages < 1 || s.stages > 6) return fmt::format("stages {} not in 1..6", s.stages);
+  const int regs = s.stages * stage_regs(s) + 4 * mt * (s.tile_m / 8);
+  if (regs > kMaxStreamRegs)
+    return fmt::format("{} stages and the accumulators hold {} registers, over {}", s.stages, regs, kMaxStreamRegs);
+  const int red = (s.warps_k > 1 ? s.warps_k - 1 : 1) * s.warps_n * mt * (s.tile_m / 8) * 32 * 16;
+  if (red > 48 * 1024) return "k-warp reduction over 48 KB of shared memory";
+  if (s.splits < 1 || s.splits > plan::kMaxSplits) return fmt::format("splits {} not in 1..{}", s.splits, plan::kMaxSplits);
+  return splits_only_knobs_reason(s);
+}
+
+// Token tiles 1, 2, 4, 8 x rows per warp x warps (1..8 along rows, 1..8 along K, at most 16) x
+// stages 1..4 where the registers allow, x split counts {1, 2, 4, 8, 16, 32} with knobs.
+std::vector<KernelSpec> enumerate_stream(Layout layout, Accum accum, bool with_runtime_knobs) {
+  std::vector<KernelSpec> out;
+  for (int toks : {8, 16, 32, 64})
+    for (int mt : {1, 2, 4})
+      for (int wr : {1, 2, 4, 8})
+        for (int wk : {1, 2, 4, 8})
+          for (int stages : {1, 2, 3, 4}) {
+            KernelSpec s = stream_default_spec();
+            s.layout = layout, s.accum = accum;
+            s.tile_m = toks, s.tile_n = 16 * mt * wr, s.warps_n = wr, s.warps_k = wk, s.stages = stages;
+            if (!invalid_reason_stream(s).empty()) continue;
+            for (int sp : {1, 2, 4, 8, 16, 32}) {
+              s.splits = sp;
+              out.push_back(s);
+              if (!with_runtime_knobs) break;
+            }
+          }
+  return out;
+}
+
+std::string stream_shape_refusal(const KernelSpec&, const Shape&) { return ""; }  // any shape
+
+// The configuration as template arguments of cudal2_stream::Config (src/kernels/stream_gemm.cuh).
+std::string generate_stream_source(const KernelSpec& s) {
+  return type_source(stream_compile_text(s), "stream_gemm.cuh",
+                     fmt::format("cudal2_stream::Gemm<cudal2_stream::Config<{}, {}, {}, {}, {}, {}, {}>>",
+                                 s.layout == Layout::TN, s.accum == Accum::F16, s.tile_m / 8, row_tiles(s), s.warps_n,
+                                 s.warps_k, s.stages));
+}
+
+}  // namespace
+
+const Family& stream_family() {
+  static const Family f{.name = "stream",
+                        .fields = stream_fields,
+                        .default_spec = stream_default_spec,
+                        .parse_field = parse_common_field,
+                        .compile_text = stream_compile_text,
+                        .text = splits_only_text,
+                        .invalid_reason = invalid_reason_stream,
+                        .enumerate = enumerate_stream,
+                        .shape_refusal = stream_shape_refusal,
+                        .generate_source = generate_stream_source};
+  return f;
+}
+
+}  // namespace cudal2

@@ -1,0 +1,60 @@
+// The `stream` kernels every build of libcudal2_runtime carries, whatever its tables: the runtime's
+// rule (runtime/stream_rule.hpp) runs bandwidth-bound shapes that no table holds on them, on any
+// sm_90 GPU: the class it was measured to win (TN, up to 8 tokens) takes one configuration per
+// accumulator, the one that won most of the exploration's shapes (docs/kernels-stream.md).
+#include "stream_gemm.cuh"
+#include "stream_portfolio.h"
+
+namespace {
+
+// Config<TN, F16 accumulation, token tiles, row tiles a warp, warps along rows, k-warps, stages>, and
+// the canonical spec text (codegen/family_stream.cpp) of the same kernel.
+#define CUDAL2_STREAM_CONFIGS(X) \
+  X(true, false, 1, 2, 2, 4, 2, "stream tn f32 tile=8x64x64 warps=1x2 kwarps=4 stages=2") \
+  X(true, true, 1, 2, 2, 4, 2, "stream tn f16 tile=8x64x64 warps=1x2 kwarps=4 stages=2")
+
+template <class Cfg>
+int can_implement(const cudal2_gemm_args* a, char* err, size_t len) {
+  return cudal2_shim::answer(cudal2_stream::Gemm<Cfg>::refusal(*a), err, len);
+}
+template <class Cfg>
+size_t workspace_size(const cudal2_gemm_args* a) {
+  return cudal2_stream::Gemm<Cfg>::workspace_size(*a);
+}
+template <class Cfg>
+int run(const cudal2_gemm_args* a, void* stream, char* err, size_t len) {
+  return cudal2_shim::answer(cudal2_stream::Gemm<Cfg>::run(*a, stream), err, len);
+}
+// CTAs of the aligned kernel one SM holds at once (0 when the calculator fails).
+template <class Cfg>
+int resident() {
+  int n = 0;
+  auto* kernel = cudal2_stream::stream_gemm_kernel<Cfg, true>;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, Cfg::kThreads, 0) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return n;
+}
+
+#define CUDAL2_STREAM_CFG(tn, f16, nt, mt, wr, wk, d) cudal2_stream::Config<tn, f16, nt, mt, wr, wk, d>
+#define CUDAL2_STREAM_ENTRY(tn, f16, nt, mt, wr, wk, d, text)                                                       \
+  cudal2_stream_kernel{text,                                                                                        \
+                       tn,                                                                                          \
+                       f16,                                                                                         \
+                       8 * (nt),                                                                                    \
+                       16 * (mt) * (wr),                                                                            \
+                       wk,                                                                                          \
+                       can_implement<CUDAL2_STREAM_CFG(tn, f16, nt, mt, wr, wk, d)>,                                \
+                       workspace_size<CUDAL2_STREAM_CFG(tn, f16, nt, mt, wr, wk, d)>,                               \
+                       run<CUDAL2_STREAM_CFG(tn, f16, nt, mt, wr, wk, d)>,                                          \
+                       resident<CUDAL2_STREAM_CFG(tn, f16, nt, mt, wr, wk, d)>},
+
+const cudal2_stream_kernel kKernels[] = {CUDAL2_STREAM_CONFIGS(CUDAL2_STREAM_ENTRY)};
+
+}  // namespace
+
+extern "C" const cudal2_stream_kernel* cudal2_rt_stream_kernels(int* count) {
+  *count = static_cast<int>(sizeof(kKernels) / sizeof(kKernels[0]));
+  return kKernels;
+}

@@ -1,0 +1,74 @@
+#pragma once
+// The runtime's rule for bandwidth-bound shapes no table holds (decode and small batch: few
+// tokens M against a wide weight operand B): which of the library's compiled `stream` kernels
+// (runtime/stream_kernels.cu) runs the shape, and with how many K splits. Plain C++, no CUDA: the
+// CPU tests check it, the library calls it once per shape.
+//
+// The class, as measured on an H200 (docs/kernels-stream.md): nn.Linear's layout (TN), M <= 8
+// tokens, and weights B of at least the GPU's L2 (so that even back-to-back calls stream them from
+// DRAM). There the kernel ran at 1.09-1.19 of cuBLASLt auto-tuning and at about 91% of the read
+// limit; with fewer bytes (weights that stay in L2 between calls), more tokens or NN it ran below
+// auto-tuning, so those keep cuBLASLt. The kernel: the smallest token tile that holds M. The
+// splits: as many as keep the launch within one wave of the GPU's resident CTAs (more split the
+// same bytes over more partial sums; fewer leave SMs without loads in flight).
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace cudal2::rt {
+
+// B's bytes from which a shape can be in the class, whatever the L2 (the device's L2 size raises it).
+constexpr int64_t kStreamMinWeightBytes = int64_t(4) << 20;
+constexpr int64_t kStreamMaxM = 8;
+constexpr int kStreamMaxSplits = 64;
+constexpr int kStreamStageK = 64;
+
+// One compiled kernel of the portfolio, as the rule needs to know it.
+struct StreamKernel {
+  int layout, accum;    // CUDAL2_LAYOUT_*, CUDAL2_ACCUM_*
+  int toks, rows;       // tokens (M) and B rows (N) one CTA covers
+  int warps_k;          // warps splitting a CTA's K range
+  int resident;         // CTAs one SM holds at once (the occupancy calculator's answer), >= 1
+};
+
+struct StreamPick {
+  int kernel = -1;  // index into the portfolio; -1: not this class, or no kernel for it
+  int splits = 1;
+};
+
+// l2_bytes: the device's L2 (0: unknown, kStreamMinWeightBytes alone).
+inline bool in_stream_class(int layout, int64_t m, int64_t n, int64_t k, int64_t l2_bytes) {
+  const int64_t min_bytes = l2_bytes > kStreamMinWeightBytes ? l2_bytes : kStreamMinWeightBytes;
+  return layout == 1 && m >= 1 && m <= kStreamMaxM && n * k * 2 >= min_bytes;
+}
+
+// Splits for `tiles` output tiles on `slots` resident CTAs (SMs x CTAs an SM holds): the most that
+// keep the launch within one wave, at least 1, at most max_splits.
+inline int stream_splits(int64_t tiles, int64_t slots, int max_splits) {
+  int64_t s = tiles > 0 ? slots / tiles : 1;
+  if (s < 1) s = 1;
+  if (s > max_splits) s = max_splits;
+  return static_cast<int>(s);
+}
+
+inline StreamPick pick_stream(const std::vector<StreamKernel>& kernels, int layout, int accum, int64_t m, int64_t n,
+                              int64_t k, int sm_count, int64_t l2_bytes) {
+  StreamPick p;
+  if (!in_stream_class(layout, m, n, k, l2_bytes) || sm_count < 1) return p;
+  for (int i = 0; i < static_cast<int>(kernels.size()); ++i) {
+    const StreamKernel& c = kernels[static_cast<size_t>(i)];
+    if (c.layout != layout || c.accum != accum || c.toks < m) continue;
+    if (p.kernel < 0 || c.toks < kernels[static_cast<size_t>(p.kernel)].toks) p.kernel = i;
+  }
+  if (p.kernel < 0) return p;
+  const StreamKernel& c = kernels[static_cast<size_t>(p.kernel)];
+  const int64_t tiles = ((n + c.rows - 1) / c.rows) * ((m + c.toks - 1) / c.toks);
+  const int64_t stages = (k + kStreamStageK - 1) / kStreamStageK;
+  int64_t max_s = stages / (c.warps_k > 0 ? c.warps_k : 1);
+  if (max_s < 1) max_s = 1;
+  if (max_s > kStreamMaxSplits) max_s = kStreamMaxSplits;
+  p.splits = stream_splits(tiles, int64_t(sm_count) * (c.resident > 0 ? c.resident : 1), static_cast<int>(max_s));
+  return p;
+}
+
+}  // namespace cudal2::rt

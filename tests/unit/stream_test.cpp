@@ -1,0 +1,126 @@
+// The `stream` family without a GPU: its K ranges and workspace (kernels/stream_plan.h), the
+// runtime's rule for bandwidth-bound shapes (runtime/stream_rule.hpp) and its specs
+// (codegen/family_stream.cpp).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "codegen/codegen.hpp"
+#include "codegen/spec.hpp"
+#include "core/problem.hpp"
+#include "kernels/stream_plan.h"
+#include "runtime/stream_rule.hpp"
+
+namespace {
+
+namespace plan = cudal2_stream_plan;
+using cudal2::Accum;
+using cudal2::Layout;
+using cudal2::rt::pick_stream;
+using cudal2::rt::StreamKernel;
+
+TEST(StreamPlan, SplitsCoverEveryStageOnceInOrder) {
+  for (int64_t k : {1, 63, 64, 65, 4096, 14336, 100000})
+    for (int splits : {1, 2, 3, 7, 16, 64}) {
+      int64_t next = 0, stages = (k + plan::kStageK - 1) / plan::kStageK;
+      for (int s = 0; s < splits; ++s) {
+        const auto r = plan::split_stages(k, splits, s);
+        EXPECT_EQ(r.begin, next) << k << " " << splits << " " << s;
+        EXPECT_GE(r.end, r.begin);
+        EXPECT_LE(r.end - r.begin, stages / splits + 1) << "balanced";
+        next = r.end;
+      }
+      EXPECT_EQ(next, stages) << k << " " << splits;
+    }
+}
+
+TEST(StreamPlan, WorkspaceHoldsCountersThenEverySplitsPartial) {
+  const auto g = plan::grid(5, 4096, 64, 8, 8);
+  EXPECT_EQ(g.x, 1);
+  EXPECT_EQ(g.y, 64);
+  EXPECT_EQ(g.z, 8);
+  EXPECT_EQ(plan::counters_bytes(g), 256u);
+  EXPECT_EQ(plan::workspace_bytes(g, 64, 8), 256u + 64u * 8 * 64 * 8 * 4);
+  EXPECT_EQ(plan::workspace_bytes(plan::grid(5, 4096, 64, 8, 1), 64, 8), 0u) << "no split, no workspace";
+  EXPECT_FALSE(plan::grid_fits(plan::grid(1, 4096, 64, 8, plan::kMaxSplits + 1)));
+  EXPECT_FALSE(plan::grid_fits(plan::grid(1, 64 * 65536, 64, 8, 1))) << "B-row tiles over the grid's y";
+}
+
+const std::vector<StreamKernel> kPortfolio = {{1, 0, 8, 64, 4, 2}, {1, 1, 8, 64, 4, 2}};
+
+constexpr int64_t kL2 = int64_t(60) << 20;  // an H200's
+
+TEST(StreamRule, ClassIsFewTokensAgainstWeightsBeyondTheL2) {
+  EXPECT_TRUE(cudal2::rt::in_stream_class(1, 1, 14336, 4096, kL2));  // 117 MB
+  EXPECT_TRUE(cudal2::rt::in_stream_class(1, 8, 14336, 4096, kL2));
+  EXPECT_FALSE(cudal2::rt::in_stream_class(1, 9, 14336, 4096, kL2)) << "more tokens measured below auto-tuning";
+  EXPECT_FALSE(cudal2::rt::in_stream_class(1, 1, 4096, 4096, kL2)) << "32 MB stays in a 60 MB L2 between calls";
+  EXPECT_TRUE(cudal2::rt::in_stream_class(1, 1, 4096, 4096, int64_t(16) << 20)) << "but not in a 16 MB one";
+  EXPECT_FALSE(cudal2::rt::in_stream_class(0, 1, 14336, 4096, kL2)) << "NN measured below auto-tuning";
+  EXPECT_FALSE(cudal2::rt::in_stream_class(1, 0, 14336, 4096, kL2));
+  EXPECT_FALSE(cudal2::rt::in_stream_class(1, 1, 1024, 1024, 0)) << "2 MB: below the floor whatever the L2";
+}
+
+TEST(StreamRule, PicksTheSmallestTokenTileOfTheAccumulator) {
+  auto toks = [&](int accum, int64_t m) {
+    const auto p = pick_stream(kPortfolio, 1, accum, m, 16384, 8192, 132, kL2);
+    return p.kernel < 0 ? -1 : kPortfolio[static_cast<size_t>(p.kernel)].toks;
+  };
+  EXPECT_EQ(toks(0, 1), 8);
+  EXPECT_EQ(toks(0, 8), 8);
+  EXPECT_EQ(toks(0, 9), -1) << "out of class";
+  EXPECT_EQ(toks(1, 4), 8) << "f16 accumulation: its own kernel";
+  EXPECT_EQ(kPortfolio[static_cast<size_t>(pick_stream(kPortfolio, 1, 1, 4, 16384, 8192, 132, kL2).kernel)].accum, 1);
+  EXPECT_EQ(pick_stream({}, 1, 0, 1, 16384, 8192, 132, kL2).kernel, -1) << "no portfolio (not sm_90)";
+}
+
+TEST(StreamRule, SplitsKeepTheLaunchWithinOneWave) {
+  // 4096 rows / 64 = 64 tiles on 132 x 2 slots: 4 splits, 256 CTAs.
+  EXPECT_EQ(pick_stream(kPortfolio, 1, 0, 1, 4096, 16384, 132, kL2).splits, 4);
+  // 14336 / 64 = 224 tiles: one wave already.
+  EXPECT_EQ(pick_stream(kPortfolio, 1, 0, 1, 14336, 4096, 132, kL2).splits, 1);
+  // A short K caps the splits: every split keeps each k-warp one 64-element stage at least.
+  EXPECT_EQ(pick_stream(kPortfolio, 1, 0, 1, 512, 65536, 132, 0).splits, 33);
+  EXPECT_EQ(cudal2::rt::stream_splits(64, 264, 2), 2) << "capped";
+  EXPECT_EQ(cudal2::rt::stream_splits(1000, 264, 64), 1) << "many waves already: no split";
+}
+
+TEST(StreamFamily, SpecsRoundTripAndGenerateTheConfig) {
+  const auto all = cudal2::enumerate_specs("stream", Layout::TN, Accum::F32, true);
+  ASSERT_FALSE(all.empty());
+  std::set<std::string> texts;
+  for (const auto& s : all) {
+    EXPECT_EQ(cudal2::invalid_reason(s), "") << s.text();
+    EXPECT_EQ(cudal2::parse_spec(s.text()).text(), s.text());
+    texts.insert(s.text());
+  }
+  EXPECT_EQ(texts.size(), all.size());
+  const auto s = cudal2::parse_spec("stream tn f32 tile=8x64x64 warps=1x2 kwarps=4 stages=2 | splits=8");
+  EXPECT_EQ(s.splits, 8);
+  const std::string src = cudal2::generate_source(s);
+  EXPECT_NE(src.find("cudal2_stream::Config<true, false, 1, 2, 2, 4, 2>"), std::string::npos) << src;
+  EXPECT_NE(src.find("stream_gemm.cuh"), std::string::npos);
+}
+
+TEST(StreamFamily, ValidityRulesNameWhatIsWrong) {
+  auto why = [](const char* text) { return cudal2::invalid_reason(cudal2::parse_spec(text)); };
+  EXPECT_EQ(why("stream nn f32 tile=64x64x64 warps=1x2 kwarps=2 stages=1 | splits=4"), "");
+  EXPECT_NE(why("stream tn f32 tile=8x64x32 warps=1x2 kwarps=4 stages=2 | splits=1").find("tile K"), std::string::npos);
+  EXPECT_NE(why("stream tn f32 tile=12x64x64 warps=1x2 kwarps=4 stages=2 | splits=1").find("tile M"),
+            std::string::npos);
+  EXPECT_NE(why("stream nn f32 tile=8x32x64 warps=1x2 kwarps=4 stages=2 | splits=1").find("nn"), std::string::npos)
+      << "16 rows a warp: nn needs 32 or 64";
+  EXPECT_NE(why("stream tn f32 tile=8x64x64 warps=1x2 kwarps=16 stages=2 | splits=1").find("16 warps"),
+            std::string::npos);
+  EXPECT_NE(why("stream tn f32 tile=64x256x64 warps=1x4 kwarps=1 stages=4 | splits=1").find("registers"),
+            std::string::npos);
+  EXPECT_NE(why("stream tn f32 tile=8x64x64 warps=1x2 kwarps=4 stages=7 | splits=1").find("stages"),
+            std::string::npos);
+  EXPECT_NE(why("stream tn f32 tile=8x64x64 warps=1x2 kwarps=4 stages=2 | splits=65").find("splits"),
+            std::string::npos);
+}
+
+}  // namespace

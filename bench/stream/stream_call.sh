@@ -9,8 +9,8 @@
 #       `cudal2 eval --spec-list LIST` (stream candidates beside auto-tuning, through the judge):
 #       bench/lat/lat_call.sh confirm with the graph and chain timers.
 #   bash bench/stream/stream_call.sh profile
-#       Nsight Compute on three decode shapes, the runtime's stream kernel against cuBLASLt's
-#       heuristic kernel (DRAM throughput, bytes in flight): $OUT/prof-*.txt.
+#       Nsight Compute on three decode shapes of the stream class, the runtime's stream kernel
+#       against cuBLASLt's heuristic kernel (DRAM throughput, occupancy, stalls): $OUT/profiles.tgz.
 #   bash bench/stream/stream_call.sh decode TAG
 #       A Llama-3-8B decode step (4 decoder layers: attention projections, attention over a
 #       512-position cache, MLP) at batch 1 and 8, nn.Linear against cudal2.patch, eager and CUDA
@@ -37,8 +37,9 @@ case "${1:-}" in
     TIMERS=${TIMERS:-graph,chain} BASELINES=${BASELINES:-cublaslt-autotune-nn,cublaslt-autotune-tn} REPS=${REPS:-10} \
       bash "$here/../lat/lat_call.sh" confirm "$2" "$3" "$4" ;;
   profile)
-    KERNEL_REGEX=stream_gemm_kernel PROFILES=${PROFILES:-"st-1x14336x4096|1,14336,4096|@runtime-tn;lt-1x14336x4096|1,14336,4096|@cublaslt-heuristic-tn;st-16x4096x4096|16,4096,4096|@runtime-tn;lt-16x4096x4096|16,4096,4096|@cublaslt-heuristic-tn;st-64x4096x14336|64,4096,14336|@runtime-tn;lt-64x4096x14336|64,4096,14336|@cublaslt-heuristic-tn"} \
-      bash "$here/../lat/profile_lat.sh" ;;
+    KERNEL_REGEX=stream_gemm_kernel PROFILES=${PROFILES:-"st-1x14336x4096|1,14336,4096|@runtime-tn;lt-1x14336x4096|1,14336,4096|@cublaslt-heuristic-tn;st-8x4096x14336|8,4096,14336|@runtime-tn;lt-8x4096x14336|8,4096,14336|@cublaslt-heuristic-tn;st-4x20480x7168|4,20480,7168|@runtime-tn;lt-4x20480x7168|4,20480,7168|@cublaslt-heuristic-tn"} \
+      bash "$here/../lat/profile_lat.sh"
+    tar czf "$OUT/profiles.tgz" -C "$OUT" $(cd "$OUT" && ls prof-*.txt) && rm -f "$OUT"/prof-*.txt ;;
   decode)
     LIB=$PWD/$B/src/runtime/libcudal2_runtime.so.0
     rm -rf .jit/wheel .jit/site
@@ -48,9 +49,11 @@ case "${1:-}" in
     PYTHONPATH=$PWD/.jit/site${PYTHONPATH:+:$PYTHONPATH} python3 bench/product/torch_model_forward.py --decode 512 \
       --batches 1,8 --blocks 4 --reps "${REPS:-30}" --csv "$OUT/$2.csv" >"$OUT/$2.txt" 2>&1
     echo "decode rc=$?"
+    rm -f "$OUT/$2-build.log"
     cat "$OUT/$2.txt" ;;
   tests)
-    "$B/tests/cudal2_gpu_tests" --gtest_filter='RuntimeGpu.Stream*' 2>&1 | tee "$OUT/gpu_tests_stream.log" |
+    LD_LIBRARY_PATH=$PWD/$B/src/runtime:$LD_LIBRARY_PATH "$B/tests/cudal2_gpu_tests" --gtest_filter='RuntimeGpu.Stream*' 2>&1 |
+      tee "$OUT/gpu_tests_stream.log" |
       grep -E "^\[|wrong|FAIL|links" ;;
   *) echo "usage: bench/stream/stream_call.sh runtime SHAPES TAG [MODE] | explore LIST MINUTES TAG | profile | decode TAG | tests" >&2; exit 2 ;;
 esac

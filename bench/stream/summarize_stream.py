@@ -7,8 +7,8 @@ limit as the run measured it; then geometric means by class.
     python3 bench/stream/summarize_stream.py OUT.csv RUN.csv[.gz] [RUN.csv[.gz] ...]
 
 Classes (issue targets, docs/kernels-stream.md): decode (M <= 64, B >= 16 MB), in the runtime's
-stream class (TN, M <= 8, B >= the GPU's L2, read from the run's header), mid (65 <= M <= 256,
-B >= 32 MB), few-tile long-K (M*N <= 256^2, K >= 4096).
+stream class (TN, M <= 8, B >= the GPU's L2 and one wave of 64-row tiles, from the run's header),
+mid (65 <= M <= 256, B >= 32 MB), few-tile long-K (M*N <= 256^2, K >= 4096).
 """
 import csv
 import gzip
@@ -26,24 +26,30 @@ def read(path):
     with opener(path, "rt") as f:
         lines = f.read().splitlines()
     header = [l for l in lines if l.startswith("#")]
-    l2 = 0.0
+    l2, sms = 0.0, 132
     for h in header:
         mm = re.search(r"l2_mb=(\d+)", h)
         if mm:
             l2 = float(mm.group(1)) * 1e6
-    return list(csv.DictReader(l for l in lines if not l.startswith("#"))), l2
+        mm = re.search(r"sms=(\d+)", h)
+        if mm:
+            sms = int(mm.group(1))
+    return list(csv.DictReader(l for l in lines if not l.startswith("#"))), (l2, sms)
 
 
 def gmean(v):
     return math.exp(sum(math.log(x) for x in v) / len(v)) if v else float("nan")
 
 
-def classes(m, n, k, layout, l2):
+def classes(m, n, k, layout, gpu):
+    l2, sms = gpu
     b = 2.0 * n * k
     out = []
     if m <= 64 and b >= 16e6:
         out.append("decode")
-    if layout == "tn" and m <= 8 and b >= l2:
+    # src/runtime/stream_rule.hpp: one wave of 64-row tiles at two CTAs an SM (20480-row weights,
+    # measured with the rule as it was before that condition, fall out)
+    if layout == "tn" and m <= 8 and b >= l2 and -(-n // 64) <= 2 * sms:
         out.append("stream-class")
     if 65 <= m <= 256 and b >= 32e6:
         out.append("mid")
@@ -58,7 +64,7 @@ def main():
         return 2
     rows, by_class = [], defaultdict(list)
     for path in sys.argv[2:]:
-        data, l2 = read(path)
+        data, gpu = read(path)
         cell = defaultdict(dict)
         for r in data:
             if r["status"] != "ok" or not r["median_us"]:
@@ -78,7 +84,7 @@ def main():
                 lim_us = float(lim) if lim else 0.0
                 rows.append([m, n, k, layout, mode, timer, f"{us:.4g}", f"{min(auto):.4g}", f"{ratio:.4f}",
                              f"{lim_us:.4g}" if lim_us else "", f"{100 * lim_us / us:.1f}" if lim_us else ""])
-                for c in classes(m, n, k, layout, l2):
+                for c in classes(m, n, k, layout, gpu):
                     by_class[(c, layout, mode, timer)].append(ratio)
     with open(sys.argv[1], "w", newline="") as f:
         w = csv.writer(f)

@@ -228,7 +228,7 @@ struct cudal2_context {
   std::map<NKKey, Buckets> buckets;
   double neighbour_factor = 0.0;
   bool tune_unseen = false;
-  // The stream portfolio (runtime/stream_rule.hpp) on an sm_90 device, unless CUDAL2_STREAM=0.
+  // The stream portfolio (runtime/stream_rule.hpp) on an sm_90 device with CUDAL2_STREAM=1.
   std::vector<cudal2::rt::StreamKernel> stream;
   int sm_count = 0;
   int l2_bytes = 0;
@@ -553,7 +553,7 @@ cudal2_status_t cudal2_create(cudal2_handle_t* handle, const cudal2_options* opt
     if (!r) return fail(CUDAL2_STATUS_INVALID_VALUE, "CUDAL2_M_BUCKETS=%s: not one of up, down, nearest, off", rule);
     h->bucket_rule = *r;
   }
-  if (const char* s = std::getenv("CUDAL2_STREAM"); major == 9 && !(s && std::string_view(s) == "0")) {
+  if (const char* s = std::getenv("CUDAL2_STREAM"); major == 9 && s && std::string_view(s) == "1") {
     h->stream = cudal2::rt::stream_portfolio();
     if (cudaDeviceGetAttribute(&h->sm_count, cudaDevAttrMultiProcessorCount, h->device) != cudaSuccess ||
         cudaDeviceGetAttribute(&h->l2_bytes, cudaDevAttrL2CacheSize, h->device) != cudaSuccess) {

@@ -4,13 +4,18 @@
 // (runtime/stream_kernels.cu) runs the shape, and with how many K splits. Plain C++, no CUDA: the
 // CPU tests check it, the library calls it once per shape.
 //
-// The class, as measured on an H200 (docs/kernels-stream.md): nn.Linear's layout (TN), M <= 8
-// tokens, and weights B of at least the GPU's L2 (so that even back-to-back calls stream them from
-// DRAM). There the kernel ran at 1.09-1.19 of cuBLASLt auto-tuning and at about 91% of the read
-// limit; with fewer bytes (weights that stay in L2 between calls), more tokens or NN it ran below
-// auto-tuning, so those keep cuBLASLt. The kernel: the smallest token tile that holds M. The
-// splits: as many as keep the launch within one wave of the GPU's resident CTAs (more split the
-// same bytes over more partial sums; fewer leave SMs without loads in flight).
+// The class, as measured on an H200 (docs/kernels-stream.md; bench/results/h200/bandwidth/): nn.Linear's
+// layout (TN), M <= 8 tokens, weights B of at least the GPU's L2 (so that even back-to-back calls
+// stream them from DRAM), and few enough B-row tiles that the launch is one wave of resident CTAs.
+// There, on held-out shapes, the kernel ran at 1.08 of cuBLASLt auto-tuning with an unrelated
+// kernel before every call (chain timer) and 1.05 cold (server mode), but at 0.93 replayed back to
+// back (graph timer): it streams at 72-80% of the read limit in steady state, as cuBLASLt does,
+// and wins where its launch and first loads overlap the kernel before it (PDL) or meet a cold L2.
+// So the rule is off by default (the runtime never loses to cuBLASLt on its primary timer) and on
+// with CUDAL2_STREAM=1. More tokens, weights that stay in L2 between calls, NN, or launches of more
+// than one wave measured below auto-tuning under every timer.
+// The kernel: the smallest token tile that holds M. The splits: as many as keep the launch within
+// one wave (more split the same bytes over more partial sums; fewer leave SMs without loads).
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -51,6 +56,8 @@ inline int stream_splits(int64_t tiles, int64_t slots, int max_splits) {
   return static_cast<int>(s);
 }
 
+// slots are sm_count x the kernel's resident CTAs; a shape whose tiles exceed them is out of the
+// class (a second, partial wave measured 0.82-0.88 of auto-tuning).
 inline StreamPick pick_stream(const std::vector<StreamKernel>& kernels, int layout, int accum, int64_t m, int64_t n,
                               int64_t k, int sm_count, int64_t l2_bytes) {
   StreamPick p;
@@ -63,11 +70,13 @@ inline StreamPick pick_stream(const std::vector<StreamKernel>& kernels, int layo
   if (p.kernel < 0) return p;
   const StreamKernel& c = kernels[static_cast<size_t>(p.kernel)];
   const int64_t tiles = ((n + c.rows - 1) / c.rows) * ((m + c.toks - 1) / c.toks);
+  const int64_t slots = int64_t(sm_count) * (c.resident > 0 ? c.resident : 1);
+  if (tiles > slots) return StreamPick{};
   const int64_t stages = (k + kStreamStageK - 1) / kStreamStageK;
   int64_t max_s = stages / (c.warps_k > 0 ? c.warps_k : 1);
   if (max_s < 1) max_s = 1;
   if (max_s > kStreamMaxSplits) max_s = kStreamMaxSplits;
-  p.splits = stream_splits(tiles, int64_t(sm_count) * (c.resident > 0 ? c.resident : 1), static_cast<int>(max_s));
+  p.splits = stream_splits(tiles, slots, static_cast<int>(max_s));
   return p;
 }
 

@@ -86,6 +86,8 @@ TEST(StreamRule, SplitsKeepTheLaunchWithinOneWave) {
   EXPECT_EQ(pick_stream(kPortfolio, 1, 0, 1, 512, 65536, 132, 0).splits, 33);
   EXPECT_EQ(cudal2::rt::stream_splits(64, 264, 2), 2) << "capped";
   EXPECT_EQ(cudal2::rt::stream_splits(1000, 264, 64), 1) << "many waves already: no split";
+  // 20480 / 64 = 320 tiles on 264 slots: a second, partial wave; out of the class.
+  EXPECT_EQ(pick_stream(kPortfolio, 1, 0, 1, 20480, 7168, 132, kL2).kernel, -1);
 }
 
 TEST(StreamFamily, SpecsRoundTripAndGenerateTheConfig) {

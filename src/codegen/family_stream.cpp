@@ -44,7 +44,9 @@ std::string stream_compile_text(const KernelSpec& s) {
 }
 
 // Row tiles (16 rows of B) each warp covers; 0 when the tile does not divide.
-int row_tiles(const KernelSpec& s) { return s.warps_n > 0 && s.tile_n % (16 * s.warps_n) == 0 ? s.tile_n / (16 * s.warps_n) : 0; }
+int row_tiles(const KernelSpec& s) {
+  return s.warps_n > 0 && s.tile_n % (16 * s.warps_n) == 0 ? s.tile_n / (16 * s.warps_n) : 0;
+}
 
 // Registers one stage in flight holds: B's 64 K-elements of the warp's rows (2 bytes each, 16
 // rows a tile, over 32 lanes) and the tokens' (8 per token tile).
@@ -52,12 +54,14 @@ int stage_regs(const KernelSpec& s) { return 16 * row_tiles(s) + 8 * (s.tile_m /
 
 std::string invalid_reason_stream(const KernelSpec& s) {
   if (s.tile_k != plan::kStageK) return fmt::format("tile K {} is not the stage's {}", s.tile_k, plan::kStageK);
-  if (s.tile_m % 8 || s.tile_m < 8 || s.tile_m > 64) return fmt::format("tile M {} not a multiple of 8 in 8..64", s.tile_m);
+  if (s.tile_m % 8 || s.tile_m < 8 || s.tile_m > 64)
+    return fmt::format("tile M {} not a multiple of 8 in 8..64", s.tile_m);
   if (s.warps_m != 1) return "stream: warps must be 1xR (warps along B's rows only)";
   if (!is_pow2(s.warps_n) || !is_pow2(s.warps_k) || s.warps_n * s.warps_k > 16)
     return fmt::format("warps 1x{} kwarps {}: powers of two, at most 16 warps", s.warps_n, s.warps_k);
   const int mt = row_tiles(s);
-  if (mt < 1 || mt > 4) return fmt::format("tile N {} over {} warps: not 16, 32, 48 or 64 rows a warp", s.tile_n, s.warps_n);
+  if (mt < 1 || mt > 4)
+    return fmt::format("tile N {} over {} warps: not 16, 32, 48 or 64 rows a warp", s.tile_n, s.warps_n);
   if (s.layout == Layout::NN && mt != 2 && mt != 4) return "stream nn: 32 or 64 rows a warp (8- or 16-byte loads of B)";
   if (s.stages < 1 || s.stages > 6) return fmt::format("stages {} not in 1..6", s.stages);
   const int regs = s.stages * stage_regs(s) + 4 * mt * (s.tile_m / 8);
@@ -65,7 +69,8 @@ std::string invalid_reason_stream(const KernelSpec& s) {
     return fmt::format("{} stages and the accumulators hold {} registers, over {}", s.stages, regs, kMaxStreamRegs);
   const int red = (s.warps_k > 1 ? s.warps_k - 1 : 1) * s.warps_n * mt * (s.tile_m / 8) * 32 * 16;
   if (red > 48 * 1024) return "k-warp reduction over 48 KB of shared memory";
-  if (s.splits < 1 || s.splits > plan::kMaxSplits) return fmt::format("splits {} not in 1..{}", s.splits, plan::kMaxSplits);
+  if (s.splits < 1 || s.splits > plan::kMaxSplits)
+    return fmt::format("splits {} not in 1..{}", s.splits, plan::kMaxSplits);
   return splits_only_knobs_reason(s);
 }
 
@@ -95,10 +100,10 @@ std::string stream_shape_refusal(const KernelSpec&, const Shape&) { return ""; }
 
 // The configuration as template arguments of cudal2_stream::Config (src/kernels/stream_gemm.cuh).
 std::string generate_stream_source(const KernelSpec& s) {
-  return type_source(stream_compile_text(s), "stream_gemm.cuh",
-                     fmt::format("cudal2_stream::Gemm<cudal2_stream::Config<{}, {}, {}, {}, {}, {}, {}>>",
-                                 s.layout == Layout::TN, s.accum == Accum::F16, s.tile_m / 8, row_tiles(s), s.warps_n,
-                                 s.warps_k, s.stages));
+  return type_source(
+      stream_compile_text(s), "stream_gemm.cuh",
+      fmt::format("cudal2_stream::Gemm<cudal2_stream::Config<{}, {}, {}, {}, {}, {}, {}>>", s.layout == Layout::TN,
+                  s.accum == Accum::F16, s.tile_m / 8, row_tiles(s), s.warps_n, s.warps_k, s.stages));
 }
 
 }  // namespace

@@ -32,7 +32,7 @@ double plausible_floor_us(const Shape& s, bool l2_warm, const HardwarePeak& hw);
 // of data beyond the L2, and the cold floor (an empty call after an L2 flush and an idle gap).
 struct ReadLimit {
   bool measured = false;
-  double warm_tbps = 0;     // TB/s
+  double warm_tbps = 0;  // TB/s
   double cold_floor_us = 0;
   double cold_64mb_us = 0;  // 64 MiB read cold, the launch included
   // The least time the shape's operand bytes (min_bytes) take at warm_tbps, plus the cold floor

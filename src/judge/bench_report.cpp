@@ -91,10 +91,10 @@ void print_table(const BenchReport& r, const BenchOptions& opt) {
         } else if (mr.exact.sampled) {
           status += " (verified on sampled rows/cols)";
         }
-        std::printf("%-18s %-22s %10s %10s %10s %10s %8s %7s %7s %6s  %s\n", sr.shape.str().c_str(),
-                    mr.method.c_str(), cell(TimerKind::Graph).c_str(), cell(TimerKind::Eager).c_str(),
-                    cell(TimerKind::Host).c_str(), cell(TimerKind::Chain).c_str(), tf.c_str(), roof.c_str(), lim.c_str(),
-                    ratio.c_str(), status.c_str());
+        std::printf("%-18s %-22s %10s %10s %10s %10s %8s %7s %7s %6s  %s\n", sr.shape.str().c_str(), mr.method.c_str(),
+                    cell(TimerKind::Graph).c_str(), cell(TimerKind::Eager).c_str(), cell(TimerKind::Host).c_str(),
+                    cell(TimerKind::Chain).c_str(), tf.c_str(), roof.c_str(), lim.c_str(), ratio.c_str(),
+                    status.c_str());
       }
     }
   }

@@ -197,13 +197,15 @@ struct FragsNN {
       for (int j = 0; j < NT; ++j) {
         const int64_t m = at.m0 + 8 * j + at.g;
         if constexpr (kAligned) {
-          a[j][s] = (m < at.m && kq < at.k) ? __ldg(reinterpret_cast<const uint2*>(A + m * at.k + kq)) : make_uint2(0, 0);
+          a[j][s] =
+              (m < at.m && kq < at.k) ? __ldg(reinterpret_cast<const uint2*>(A + m * at.k + kq)) : make_uint2(0, 0);
         } else {
           uint32_t v[2];
 #pragma unroll
           for (int p = 0; p < 2; ++p) {
             const int64_t c = kq + 2 * p;
-            v[p] = u16(A + m * at.k + c, m < at.m && c < at.k) | (u16(A + m * at.k + c + 1, m < at.m && c + 1 < at.k) << 16);
+            v[p] = u16(A + m * at.k + c, m < at.m && c < at.k) |
+                   (u16(A + m * at.k + c + 1, m < at.m && c + 1 < at.k) << 16);
           }
           a[j][s] = make_uint2(v[0], v[1]);
         }
@@ -267,8 +269,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) stream_gemm_kernel(const Par
   launch_dependents();
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int wr = warp % WR, wk = warp / WR;
-  Where at{p.m, p.n, p.k, int64_t(blockIdx.y) * Cfg::kRows + wr * 16 * MT, int64_t(blockIdx.x) * Cfg::kToks, lane >> 2,
-           lane & 3};
+  Where at{p.m,       p.n,     p.k, int64_t(blockIdx.y) * Cfg::kRows + wr * 16 * MT, int64_t(blockIdx.x) * Cfg::kToks,
+           lane >> 2, lane & 3};
   const int splits = static_cast<int>(gridDim.z), z = static_cast<int>(blockIdx.z);
   const plan::Range range = plan::split_stages(p.k, splits, z);
   const int64_t first = range.begin + wk;
@@ -337,7 +339,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) stream_gemm_kernel(const Par
   float4* part = p.partials + tile * splits * kEntries;
   if (wk == 0)
 #pragma unroll
-    for (int e = 0; e < MT * NT; ++e) __stcg(part + int64_t(z) * kEntries + (wr * MT * NT + e) * 32 + lane, out[e / NT][e % NT]);
+    for (int e = 0; e < MT * NT; ++e)
+      __stcg(part + int64_t(z) * kEntries + (wr * MT * NT + e) * 32 + lane, out[e / NT][e % NT]);
   __shared__ bool last;
   __threadfence();
   __syncthreads();

@@ -12,10 +12,10 @@ extern "C" {
 #endif
 
 typedef struct cudal2_stream_kernel {
-  const char* spec;  /* the canonical spec text (codegen/family_stream.cpp), splits left out */
-  int tn, f16;       /* layout TN; fp16 accumulation */
-  int toks, rows;    /* tokens (M) and B rows (N) one CTA covers */
-  int warps_k;       /* warps splitting a CTA's K range */
+  const char* spec; /* the canonical spec text (codegen/family_stream.cpp), splits left out */
+  int tn, f16;      /* layout TN; fp16 accumulation */
+  int toks, rows;   /* tokens (M) and B rows (N) one CTA covers */
+  int warps_k;      /* warps splitting a CTA's K range */
   int (*can_implement)(const cudal2_gemm_args*, char*, size_t);
   size_t (*workspace_size)(const cudal2_gemm_args*);
   int (*run)(const cudal2_gemm_args*, void*, char*, size_t);

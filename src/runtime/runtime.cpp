@@ -29,13 +29,13 @@
 
 #include "cublaslt_plan.h"
 #include "mma_plan.h"
-#include "stream_plan.h"
 #include "runtime/bucket.hpp"
 #include "runtime/lt_autotune.hpp"
 #include "runtime/select.hpp"
 #include "runtime/stream_portfolio.hpp"
 #include "runtime/stream_rule.hpp"
 #include "runtime/table.hpp"
+#include "stream_plan.h"
 #include "wgmma_plan.h"
 
 using cudal2::rt::Entry;
@@ -158,8 +158,8 @@ bool plan_kernel(cublasLtHandle_t lt, KernelCall& c, int64_t m, int64_t n, int64
     c.offset = kZone, c.need_total = 0;
   } else if (std::string_view(ki.family) == "stream") {
     // stream's split-K counters the same way (one per output tile), its partials after them.
-    const size_t cb = cudal2_stream_plan::counters_bytes(
-        cudal2_stream_plan::grid(m, n, ki.tile_n, ki.tile_m, c.splits));
+    const size_t cb =
+        cudal2_stream_plan::counters_bytes(cudal2_stream_plan::grid(m, n, ki.tile_n, ki.tile_m, c.splits));
     if (cb > kZone) {
       std::snprintf(why, whylen, "split-K counters (%zu bytes) exceed the zero area", cb);
       return false;

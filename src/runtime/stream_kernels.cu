@@ -9,7 +9,7 @@ namespace {
 
 // Config<TN, F16 accumulation, token tiles, row tiles a warp, warps along rows, k-warps, stages>, and
 // the canonical spec text (codegen/family_stream.cpp) of the same kernel.
-#define CUDAL2_STREAM_CONFIGS(X) \
+#define CUDAL2_STREAM_CONFIGS(X)                                                          \
   X(true, false, 1, 2, 2, 4, 2, "stream tn f32 tile=8x64x64 warps=1x2 kwarps=4 stages=2") \
   X(true, true, 1, 2, 2, 4, 2, "stream tn f16 tile=8x64x64 warps=1x2 kwarps=4 stages=2")
 
@@ -38,16 +38,16 @@ int resident() {
 }
 
 #define CUDAL2_STREAM_CFG(tn, f16, nt, mt, wr, wk, d) cudal2_stream::Config<tn, f16, nt, mt, wr, wk, d>
-#define CUDAL2_STREAM_ENTRY(tn, f16, nt, mt, wr, wk, d, text)                                                       \
-  cudal2_stream_kernel{text,                                                                                        \
-                       tn,                                                                                          \
-                       f16,                                                                                         \
-                       8 * (nt),                                                                                    \
-                       16 * (mt) * (wr),                                                                            \
-                       wk,                                                                                          \
-                       can_implement<CUDAL2_STREAM_CFG(tn, f16, nt, mt, wr, wk, d)>,                                \
-                       workspace_size<CUDAL2_STREAM_CFG(tn, f16, nt, mt, wr, wk, d)>,                               \
-                       run<CUDAL2_STREAM_CFG(tn, f16, nt, mt, wr, wk, d)>,                                          \
+#define CUDAL2_STREAM_ENTRY(tn, f16, nt, mt, wr, wk, d, text)                         \
+  cudal2_stream_kernel{text,                                                          \
+                       tn,                                                            \
+                       f16,                                                           \
+                       8 * (nt),                                                      \
+                       16 * (mt) * (wr),                                              \
+                       wk,                                                            \
+                       can_implement<CUDAL2_STREAM_CFG(tn, f16, nt, mt, wr, wk, d)>,  \
+                       workspace_size<CUDAL2_STREAM_CFG(tn, f16, nt, mt, wr, wk, d)>, \
+                       run<CUDAL2_STREAM_CFG(tn, f16, nt, mt, wr, wk, d)>,            \
                        resident<CUDAL2_STREAM_CFG(tn, f16, nt, mt, wr, wk, d)>},
 
 const cudal2_stream_kernel kKernels[] = {CUDAL2_STREAM_CONFIGS(CUDAL2_STREAM_ENTRY)};

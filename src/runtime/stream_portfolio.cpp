@@ -19,8 +19,8 @@ const Table& stream_table() {
                    k[i].can_implement, k[i].workspace_size, k[i].run});
     return v;
   }();
-  static const Table t{"any sm_90", "stream portfolio", 9, 0, kernels.data(), static_cast<int>(kernels.size()),
-                       nullptr, 0};
+  static const Table t{
+      "any sm_90", "stream portfolio", 9, 0, kernels.data(), static_cast<int>(kernels.size()), nullptr, 0};
   return t;
 }
 

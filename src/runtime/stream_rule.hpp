@@ -30,10 +30,10 @@ constexpr int kStreamStageK = 64;
 
 // One compiled kernel of the portfolio, as the rule needs to know it.
 struct StreamKernel {
-  int layout, accum;    // CUDAL2_LAYOUT_*, CUDAL2_ACCUM_*
-  int toks, rows;       // tokens (M) and B rows (N) one CTA covers
-  int warps_k;          // warps splitting a CTA's K range
-  int resident;         // CTAs one SM holds at once (the occupancy calculator's answer), >= 1
+  int layout, accum;  // CUDAL2_LAYOUT_*, CUDAL2_ACCUM_*
+  int toks, rows;     // tokens (M) and B rows (N) one CTA covers
+  int warps_k;        // warps splitting a CTA's K range
+  int resident;       // CTAs one SM holds at once (the occupancy calculator's answer), >= 1
 };
 
 struct StreamPick {

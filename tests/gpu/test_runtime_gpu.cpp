@@ -14,8 +14,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <random>
 #include <thread>
@@ -201,8 +201,8 @@ TEST_F(RuntimeGpu, StreamShapesMatchCublas) {
   // Every shape below is in the class on a 132-SM H100 or H200: B of at least the L2 (50 or 60
   // MB), one wave of 64-row tiles; K and N aligned or not (the checked element-wise path), split
   // and unsplit.
-  const int64_t shapes[][3] = {{1, 14336, 4096}, {8, 4096, 14336}, {5, 12289, 3000}, {3, 16385, 4103},
-                               {1, 2048, 32768}, {7, 16000, 2500}};
+  const int64_t shapes[][3] = {{1, 14336, 4096}, {8, 4096, 14336}, {5, 12289, 3000},
+                               {3, 16385, 4103}, {1, 2048, 32768}, {7, 16000, 2500}};
   auto stream = stream_handle();
   for (auto accum : {CUDAL2_ACCUM_F32, CUDAL2_ACCUM_F16})
     for (const auto& s : shapes) {

@@ -140,9 +140,8 @@ TEST(KernelSpec, OwnFamiliesRoundTripWithUniqueHashes) {
 
 TEST(KernelSpec, OwnFamiliesSpaceSizeIsDocumented) {
   // docs/kernel-space.md quotes these numbers; update both together.
-  EXPECT_EQ(known_families(),
-            (std::vector<std::string>{"sm90_cutlass", "mma", "tiny", "wgmma", "wgmma_swapab", "lat", "lat_staged",
-                                      "stream"}));
+  EXPECT_EQ(known_families(), (std::vector<std::string>{"sm90_cutlass", "mma", "tiny", "wgmma", "wgmma_swapab", "lat",
+                                                        "lat_staged", "stream"}));
   // 81 cooperative + 66 ping-pong configurations
   EXPECT_EQ(enumerate_specs("wgmma", Layout::NN, Accum::F32, false).size(), 147u);
   // x (raster 3 x swizzle 4 + splits auto, 2, 4, 8, 16); ping-pong: x (raster 3 x swizzle 4)

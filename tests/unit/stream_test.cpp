@@ -119,8 +119,7 @@ TEST(StreamFamily, ValidityRulesNameWhatIsWrong) {
             std::string::npos);
   EXPECT_NE(why("stream tn f32 tile=64x256x64 warps=1x4 kwarps=1 stages=4 | splits=1").find("registers"),
             std::string::npos);
-  EXPECT_NE(why("stream tn f32 tile=8x64x64 warps=1x2 kwarps=4 stages=7 | splits=1").find("stages"),
-            std::string::npos);
+  EXPECT_NE(why("stream tn f32 tile=8x64x64 warps=1x2 kwarps=4 stages=7 | splits=1").find("stages"), std::string::npos);
   EXPECT_NE(why("stream tn f32 tile=8x64x64 warps=1x2 kwarps=4 stages=2 | splits=65").find("splits"),
             std::string::npos);
 }

@@ -6,18 +6,20 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "mma_plan.h"
+
 namespace cudal2_stream_plan {
 namespace {
 
-constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-constexpr int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+using cudal2_plan::ceil_div;
+using cudal2_plan::round_up;
 
 // K elements one warp streams per pipeline stage: 64 fp16 of each weight row (128 bytes, one
 // line), the unit K is split in.
 constexpr int kStageK = 64;
 // Largest split count (CTAs sharing one output tile's K); bounds the workspace.
 constexpr int kMaxSplits = 64;
-constexpr int64_t kMaxGridYZ = 65535;
+using cudal2_plan::kMaxGridYZ;
 
 // x: token (M) blocks, y: B-row (N) tiles, z: K splits. The token blocks of one B tile are
 // adjacent in launch order, so they run together and B's bytes come from DRAM once.

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -108,7 +109,14 @@ TEST(StreamFamily, SpecsRoundTripAndGenerateTheConfig) {
 }
 
 TEST(StreamFamily, ValidityRulesNameWhatIsWrong) {
-  auto why = [](const char* text) { return cudal2::invalid_reason(cudal2::parse_spec(text)); };
+  // parse_spec refuses an invalid spec with the reason; "" when it is valid.
+  auto why = [](const char* text) -> std::string {
+    try {
+      return cudal2::invalid_reason(cudal2::parse_spec(text));
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+  };
   EXPECT_EQ(why("stream nn f32 tile=64x64x64 warps=1x2 kwarps=2 stages=1 | splits=4"), "");
   EXPECT_NE(why("stream tn f32 tile=8x64x32 warps=1x2 kwarps=4 stages=2 | splits=1").find("tile K"), std::string::npos);
   EXPECT_NE(why("stream tn f32 tile=12x64x64 warps=1x2 kwarps=4 stages=2 | splits=1").find("tile M"),

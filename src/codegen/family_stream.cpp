@@ -33,7 +33,6 @@ const std::vector<std::string>& stream_fields() {
 KernelSpec stream_default_spec() {
   KernelSpec s;
   s.family = "stream";
-  s.layout = Layout::TN;
   s.tile_m = 8, s.tile_n = 64, s.tile_k = plan::kStageK, s.warps_m = 1, s.warps_n = 2, s.warps_k = 4, s.stages = 2;
   return s;
 }

@@ -32,6 +32,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "cudal2_kernel_shim.h"
 #include "mma_common.cuh"

@@ -3,7 +3,11 @@
 its token tile (the smallest of 8, 16, 32, 64 that holds M; for M > 64 the 64-token tile, whose
 token blocks share B through L2) at split counts around one full wave of resident CTAs.
 
-    python3 bench/stream/stream_candidates.py SHAPES [--layouts tn,nn] [--accum f32] > LIST
+    python3 bench/stream/stream_candidates.py SHAPES [--layouts tn,nn] [--accum f32] [--bulk] > LIST
+
+--bulk: the bulk pipeline's candidates instead (tile K over 64, TN only): the smallest token tile
+of 8, 16, 32 that holds M (32 beyond), stage K 128, 256, 512, the deepest ring shared memory holds
+and two stages less.
 
 SHAPES: one M,N,K per line ('#' comments). Written for exploration sets only: the held-out set is
 measured, never searched (bench/shapes/stream_heldout.txt).
@@ -57,12 +61,36 @@ def splits_around(m, n, k, toks, rows, wk, threads, smem_bytes):
     return sorted({min(cap, s) for s in (target, 2 * target)})
 
 
+def bulk_smem(toks, tk, stages):
+    """codegen/family_stream.cpp's bulk_smem_bytes."""
+    consumers = tk // 64
+    red = max(consumers - 1, 1) * 4 * (toks // 8) * 32 * 16
+    return stages * (64 + toks) * (2 * tk + 16) + red + 16 * stages
+
+
+def bulk_candidates(m, n, k, accum):
+    toks = next((t for t in (8, 16, 32) if t >= m), 32)
+    for tk in (128, 256, 512):
+        fits = [s for s in range(2, 13) if bulk_smem(toks, tk, s) <= 227 * 1024]
+        if not fits:
+            continue
+        deepest = max(fits)
+        for stages in sorted({deepest, max(2, deepest - 2)}):
+            yield (f"{m},{n},{k} stream tn {accum} tile={toks}x64x{tk} warps=1x1 kwarps={tk // 64} "
+                   f"stages={stages} | splits=1")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("shapes")
     ap.add_argument("--layouts", default="tn,nn")
     ap.add_argument("--accum", default="f32")
+    ap.add_argument("--bulk", action="store_true")
     a = ap.parse_args()
+    if a.bulk:
+        for m, n, k in shapes(a.shapes):
+            print("\n".join(bulk_candidates(m, n, k, a.accum)))
+        return 0
     for m, n, k in shapes(a.shapes):
         toks = next((t for t in (8, 16, 32, 64) if t >= m), 64)
         for layout in a.layouts.split(","):

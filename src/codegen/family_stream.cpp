@@ -6,6 +6,11 @@
 //   "stream tn f32 tile=8x64x64 warps=1x2 kwarps=4 stages=2 | splits=8"
 // tile = tokens (8 x token tiles) x B rows per CTA (16 x row tiles x warps) x 64 (the K stage);
 // warps = 1 x warps along B's rows; kwarps = warps along K; stages = K stages in flight per warp.
+// A tile K over 64 selects the bulk pipeline (src/kernels/stream_bulk_gemm.cuh, TN): the copy
+// engine streams stages of 64 rows x tile K into a shared-memory ring `stages` deep, kwarps =
+// tile K / 64 consumer warps multiply them, one CTA per SM takes a contiguous share of every
+// tile's K chunks (so no split knob: splits=1).
+//   "stream tn f32 tile=8x64x256 warps=1x1 kwarps=4 stages=5"
 // No CUDA here: this file only writes and reads text.
 #include <fmt/format.h>
 
@@ -51,7 +56,35 @@ int row_tiles(const KernelSpec& s) {
 // rows a tile, over 32 lanes) and the tokens' (8 per token tile).
 int stage_regs(const KernelSpec& s) { return 16 * row_tiles(s) + 8 * (s.tile_m / 8); }
 
+bool is_bulk(const KernelSpec& s) { return s.tile_k > plan::kStageK; }
+
+// The bulk pipeline's shared memory: the ring (B's 64 rows and the tokens, each row padded by 16
+// bytes) and the consumers' reduction (src/kernels/stream_bulk_gemm.cuh, Config::kSmem).
+int bulk_smem_bytes(const KernelSpec& s) {
+  const int pitch = 2 * s.tile_k + 16, consumers = s.tile_k / plan::kStageK;
+  const int red = (consumers > 1 ? consumers - 1 : 1) * 4 * (s.tile_m / 8) * 32 * 16;
+  return s.stages * (64 + s.tile_m) * pitch + red + 16 * s.stages;
+}
+
+std::string invalid_reason_bulk(const KernelSpec& s) {
+  if (s.layout != Layout::TN) return "stream bulk (tile K over 64): tn only";
+  if (s.tile_k % plan::kStageK || s.tile_k > 8 * plan::kStageK)
+    return fmt::format("tile K {}: a multiple of {} up to {}", s.tile_k, plan::kStageK, 8 * plan::kStageK);
+  // 64 tokens' accumulators and fragments spill (255 registers, measured with ptxas).
+  if (s.tile_m != 8 && s.tile_m != 16 && s.tile_m != 32) return fmt::format("tile M {} not one of 8, 16, 32", s.tile_m);
+  if (s.tile_n != 64 || s.warps_m != 1 || s.warps_n != 1) return "stream bulk: tile N 64 and warps 1x1";
+  if (s.warps_k != s.tile_k / plan::kStageK)
+    return fmt::format("stream bulk: kwarps {} must be tile K / {} = {}", s.warps_k, plan::kStageK,
+                       s.tile_k / plan::kStageK);
+  if (s.stages < 2 || s.stages > 12) return fmt::format("stages {} not in 2..12", s.stages);
+  if (const int b = bulk_smem_bytes(s); b > 227 * 1024)
+    return fmt::format("{} stages take {} bytes of shared memory, over 227 KB", s.stages, b);
+  if (s.splits != 1) return "stream bulk: splits must be 1 (the kernel spreads K over every SM)";
+  return splits_only_knobs_reason(s);
+}
+
 std::string invalid_reason_stream(const KernelSpec& s) {
+  if (is_bulk(s)) return invalid_reason_bulk(s);
   if (s.tile_k != plan::kStageK) return fmt::format("tile K {} is not the stage's {}", s.tile_k, plan::kStageK);
   if (s.tile_m % 8 || s.tile_m < 8 || s.tile_m > 64)
     return fmt::format("tile M {} not a multiple of 8 in 8..64", s.tile_m);
@@ -92,13 +125,27 @@ std::vector<KernelSpec> enumerate_stream(Layout layout, Accum accum, bool with_r
               if (!with_runtime_knobs) break;
             }
           }
+  // The bulk pipeline: tokens x stage K x ring depth where shared memory holds it.
+  for (int toks : {8, 16, 32})
+    for (int tk : {128, 256, 512})
+      for (int stages : {3, 4, 5, 6, 8}) {
+        KernelSpec s = stream_default_spec();
+        s.layout = layout, s.accum = accum;
+        s.tile_m = toks, s.tile_n = 64, s.tile_k = tk, s.warps_n = 1, s.warps_k = tk / plan::kStageK, s.stages = stages;
+        if (invalid_reason_stream(s).empty()) out.push_back(s);
+      }
   return out;
 }
 
 std::string stream_shape_refusal(const KernelSpec&, const Shape&) { return ""; }  // any shape
 
-// The configuration as template arguments of cudal2_stream::Config (src/kernels/stream_gemm.cuh).
+// The configuration as template arguments of cudal2_stream::Config (src/kernels/stream_gemm.cuh),
+// or of cudal2_stream_bulk::Config (src/kernels/stream_bulk_gemm.cuh).
 std::string generate_stream_source(const KernelSpec& s) {
+  if (is_bulk(s))
+    return type_source(stream_compile_text(s), "stream_bulk_gemm.cuh",
+                       fmt::format("cudal2_stream_bulk::Gemm<cudal2_stream_bulk::Config<{}, {}, {}, {}>>",
+                                   s.accum == Accum::F16, s.tile_m / 8, s.warps_k, s.stages));
   return type_source(
       stream_compile_text(s), "stream_gemm.cuh",
       fmt::format("cudal2_stream::Gemm<cudal2_stream::Config<{}, {}, {}, {}, {}, {}, {}>>", s.layout == Layout::TN,

@@ -228,8 +228,9 @@ struct cudal2_context {
   std::map<NKKey, Buckets> buckets;
   double neighbour_factor = 0.0;
   bool tune_unseen = false;
-  // The stream portfolio (runtime/stream_rule.hpp) on an sm_90 device with CUDAL2_STREAM=1.
+  // The stream portfolio (runtime/stream_rule.hpp) on an sm_90 device, unless CUDAL2_STREAM=0.
   std::vector<cudal2::rt::StreamKernel> stream;
+  cudal2::rt::StreamBounds stream_bounds;
   int sm_count = 0;
   int l2_bytes = 0;
   cublasLtHandle_t lt = nullptr;
@@ -327,8 +328,27 @@ const Entry* bucket_entry(const cudal2_context* h, int accum, int layout, int64_
 // that class the stream kernels were measured ahead of cuBLASLt auto-tuning, which the tables'
 // cuBLASLt entries match (docs/kernels-stream.md).
 bool stream_preempts(const cudal2_context* h, const Entry* e) {
-  if (h->stream.empty() || !cudal2::rt::in_stream_class(e->layout, e->m, e->n, e->k, h->l2_bytes)) return false;
+  if (h->stream.empty() || !cudal2::rt::in_stream_class(e->layout, e->m, e->n, e->k, h->l2_bytes, h->stream_bounds))
+    return false;
   return e->kernel < 0 || std::string_view(h->table->kernels[e->kernel].family) != "stream";
+}
+
+// CUDAL2_STREAM (on/off) and the class's bounds, CUDAL2_STREAM_MAX_M (tokens) and
+// CUDAL2_STREAM_MIN_MB (weights), checked once when the handle is made.
+cudal2_status_t read_stream_env(cudal2::rt::StreamBounds& b) {
+  if (const char* s = std::getenv("CUDAL2_STREAM"); !cudal2::rt::stream_env_valid(s))
+    return fail(CUDAL2_STATUS_INVALID_VALUE, "CUDAL2_STREAM=%.40s: not 0 or 1", s);
+  if (const char* s = std::getenv("CUDAL2_STREAM_MAX_M"); s && *s) {
+    const auto v = cudal2::rt::parse_stream_bound(s, 1, 256);
+    if (!v) return fail(CUDAL2_STATUS_INVALID_VALUE, "CUDAL2_STREAM_MAX_M=%.40s: not a whole number in 1..256", s);
+    b.max_m = *v;
+  }
+  if (const char* s = std::getenv("CUDAL2_STREAM_MIN_MB"); s && *s) {
+    const auto v = cudal2::rt::parse_stream_bound(s, 0, 1 << 20);
+    if (!v) return fail(CUDAL2_STATUS_INVALID_VALUE, "CUDAL2_STREAM_MIN_MB=%.40s: not a whole number of MiB", s);
+    b.min_weight_bytes = *v << 20;
+  }
+  return CUDAL2_STATUS_SUCCESS;
 }
 
 // neighbours false: the shape is in the table and cuBLASLt was measured faster there than any
@@ -338,7 +358,8 @@ cudal2_status_t make_plan(cudal2_context* h, int layout, int accum, int64_t m, i
                           bool neighbours, const TuneOn* tune, std::unique_ptr<Plan>& out) {
   auto p = std::make_unique<Plan>();
   const size_t ws_avail = ws_bytes > kZone ? ws_bytes - kZone : 0;
-  if (const auto sp = cudal2::rt::pick_stream(h->stream, layout, accum, m, n, k, h->sm_count, h->l2_bytes);
+  if (const auto sp = cudal2::rt::pick_stream(h->stream, layout, accum, m, n, k, h->sm_count, h->l2_bytes,
+                                                   h->stream_bounds);
       sp.kernel >= 0) {
     // Bandwidth-bound: the stream rule's kernel and splits, before any table neighbour or cuBLASLt.
     KernelCall c;
@@ -553,7 +574,8 @@ cudal2_status_t cudal2_create(cudal2_handle_t* handle, const cudal2_options* opt
     if (!r) return fail(CUDAL2_STATUS_INVALID_VALUE, "CUDAL2_M_BUCKETS=%s: not one of up, down, nearest, off", rule);
     h->bucket_rule = *r;
   }
-  if (const char* s = std::getenv("CUDAL2_STREAM"); major == 9 && s && std::string_view(s) == "1") {
+  if (auto st = read_stream_env(h->stream_bounds)) return st;
+  if (const char* s = std::getenv("CUDAL2_STREAM"); major == 9 && cudal2::rt::stream_enabled(s)) {
     h->stream = cudal2::rt::stream_portfolio();
     if (cudaDeviceGetAttribute(&h->sm_count, cudaDevAttrMultiProcessorCount, h->device) != cudaSuccess ||
         cudaDeviceGetAttribute(&h->l2_bytes, cudaDevAttrL2CacheSize, h->device) != cudaSuccess) {

@@ -18,9 +18,33 @@
 // one wave (more split the same bytes over more partial sums; fewer leave SMs without loads).
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <optional>
+#include <string_view>
 #include <vector>
 
 namespace cudal2::rt {
+
+// Whether the rule runs when CUDAL2_STREAM is unset (or empty); "1" turns it on, "0" off.
+constexpr bool kStreamDefaultOn = false;
+
+inline bool stream_enabled(const char* env) {
+  if (env == nullptr || *env == '\0') return kStreamDefaultOn;
+  return std::string_view(env) == "1";
+}
+// CUDAL2_STREAM takes "", "0" or "1": anything else is a typo worth an error, not a silent default.
+inline bool stream_env_valid(const char* env) {
+  return env == nullptr || *env == '\0' || std::string_view(env) == "0" || std::string_view(env) == "1";
+}
+
+// A whole decimal number in [lo, hi] (a bound's environment variable), or nothing.
+inline std::optional<int64_t> parse_stream_bound(const char* text, int64_t lo, int64_t hi) {
+  if (text == nullptr || *text == '\0') return std::nullopt;
+  char* end = nullptr;
+  const long long v = std::strtoll(text, &end, 10);
+  if (end == text || *end != '\0' || v < lo || v > hi) return std::nullopt;
+  return static_cast<int64_t>(v);
+}
 
 // B's bytes from which a shape can be in the class, whatever the L2 (the device's L2 size raises it).
 constexpr int64_t kStreamMinWeightBytes = int64_t(4) << 20;
@@ -30,10 +54,18 @@ constexpr int kStreamStageK = 64;
 
 // One compiled kernel of the portfolio, as the rule needs to know it.
 struct StreamKernel {
-  int layout, accum;  // CUDAL2_LAYOUT_*, CUDAL2_ACCUM_*
-  int toks, rows;     // tokens (M) and B rows (N) one CTA covers
-  int warps_k;        // warps splitting a CTA's K range
-  int resident;       // CTAs one SM holds at once (the occupancy calculator's answer), >= 1
+  int layout, accum;        // CUDAL2_LAYOUT_*, CUDAL2_ACCUM_*
+  int toks, rows;           // tokens (M) and B rows (N) one CTA covers
+  int warps_k;              // warps splitting a CTA's K range
+  int resident;             // CTAs one SM holds at once (the occupancy calculator's answer), >= 1
+  bool persistent = false;  // the bulk pipeline: one CTA per SM spreads every tile's K itself (splits 1)
+};
+
+// The class's bounds: the measured defaults, or CUDAL2_STREAM_MAX_M / CUDAL2_STREAM_MIN_MB for
+// whoever measures another GPU or another portfolio.
+struct StreamBounds {
+  int64_t max_m = kStreamMaxM;
+  int64_t min_weight_bytes = -1;  // -1: the device's L2 (and at least kStreamMinWeightBytes)
 };
 
 struct StreamPick {
@@ -42,9 +74,12 @@ struct StreamPick {
 };
 
 // l2_bytes: the device's L2 (0: unknown, kStreamMinWeightBytes alone).
-inline bool in_stream_class(int layout, int64_t m, int64_t n, int64_t k, int64_t l2_bytes) {
-  const int64_t min_bytes = l2_bytes > kStreamMinWeightBytes ? l2_bytes : kStreamMinWeightBytes;
-  return layout == 1 && m >= 1 && m <= kStreamMaxM && n * k * 2 >= min_bytes;
+inline bool in_stream_class(int layout, int64_t m, int64_t n, int64_t k, int64_t l2_bytes,
+                            const StreamBounds& b = {}) {
+  const int64_t min_bytes = b.min_weight_bytes >= 0                ? b.min_weight_bytes
+                            : l2_bytes > kStreamMinWeightBytes ? l2_bytes
+                                                               : kStreamMinWeightBytes;
+  return layout == 1 && m >= 1 && m <= b.max_m && n * k * 2 >= min_bytes;
 }
 
 // Splits for `tiles` output tiles on `slots` resident CTAs (SMs x CTAs an SM holds): the most that
@@ -56,19 +91,25 @@ inline int stream_splits(int64_t tiles, int64_t slots, int max_splits) {
   return static_cast<int>(s);
 }
 
-// slots are sm_count x the kernel's resident CTAs; a shape whose tiles exceed them is out of the
-// class (a second, partial wave measured 0.82-0.88 of auto-tuning).
+// Persistent (bulk) kernels first, then the smallest token tile that holds M. For the register
+// kernel, slots are sm_count x its resident CTAs; a shape whose tiles exceed them is out of the
+// class (a second, partial wave measured 0.82-0.88 of auto-tuning). The persistent kernel has no
+// waves: it takes any tile count with splits 1.
 inline StreamPick pick_stream(const std::vector<StreamKernel>& kernels, int layout, int accum, int64_t m, int64_t n,
-                              int64_t k, int sm_count, int64_t l2_bytes) {
+                              int64_t k, int sm_count, int64_t l2_bytes, const StreamBounds& bounds = {}) {
   StreamPick p;
-  if (!in_stream_class(layout, m, n, k, l2_bytes) || sm_count < 1) return p;
+  if (!in_stream_class(layout, m, n, k, l2_bytes, bounds) || sm_count < 1) return p;
+  auto better = [&](const StreamKernel& c, const StreamKernel& than) {
+    return c.persistent != than.persistent ? c.persistent : c.toks < than.toks;
+  };
   for (int i = 0; i < static_cast<int>(kernels.size()); ++i) {
     const StreamKernel& c = kernels[static_cast<size_t>(i)];
     if (c.layout != layout || c.accum != accum || c.toks < m) continue;
-    if (p.kernel < 0 || c.toks < kernels[static_cast<size_t>(p.kernel)].toks) p.kernel = i;
+    if (p.kernel < 0 || better(c, kernels[static_cast<size_t>(p.kernel)])) p.kernel = i;
   }
   if (p.kernel < 0) return p;
   const StreamKernel& c = kernels[static_cast<size_t>(p.kernel)];
+  if (c.persistent) return p;
   const int64_t tiles = ((n + c.rows - 1) / c.rows) * ((m + c.toks - 1) / c.toks);
   const int64_t slots = int64_t(sm_count) * (c.resident > 0 ? c.resident : 1);
   if (tiles > slots) return StreamPick{};

@@ -132,4 +132,74 @@ TEST(StreamFamily, ValidityRulesNameWhatIsWrong) {
             std::string::npos);
 }
 
+// The bulk pipeline: a tile K over 64 (src/kernels/stream_bulk_gemm.cuh).
+TEST(StreamFamily, BulkSpecsGenerateTheBulkConfig) {
+  const auto s = cudal2::parse_spec("stream tn f16 tile=16x64x256 warps=1x1 kwarps=4 stages=5");
+  EXPECT_EQ(cudal2::invalid_reason(s), "");
+  const std::string src = cudal2::generate_source(s);
+  EXPECT_NE(src.find("cudal2_stream_bulk::Config<true, 2, 4, 5>"), std::string::npos) << src;
+  EXPECT_NE(src.find("stream_bulk_gemm.cuh"), std::string::npos);
+  int bulk = 0;
+  for (const auto& e : cudal2::enumerate_specs("stream", Layout::TN, Accum::F32, true))
+    if (e.tile_k > 64) {
+      ++bulk;
+      EXPECT_EQ(e.splits, 1) << e.text();
+    }
+  EXPECT_GT(bulk, 10) << "the search sees the bulk pipeline";
+  for (const auto& e : cudal2::enumerate_specs("stream", Layout::NN, Accum::F32, true))
+    EXPECT_EQ(e.tile_k, 64) << "bulk is tn only: " << e.text();
+}
+
+TEST(StreamFamily, BulkValidityRulesNameWhatIsWrong) {
+  auto why = [](const char* text) -> std::string {
+    try {
+      return cudal2::invalid_reason(cudal2::parse_spec(text));
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+  };
+  EXPECT_EQ(why("stream tn f32 tile=8x64x128 warps=1x1 kwarps=2 stages=11"), "");
+  EXPECT_NE(why("stream nn f32 tile=8x64x256 warps=1x1 kwarps=4 stages=5").find("tn only"), std::string::npos);
+  EXPECT_NE(why("stream tn f32 tile=8x64x256 warps=1x1 kwarps=2 stages=5").find("kwarps"), std::string::npos);
+  EXPECT_NE(why("stream tn f32 tile=8x128x256 warps=1x2 kwarps=4 stages=5").find("tile N 64"), std::string::npos);
+  EXPECT_NE(why("stream tn f32 tile=8x64x256 warps=1x1 kwarps=4 stages=7").find("shared memory"), std::string::npos)
+      << "7 x 72 rows x 528 bytes is over 227 KB";
+  EXPECT_NE(why("stream tn f32 tile=64x64x256 warps=1x1 kwarps=4 stages=2").find("tile M"), std::string::npos);
+  EXPECT_NE(why("stream tn f32 tile=8x64x256 warps=1x1 kwarps=4 stages=5 | splits=2").find("splits"),
+            std::string::npos);
+  EXPECT_NE(why("stream tn f32 tile=8x64x1024 warps=1x1 kwarps=16 stages=2").find("tile K"), std::string::npos);
+}
+
+TEST(StreamRule, PersistentKernelsComeFirstWithoutSplitsOrWaves) {
+  const std::vector<StreamKernel> both = {
+      {1, 0, 8, 64, 4, 2}, {1, 0, 8, 64, 4, 1, true}, {1, 0, 16, 64, 4, 1, true}, {1, 0, 32, 64, 4, 1, true}};
+  cudal2::rt::StreamBounds wide;
+  wide.max_m = 32;
+  auto pick = [&](int64_t m, int64_t n, int64_t k) { return pick_stream(both, 1, 0, m, n, k, 132, kL2, wide); };
+  EXPECT_EQ(pick(1, 4096, 16384).kernel, 1) << "bulk before the register kernel";
+  EXPECT_EQ(pick(1, 4096, 16384).splits, 1);
+  EXPECT_EQ(pick(12, 4096, 16384).kernel, 2) << "the smallest token tile that holds M";
+  EXPECT_EQ(pick(32, 4096, 16384).kernel, 3);
+  EXPECT_EQ(pick(1, 20480, 7168).kernel, 1) << "no wave limit: 320 tiles";
+  EXPECT_EQ(pick(33, 20480, 7168).kernel, -1) << "beyond the bound";
+  EXPECT_EQ(pick_stream(both, 1, 0, 12, 4096, 16384, 132, kL2).kernel, -1) << "the default bound is 8 tokens";
+  cudal2::rt::StreamBounds small;
+  small.min_weight_bytes = 0;
+  EXPECT_TRUE(cudal2::rt::in_stream_class(1, 1, 1024, 1024, kL2, small)) << "the weight bound overridden";
+}
+
+TEST(StreamRule, EnvironmentIsCheckedNotGuessed) {
+  EXPECT_EQ(cudal2::rt::stream_enabled(nullptr), cudal2::rt::kStreamDefaultOn);
+  EXPECT_EQ(cudal2::rt::stream_enabled(""), cudal2::rt::kStreamDefaultOn);
+  EXPECT_TRUE(cudal2::rt::stream_enabled("1"));
+  EXPECT_FALSE(cudal2::rt::stream_enabled("0"));
+  EXPECT_TRUE(cudal2::rt::stream_env_valid("0"));
+  EXPECT_FALSE(cudal2::rt::stream_env_valid("yes"));
+  EXPECT_EQ(cudal2::rt::parse_stream_bound("32", 1, 256), 32);
+  EXPECT_FALSE(cudal2::rt::parse_stream_bound("0", 1, 256)) << "below the range";
+  EXPECT_FALSE(cudal2::rt::parse_stream_bound("32x", 1, 256)) << "trailing text";
+  EXPECT_FALSE(cudal2::rt::parse_stream_bound("", 1, 256));
+  EXPECT_FALSE(cudal2::rt::parse_stream_bound("99999999999999999999", 1, 256)) << "overflow";
+}
+
 }  // namespace

@@ -1,0 +1,337 @@
+// Family stream, bulk pipeline: the weight-streaming kernel of stream_gemm.cuh with B's bytes
+// moved by the copy engine instead of the warps. Why: the register ring keeps ~64 KB of B in
+// flight per SM (ncu, H200: 63-71% of DRAM throughput); Little's law at 4.5 TB/s and ~1.5 us of
+// loaded latency asks for ~50 KB per SM at the very least and the read limit's own kernel holds
+// several times that. Here one producer warp issues 1-D bulk copies (cp.async.bulk, one per row
+// segment of B and of the tokens A) into a ring of `kStages` shared-memory stages of up to 64 rows
+// x kStageK elements (160-200 KB of B in flight per SM), each completing on an mbarrier, and
+// kChunks consumer warps multiply them with the same swap-AB mma.sync fragments (FragsTN) read
+// back from shared memory.
+//  - Work: the output's 64-row x tokens tiles, each cut into K chunks of 64: tiles x chunks units
+//    over one CTA per SM (persistent), each CTA a contiguous range of units (stream-K), so every
+//    SM streams the same bytes whatever the tile count (no partial wave, no split knob);
+//  - a tile whose chunks span several CTAs is reduced in the launch: each contributor leaves its
+//    fp32 partial in slot (tile + CTA) of the workspace (contributors of one tile are consecutive
+//    CTAs, so the slots never overlap) and the last to arrive adds them in CTA order: the same
+//    bits whoever finishes first;
+//  - rows are staggered by 16 bytes in shared memory so the fragments' 16-byte reads of eight
+//    rows fall in distinct banks;
+//  - PDL: the first stages of B are prefetched into L2 (cp.async.bulk.prefetch) before waiting for
+//    the previous kernel; shared-memory copies start only after it.
+// TN only (B is N x K with K contiguous: each row segment is one contiguous copy), rows 16-byte
+// aligned (K % 8 == 0, aligned A and B); anything else runs the register kernel
+// (stream_gemm.cuh) with the same tile, so every M, N, K is served.
+#pragma once
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <cstdint>
+
+#include "stream_gemm.cuh"
+#include "wgmma_ptx.cuh"
+
+namespace cudal2_stream_bulk {
+namespace {
+using namespace cudal2_mma_common;
+using namespace cudal2_pdl;
+namespace ptx = cudal2_wgmma_ptx;
+namespace plan = cudal2_stream_plan;
+using cudal2_stream::Where;
+
+// kTokTiles: 8-token tiles of a CTA (M <= 8 * kTokTiles per pass over B); kChunks: K chunks of
+// 64 per stage, one consumer warp each; kStages: ring depth.
+template <bool kF16Acc, int kTokTiles, int kChunks, int kStages>
+struct Config {
+  static constexpr bool kLayoutTN = true, kAccumF16 = kF16Acc;
+  static constexpr int NT = kTokTiles, MT = 4, CH = kChunks, S = kStages;
+  static constexpr int kRows = 16 * MT, kToks = 8 * NT, kStageK = plan::kStageK * CH;
+  static constexpr int kThreads = 32 * (CH + 1);  // consumers, then the producer warp
+  static constexpr int kPitch = 2 * kStageK + 16;  // bytes a row takes in a stage
+  static constexpr int kStageBytes = (kRows + kToks) * kPitch;
+  static constexpr int kEntries = MT * NT * 32;  // float4 entries of a partial tile
+  static constexpr int kRedBytes = (CH > 1 ? CH - 1 : 1) * kEntries * 16;
+  static constexpr int kSmem = S * kStageBytes + kRedBytes + 2 * S * 8;
+  static_assert(NT == 1 || NT == 2 || NT == 4 || NT == 8, "stream bulk: 1, 2, 4 or 8 token tiles");
+  static_assert(CH >= 1 && CH <= 8, "stream bulk: 1..8 chunks a stage");
+  static_assert(S >= 2 && S <= 12, "stream bulk: 2..12 stages");
+  static_assert(kSmem <= 227 * 1024, "stream bulk: the ring exceeds 227 KB of shared memory");
+  // The register kernel that serves what bulk copies cannot (unaligned rows).
+  using Fallback = cudal2_stream::Config<true, kF16Acc, NT, 2, 2, 4, 2>;
+};
+
+// One contiguous run of bytes from global to shared memory, counted on `bar` when it lands.
+__device__ __forceinline__ void bulk_load(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+      "l"(src), "r"(bytes), "r"(bar)
+      : "memory");
+}
+__device__ __forceinline__ void bulk_prefetch_l2(const void* src, uint32_t bytes) {
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(src), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ uint4 lds16(uint32_t addr) {
+  uint4 r;
+  asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];\n" : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "r"(addr));
+  return r;
+}
+// Named barrier among the consumer warps (the producer never joins it).
+__device__ __forceinline__ void consumers_sync(int threads) {
+  asm volatile("bar.sync 1, %0;\n" ::"r"(threads) : "memory");
+}
+
+struct Params {
+  const __half* A;
+  const __half* B;
+  __half* C;
+  int64_t m, n, k;
+  int64_t tok_blocks;  // token blocks per 64-row tile (tiles = row tiles x tok_blocks)
+  int64_t chunks;      // K chunks of 64 per tile
+  int64_t units;       // tiles x chunks
+  unsigned* counters;  // one per tile, zero between launches
+  float4* partials;    // [tile + CTA][entry]
+};
+
+// The CTA (of P) whose range holds unit u: ranges are [c * U / P, (c + 1) * U / P).
+__device__ __forceinline__ int64_t cta_of(int64_t u, int64_t units, int64_t ctas) {
+  return ((u + 1) * ctas - 1) / units;
+}
+
+// One stage of the ring: the chunks [j, j + n) of tile t (never across a tile's end).
+struct Stage {
+  int64_t t, j, n;
+};
+__device__ __forceinline__ Stage stage_at(const Params& p, int64_t u, int64_t end, int chunks_max) {
+  Stage s;
+  s.t = u / p.chunks, s.j = u % p.chunks;
+  s.n = p.chunks - s.j;
+  if (s.n > end - u) s.n = end - u;
+  if (s.n > chunks_max) s.n = chunks_max;
+  return s;
+}
+
+template <class Cfg>
+__global__ void __launch_bounds__(Cfg::kThreads, 1) stream_bulk_kernel(const Params p) {
+  constexpr int MT = Cfg::MT, NT = Cfg::NT, CH = Cfg::CH, S = Cfg::S;
+  using F = cudal2_stream::FragsTN<Cfg, true>;
+  extern __shared__ __align__(128) unsigned char smem[];
+  auto* red = reinterpret_cast<float4*>(smem + S * Cfg::kStageBytes);
+  auto* bars = reinterpret_cast<uint64_t*>(smem + S * Cfg::kStageBytes + Cfg::kRedBytes);
+  const uint32_t ring = ptx::smem_u32(smem), full0 = ptx::smem_u32(bars), empty0 = full0 + 8 * S;
+
+  launch_dependents();
+  const int warp = static_cast<int>(threadIdx.x >> 5), lane = static_cast<int>(threadIdx.x & 31);
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < S; ++s) ptx::mbar_init(full0 + 8 * s, 1), ptx::mbar_init(empty0 + 8 * s, CH);
+    ptx::fence_barrier_init();
+  }
+  __syncthreads();
+  const int64_t ctas = gridDim.x, cta = blockIdx.x;
+  const int64_t begin = cta * p.units / ctas, end = (cta + 1) * p.units / ctas;
+
+  if (warp == CH) {
+    // The producer: B's first stages into L2 while the previous kernel finishes, then the ring.
+    {
+      const Stage s0 = stage_at(p, begin, end, CH * S);
+      const int64_t n0 = (s0.t / p.tok_blocks) * Cfg::kRows, k0 = s0.j * plan::kStageK;
+      const int64_t kv = s0.n * plan::kStageK < p.k - k0 ? s0.n * plan::kStageK : p.k - k0;
+      for (int r = lane; r < Cfg::kRows; r += 32)
+        if (n0 + r < p.n) bulk_prefetch_l2(p.B + (n0 + r) * p.k + k0, static_cast<uint32_t>(2 * kv));
+    }
+    grid_dependency_wait();
+    uint32_t i = 0;
+    for (int64_t u = begin; u < end; ++i) {
+      const Stage st = stage_at(p, u, end, CH);
+      const int s = static_cast<int>(i % S);
+      ptx::mbar_wait(empty0 + 8 * s, ((i / S) & 1) ^ 1);
+      const int64_t k0 = st.j * plan::kStageK;
+      const int64_t kv = st.n * plan::kStageK < p.k - k0 ? st.n * plan::kStageK : p.k - k0;
+      const int64_t n0 = (st.t / p.tok_blocks) * Cfg::kRows, m0 = (st.t % p.tok_blocks) * Cfg::kToks;
+      const int rows_b = static_cast<int>(p.n - n0 < Cfg::kRows ? p.n - n0 : Cfg::kRows);
+      const int rows_a = static_cast<int>(p.m - m0 < Cfg::kToks ? p.m - m0 : Cfg::kToks);
+      const auto bytes = static_cast<uint32_t>(2 * kv);
+      const uint32_t full = full0 + 8 * s, base = ring + s * Cfg::kStageBytes;
+      if (lane == 0) ptx::mbar_expect_tx(full, bytes * static_cast<uint32_t>(rows_b + rows_a));
+      __syncwarp();
+      for (int r = lane; r < rows_b; r += 32) bulk_load(base + r * Cfg::kPitch, p.B + (n0 + r) * p.k + k0, bytes, full);
+      for (int r = lane; r < rows_a; r += 32)
+        bulk_load(base + (Cfg::kRows + r) * Cfg::kPitch, p.A + (m0 + r) * p.k + k0, bytes, full);
+      u += st.n;
+    }
+    return;
+  }
+
+  // The consumers: warp w multiplies chunk w of each stage; rows of B (or tokens) past the
+  // problem's edge hold stale bytes that only reach outputs nobody stores, and K past its end is
+  // zeroed in registers (stale A times stale B could be anything, NaN included).
+  grid_dependency_wait();
+  const int g = lane >> 2, q = lane & 3;
+  Acc<Cfg::kAccumF16> acc[MT][NT];
+  uint32_t i = 0;
+  for (int64_t u = begin; u < end; ++i) {
+    const Stage st = stage_at(p, u, end, CH);
+    const int s = static_cast<int>(i % S);
+    ptx::mbar_wait(full0 + 8 * s, (i / S) & 1);
+    if (warp < st.n) {
+      const int64_t kc = st.j * plan::kStageK + warp * plan::kStageK;
+      const int64_t left = p.k - kc;  // a multiple of 8
+      const uint32_t base = ring + s * Cfg::kStageBytes + 2 * (warp * plan::kStageK);
+      F f;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int off = 16 * q + 8 * h;
+        const bool ok = off < left;
+#pragma unroll
+        for (int t = 0; t < MT; ++t)
+#pragma unroll
+          for (int r = 0; r < 2; ++r)
+            f.w[t][r][h] = ok ? lds16(base + (16 * t + 8 * r + g) * Cfg::kPitch + 2 * off) : make_uint4(0, 0, 0, 0);
+#pragma unroll
+        for (int j = 0; j < NT; ++j)
+          f.a[j][h] = ok ? lds16(base + (Cfg::kRows + 8 * j + g) * Cfg::kPitch + 2 * off) : make_uint4(0, 0, 0, 0);
+      }
+      f.compute(acc);
+    }
+    __syncwarp();
+    if (lane == 0) ptx::mbar_arrive(empty0 + 8 * s);
+    u += st.n;
+    if (u != end && u % p.chunks != 0) continue;
+
+    // The CTA's last stage of tile st.t: its warps' sums to warp 0, in warp order.
+    float4 out[MT][NT];
+#pragma unroll
+    for (int t = 0; t < MT; ++t)
+#pragma unroll
+      for (int j = 0; j < NT; ++j) out[t][j] = acc[t][j].get(), acc[t][j] = Acc<Cfg::kAccumF16>{};
+    if constexpr (CH > 1) {
+      if (warp > 0)
+#pragma unroll
+        for (int e = 0; e < MT * NT; ++e) red[((warp - 1) * MT * NT + e) * 32 + lane] = out[e / NT][e % NT];
+      consumers_sync(32 * CH);
+      if (warp == 0)
+#pragma unroll
+        for (int w = 0; w < CH - 1; ++w)
+#pragma unroll
+          for (int e = 0; e < MT * NT; ++e) out[e / NT][e % NT] = out[e / NT][e % NT] + red[(w * MT * NT + e) * 32 + lane];
+      consumers_sync(32 * CH);
+    }
+    if (warp != 0) continue;
+    Where at{p.m, p.n, p.k, (st.t / p.tok_blocks) * Cfg::kRows, (st.t % p.tok_blocks) * Cfg::kToks, g, q};
+    const int64_t lo = cta_of(st.t * p.chunks, p.units, ctas), hi = cta_of(st.t * p.chunks + p.chunks - 1, p.units, ctas);
+    if (lo == hi) {
+#pragma unroll
+      for (int t = 0; t < MT; ++t)
+#pragma unroll
+        for (int j = 0; j < NT; ++j) F::store(p.C, at, t, j, out[t][j]);
+      continue;
+    }
+    float4* mine = p.partials + (st.t + cta) * Cfg::kEntries;
+#pragma unroll
+    for (int e = 0; e < MT * NT; ++e) __stcg(mine + e * 32 + lane, out[e / NT][e % NT]);
+    __threadfence();
+    __syncwarp();
+    unsigned last = 0;
+    if (lane == 0) last = atomicAdd(p.counters + st.t, 1u) == static_cast<unsigned>(hi - lo);
+    if (!__shfl_sync(0xffffffffu, last, 0)) continue;
+    __threadfence();
+#pragma unroll
+    for (int e = 0; e < MT * NT; ++e) {
+      float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
+      for (int64_t c = lo; c <= hi; ++c) {
+        const float4 v = c == cta ? out[e / NT][e % NT] : __ldcg(p.partials + (st.t + c) * Cfg::kEntries + e * 32 + lane);
+        sum = c == lo ? v : sum + v;
+      }
+      F::store(p.C, at, e / NT, e % NT, sum);
+    }
+    if (lane == 0) p.counters[st.t] = 0;  // the workspace contract: leave it as found
+  }
+}
+
+// The host side of configuration Cfg: the kernel C ABI (cudal2_kernel_shim.h).
+template <class Cfg>
+struct Gemm {
+  using Fallback = cudal2_stream::Gemm<typename Cfg::Fallback>;
+
+  static int sm_count() {
+    int dev = 0, n = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+      cudaGetLastError();
+      return 0;
+    }
+    return n;
+  }
+
+  struct Work {
+    plan::Grid tiles;  // x: token blocks, y: 64-row tiles
+    int64_t chunks = 0, units = 0, ctas = 0;
+  };
+  static Work work_of(const cudal2_gemm_args& a, int sms) {
+    Work w;
+    w.tiles = plan::grid(a.m, a.n, Cfg::kRows, Cfg::kToks, 1);
+    w.chunks = (a.k + plan::kStageK - 1) / plan::kStageK;
+    w.units = w.tiles.x * w.tiles.y * w.chunks;
+    w.ctas = sms < w.units ? sms : w.units;
+    return w;
+  }
+
+  static const char* refusal(const cudal2_gemm_args& a) {
+    if (const char* why = cudal2_shim::sizes_refusal(a)) return why;
+    if (a.raster != 0 || a.swizzle != 1 || a.decomposition != 0)
+      return "stream kernels take only raster=0 swizzle=1 decomposition=0";
+    if (a.splits != 1) return "stream bulk: splits must be 1 (the kernel spreads K over every SM itself)";
+    if (!cudal2_shim::rows_16b_aligned(a, true)) return Fallback::refusal(a);
+    return nullptr;
+  }
+
+  static size_t workspace_size(const cudal2_gemm_args& a) {
+    if (!cudal2_shim::rows_16b_aligned(a, true)) return Fallback::workspace_size(a);
+    const Work w = work_of(a, sm_count());
+    return plan::counters_bytes(w.tiles) + static_cast<size_t>(w.tiles.x * w.tiles.y + w.ctas) * Cfg::kEntries * 16;
+  }
+
+  // The ring's shared memory, allowed once per device.
+  static cudaError_t allow_smem() {
+    static std::atomic<bool> done[64];
+    int dev = 0;
+    if (const cudaError_t e = cudaGetDevice(&dev); e != cudaSuccess) return e;
+    if (dev >= 0 && dev < 64 && done[dev].load(std::memory_order_acquire)) return cudaSuccess;
+    const cudaError_t e =
+        cudaFuncSetAttribute(stream_bulk_kernel<Cfg>, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmem);
+    if (e == cudaSuccess && dev >= 0 && dev < 64) done[dev].store(true, std::memory_order_release);
+    return e;
+  }
+
+  static const char* run(const cudal2_gemm_args& a, void* stream) {
+    if (const char* why = refusal(a)) return why;
+    if (!cudal2_shim::rows_16b_aligned(a, true)) return Fallback::run(a, stream);
+    const int sms = sm_count();
+    if (sms < 1) return "stream bulk: cannot read the device's SM count";
+    const Work w = work_of(a, sms);
+    if (const size_t ws = workspace_size(a); a.workspace == nullptr || a.workspace_bytes < ws)
+      return "stream bulk: needs the workspace cudal2_workspace_size asks for";
+    if (const cudaError_t e = allow_smem(); e != cudaSuccess) return cudaGetErrorString(e);
+    Params p;
+    p.A = static_cast<const __half*>(a.A);
+    p.B = static_cast<const __half*>(a.B);
+    p.C = static_cast<__half*>(a.C);
+    p.m = a.m, p.n = a.n, p.k = a.k;
+    p.tok_blocks = w.tiles.x, p.chunks = w.chunks, p.units = w.units;
+    p.counters = static_cast<unsigned*>(a.workspace);
+    p.partials = reinterpret_cast<float4*>(static_cast<char*>(a.workspace) + plan::counters_bytes(w.tiles));
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = dim3(static_cast<unsigned>(w.ctas), 1, 1);
+    cfg.blockDim = dim3(Cfg::kThreads, 1, 1);
+    cfg.dynamicSmemBytes = Cfg::kSmem;
+    cfg.stream = static_cast<cudaStream_t>(stream);
+    cudaLaunchAttribute at[1];
+    unsigned n_at = 0;
+    add_pdl_attribute(at, n_at);
+    cfg.attrs = at;
+    cfg.numAttrs = n_at;
+    const cudaError_t e = cudaLaunchKernelEx(&cfg, stream_bulk_kernel<Cfg>, p);
+    return e == cudaSuccess ? nullptr : cudaGetErrorString(e);
+  }
+};
+
+}  // namespace
+}  // namespace cudal2_stream_bulk

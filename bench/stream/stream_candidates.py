@@ -65,7 +65,7 @@ def bulk_smem(toks, tk, stages):
     """codegen/family_stream.cpp's bulk_smem_bytes."""
     consumers = tk // 64
     red = max(consumers - 1, 1) * 4 * (toks // 8) * 32 * 16
-    return stages * (64 + toks) * (2 * tk + 16) + red + 16 * stages
+    return stages * consumers * (64 + toks) * 128 + red + 16 * stages + 1024
 
 
 def bulk_candidates(m, n, k, accum):

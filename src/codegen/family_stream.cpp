@@ -6,8 +6,8 @@
 //   "stream tn f32 tile=8x64x64 warps=1x2 kwarps=4 stages=2 | splits=8"
 // tile = tokens (8 x token tiles) x B rows per CTA (16 x row tiles x warps) x 64 (the K stage);
 // warps = 1 x warps along B's rows; kwarps = warps along K; stages = K stages in flight per warp.
-// A tile K over 64 selects the bulk pipeline (src/kernels/stream_bulk_gemm.cuh, TN): the copy
-// engine streams stages of 64 rows x tile K into a shared-memory ring `stages` deep, kwarps =
+// A tile K over 64 selects the bulk pipeline (src/kernels/stream_bulk_gemm.cuh, TN): TMA boxes
+// stream stages of 64 rows x tile K into a shared-memory ring `stages` deep, kwarps =
 // tile K / 64 consumer warps multiply them, one CTA per SM takes a contiguous share of every
 // tile's K chunks (so no split knob: splits=1).
 //   "stream tn f32 tile=8x64x256 warps=1x1 kwarps=4 stages=5"
@@ -58,12 +58,13 @@ int stage_regs(const KernelSpec& s) { return 16 * row_tiles(s) + 8 * (s.tile_m /
 
 bool is_bulk(const KernelSpec& s) { return s.tile_k > plan::kStageK; }
 
-// The bulk pipeline's shared memory: the ring (B's 64 rows and the tokens, each row padded by 16
-// bytes) and the consumers' reduction (src/kernels/stream_bulk_gemm.cuh, Config::kSmem).
+// The bulk pipeline's shared memory: the ring (per stage, tile K / 64 boxes of B's 64 rows and of
+// the tokens, 128 bytes a row), the consumers' reduction, the barriers and the ring's 1024-byte
+// alignment (src/kernels/stream_bulk_gemm.cuh, Config::kSmem).
 int bulk_smem_bytes(const KernelSpec& s) {
-  const int pitch = 2 * s.tile_k + 16, consumers = s.tile_k / plan::kStageK;
+  const int consumers = s.tile_k / plan::kStageK;
   const int red = (consumers > 1 ? consumers - 1 : 1) * 4 * (s.tile_m / 8) * 32 * 16;
-  return s.stages * (64 + s.tile_m) * pitch + red + 16 * s.stages;
+  return s.stages * consumers * (64 + s.tile_m) * 128 + red + 16 * s.stages + 1024;
 }
 
 std::string invalid_reason_bulk(const KernelSpec& s) {

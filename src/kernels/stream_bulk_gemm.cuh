@@ -1,12 +1,14 @@
 // Family stream, bulk pipeline: the weight-streaming kernel of stream_gemm.cuh with B's bytes
-// moved by the copy engine instead of the warps. Why: the register ring keeps ~64 KB of B in
-// flight per SM (ncu, H200: 63-71% of DRAM throughput); Little's law at 4.5 TB/s and ~1.5 us of
-// loaded latency asks for ~50 KB per SM at the very least and the read limit's own kernel holds
-// several times that. Here one producer warp issues 1-D bulk copies (cp.async.bulk, one per row
-// segment of B and of the tokens A) into a ring of `kStages` shared-memory stages of up to 64 rows
-// x kStageK elements (160-200 KB of B in flight per SM), each completing on an mbarrier, and
-// kChunks consumer warps multiply them with the same swap-AB mma.sync fragments (FragsTN) read
-// back from shared memory.
+// moved by the copy engine (TMA) instead of the warps. Why: the register ring keeps ~64 KB of B
+// in flight per SM (ncu, H200: 63-71% of DRAM throughput); Little's law at 4.5 TB/s and ~1.5 us
+// of loaded latency asks for ~50 KB per SM at the very least and the read limit's own kernel holds
+// several times that. Here one producer thread issues tensor copies (cp.async.bulk.tensor, 64
+// rows x 64 K-elements of B and tokens x 64 of A per box, 128-byte swizzle, zeros past the edges)
+// into a ring of `kStages` shared-memory stages of kChunks boxes each, every stage completing on
+// an mbarrier, and kChunks consumer warps multiply them with the swap-AB mma.sync fragments of
+// stream_gemm.cuh (FragsTN), read back from shared memory.
+// (Measured on an H200: 1-D bulk copies, one per row segment of 256-1024 bytes, ran at 0.2-0.5 of
+// cuBLASLt whatever the ring's depth: ~50-80 ns of copy engine per copy; a box moves 8 KB.)
 //  - Work: the output's 64-row x tokens tiles, each cut into K chunks of 64: tiles x chunks units
 //    over one CTA per SM (persistent), each CTA a contiguous range of units (stream-K), so every
 //    SM streams the same bytes whatever the tile count (no partial wave, no split knob);
@@ -14,13 +16,11 @@
 //    fp32 partial in slot (tile + CTA) of the workspace (contributors of one tile are consecutive
 //    CTAs, so the slots never overlap) and the last to arrive adds them in CTA order: the same
 //    bits whoever finishes first;
-//  - rows are staggered by 16 bytes in shared memory so the fragments' 16-byte reads of eight
-//    rows fall in distinct banks;
-//  - PDL: the first stages of B are prefetched into L2 (cp.async.bulk.prefetch) before waiting for
-//    the previous kernel; shared-memory copies start only after it.
-// TN only (B is N x K with K contiguous: each row segment is one contiguous copy), rows 16-byte
-// aligned (K % 8 == 0, aligned A and B); anything else runs the register kernel
-// (stream_gemm.cuh) with the same tile, so every M, N, K is served.
+//  - PDL: the first stage's boxes are prefetched into L2 before waiting for the previous kernel;
+//    shared-memory copies start only after it.
+// TN only (B is N x K with K contiguous), rows 16-byte aligned (K % 8 == 0, aligned A and B: what
+// a tensor map needs); anything else runs the register kernel (stream_gemm.cuh) with the same
+// tile, so every M, N, K is served.
 #pragma once
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -29,6 +29,7 @@
 #include <cstdint>
 
 #include "stream_gemm.cuh"
+#include "tma_host.h"
 #include "wgmma_ptx.cuh"
 
 namespace cudal2_stream_bulk {
@@ -47,28 +48,27 @@ struct Config {
   static constexpr int NT = kTokTiles, MT = 4, CH = kChunks, S = kStages;
   static constexpr int kRows = 16 * MT, kToks = 8 * NT, kStageK = plan::kStageK * CH;
   static constexpr int kThreads = 32 * (CH + 1);  // consumers, then the producer warp
-  static constexpr int kPitch = 2 * kStageK + 16;  // bytes a row takes in a stage
-  static constexpr int kStageBytes = (kRows + kToks) * kPitch;
+  // A stage: CH boxes of B (64 rows x 128 bytes), then CH boxes of A (tokens x 128 bytes), each a
+  // whole number of the swizzle's 1024-byte atoms.
+  static constexpr int kBoxB = kRows * 128, kBoxA = kToks * 128;
+  static constexpr int kStageBytes = CH * (kBoxB + kBoxA);
   static constexpr int kEntries = MT * NT * 32;  // float4 entries of a partial tile
   static constexpr int kRedBytes = (CH > 1 ? CH - 1 : 1) * kEntries * 16;
-  static constexpr int kSmem = S * kStageBytes + kRedBytes + 2 * S * 8;
-  static_assert(NT == 1 || NT == 2 || NT == 4 || NT == 8, "stream bulk: 1, 2, 4 or 8 token tiles");
+  static constexpr int kSmem = S * kStageBytes + kRedBytes + 2 * S * 8 + 1024;  // + the ring's alignment
+  static_assert(NT == 1 || NT == 2 || NT == 4, "stream bulk: 1, 2 or 4 token tiles");
   static_assert(CH >= 1 && CH <= 8, "stream bulk: 1..8 chunks a stage");
   static_assert(S >= 2 && S <= 12, "stream bulk: 2..12 stages");
   static_assert(kSmem <= 227 * 1024, "stream bulk: the ring exceeds 227 KB of shared memory");
-  // The register kernel that serves what bulk copies cannot (unaligned rows).
+  // The register kernel that serves what tensor maps cannot (unaligned rows).
   using Fallback = cudal2_stream::Config<true, kF16Acc, NT, 2, 2, 4, 2>;
 };
 
-// One contiguous run of bytes from global to shared memory, counted on `bar` when it lands.
-__device__ __forceinline__ void bulk_load(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar) {
-  asm volatile(
-      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
-      "l"(src), "r"(bytes), "r"(bar)
-      : "memory");
-}
-__device__ __forceinline__ void bulk_prefetch_l2(const void* src, uint32_t bytes) {
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(src), "r"(bytes) : "memory");
+// A tensor map's box at (c0, c1) into L2 only (before the previous kernel has finished).
+__device__ __forceinline__ void tma_prefetch_l2(const CUtensorMap* map, int c0, int c1) {
+  asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];\n" ::"l"(
+                   reinterpret_cast<uint64_t>(map)),
+               "r"(c0), "r"(c1)
+               : "memory");
 }
 __device__ __forceinline__ uint4 lds16(uint32_t addr) {
   uint4 r;
@@ -111,10 +111,14 @@ __device__ __forceinline__ Stage stage_at(const Params& p, int64_t u, int64_t en
 }
 
 template <class Cfg>
-__global__ void __launch_bounds__(Cfg::kThreads, 1) stream_bulk_kernel(const Params p) {
+__global__ void __launch_bounds__(Cfg::kThreads, 1)
+    stream_bulk_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
+                       const Params p) {
   constexpr int MT = Cfg::MT, NT = Cfg::NT, CH = Cfg::CH, S = Cfg::S;
   using F = cudal2_stream::FragsTN<Cfg, true>;
-  extern __shared__ __align__(128) unsigned char smem[];
+  extern __shared__ unsigned char smem_raw[];
+  // The 128-byte swizzle repeats every 1024 bytes: the ring starts on such a boundary.
+  unsigned char* smem = smem_raw + ((1024 - ptx::smem_u32(smem_raw) % 1024) % 1024);
   auto* red = reinterpret_cast<float4*>(smem + S * Cfg::kStageBytes);
   auto* bars = reinterpret_cast<uint64_t*>(smem + S * Cfg::kStageBytes + Cfg::kRedBytes);
   const uint32_t ring = ptx::smem_u32(smem), full0 = ptx::smem_u32(bars), empty0 = full0 + 8 * S;
@@ -130,13 +134,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) stream_bulk_kernel(const Par
   const int64_t begin = cta * p.units / ctas, end = (cta + 1) * p.units / ctas;
 
   if (warp == CH) {
-    // The producer: B's first stages into L2 while the previous kernel finishes, then the ring.
+    // The producer (one thread): the first stage's boxes of B into L2 while the previous kernel
+    // finishes, then the ring.
+    if (lane != 0) return;
     {
-      const Stage s0 = stage_at(p, begin, end, CH * S);
-      const int64_t n0 = (s0.t / p.tok_blocks) * Cfg::kRows, k0 = s0.j * plan::kStageK;
-      const int64_t kv = s0.n * plan::kStageK < p.k - k0 ? s0.n * plan::kStageK : p.k - k0;
-      for (int r = lane; r < Cfg::kRows; r += 32)
-        if (n0 + r < p.n) bulk_prefetch_l2(p.B + (n0 + r) * p.k + k0, static_cast<uint32_t>(2 * kv));
+      const Stage s0 = stage_at(p, begin, end, CH);
+      const int n0 = static_cast<int>((s0.t / p.tok_blocks) * Cfg::kRows);
+      for (int c = 0; c < s0.n; ++c) tma_prefetch_l2(&map_b, static_cast<int>((s0.j + c) * plan::kStageK), n0);
     }
     grid_dependency_wait();
     uint32_t i = 0;
@@ -144,26 +148,23 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) stream_bulk_kernel(const Par
       const Stage st = stage_at(p, u, end, CH);
       const int s = static_cast<int>(i % S);
       ptx::mbar_wait(empty0 + 8 * s, ((i / S) & 1) ^ 1);
-      const int64_t k0 = st.j * plan::kStageK;
-      const int64_t kv = st.n * plan::kStageK < p.k - k0 ? st.n * plan::kStageK : p.k - k0;
-      const int64_t n0 = (st.t / p.tok_blocks) * Cfg::kRows, m0 = (st.t % p.tok_blocks) * Cfg::kToks;
-      const int rows_b = static_cast<int>(p.n - n0 < Cfg::kRows ? p.n - n0 : Cfg::kRows);
-      const int rows_a = static_cast<int>(p.m - m0 < Cfg::kToks ? p.m - m0 : Cfg::kToks);
-      const auto bytes = static_cast<uint32_t>(2 * kv);
+      const int n0 = static_cast<int>((st.t / p.tok_blocks) * Cfg::kRows);
+      const int m0 = static_cast<int>((st.t % p.tok_blocks) * Cfg::kToks);
       const uint32_t full = full0 + 8 * s, base = ring + s * Cfg::kStageBytes;
-      if (lane == 0) ptx::mbar_expect_tx(full, bytes * static_cast<uint32_t>(rows_b + rows_a));
-      __syncwarp();
-      for (int r = lane; r < rows_b; r += 32) bulk_load(base + r * Cfg::kPitch, p.B + (n0 + r) * p.k + k0, bytes, full);
-      for (int r = lane; r < rows_a; r += 32)
-        bulk_load(base + (Cfg::kRows + r) * Cfg::kPitch, p.A + (m0 + r) * p.k + k0, bytes, full);
+      ptx::mbar_expect_tx(full, static_cast<uint32_t>(st.n) * (Cfg::kBoxB + Cfg::kBoxA));
+      for (int c = 0; c < st.n; ++c) {
+        const int k = static_cast<int>((st.j + c) * plan::kStageK);
+        ptx::tma_load(base + c * Cfg::kBoxB, &map_b, full, k, n0);
+        ptx::tma_load(base + CH * Cfg::kBoxB + c * Cfg::kBoxA, &map_a, full, k, m0);
+      }
       u += st.n;
     }
     return;
   }
 
-  // The consumers: warp w multiplies chunk w of each stage; rows of B (or tokens) past the
-  // problem's edge hold stale bytes that only reach outputs nobody stores, and K past its end is
-  // zeroed in registers (stale A times stale B could be anything, NaN included).
+  // The consumers: warp w multiplies box w of each stage (zeros past the problem's edges: TMA
+  // fills them). Row r's 16-byte column c sits at r * 128 + ((c ^ (r % 8)) * 16): every row a
+  // lane reads has r % 8 == g.
   grid_dependency_wait();
   const int g = lane >> 2, q = lane & 3;
   Acc<Cfg::kAccumF16> acc[MT][NT];
@@ -173,22 +174,18 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) stream_bulk_kernel(const Par
     const int s = static_cast<int>(i % S);
     ptx::mbar_wait(full0 + 8 * s, (i / S) & 1);
     if (warp < st.n) {
-      const int64_t kc = st.j * plan::kStageK + warp * plan::kStageK;
-      const int64_t left = p.k - kc;  // a multiple of 8
-      const uint32_t base = ring + s * Cfg::kStageBytes + 2 * (warp * plan::kStageK);
+      const uint32_t box_b = ring + s * Cfg::kStageBytes + warp * Cfg::kBoxB;
+      const uint32_t box_a = ring + s * Cfg::kStageBytes + CH * Cfg::kBoxB + warp * Cfg::kBoxA;
       F f;
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const int off = 16 * q + 8 * h;
-        const bool ok = off < left;
+        const uint32_t col = static_cast<uint32_t>(((2 * q + h) ^ g) * 16);
 #pragma unroll
         for (int t = 0; t < MT; ++t)
 #pragma unroll
-          for (int r = 0; r < 2; ++r)
-            f.w[t][r][h] = ok ? lds16(base + (16 * t + 8 * r + g) * Cfg::kPitch + 2 * off) : make_uint4(0, 0, 0, 0);
+          for (int r = 0; r < 2; ++r) f.w[t][r][h] = lds16(box_b + (16 * t + 8 * r + g) * 128 + col);
 #pragma unroll
-        for (int j = 0; j < NT; ++j)
-          f.a[j][h] = ok ? lds16(base + (Cfg::kRows + 8 * j + g) * Cfg::kPitch + 2 * off) : make_uint4(0, 0, 0, 0);
+        for (int j = 0; j < NT; ++j) f.a[j][h] = lds16(box_a + (8 * j + g) * 128 + col);
       }
       f.compute(acc);
     }
@@ -310,6 +307,10 @@ struct Gemm {
     if (const size_t ws = workspace_size(a); a.workspace == nullptr || a.workspace_bytes < ws)
       return "stream bulk: needs the workspace cudal2_workspace_size asks for";
     if (const cudaError_t e = allow_smem(); e != cudaSuccess) return cudaGetErrorString(e);
+    if (!cudal2_tma::encoder()) return "cuTensorMapEncodeTiled not found in the driver";
+    CUtensorMap map_a, map_b;
+    if (!cudal2_tma::encode(&map_a, a.A, a.m, a.k, Cfg::kToks) || !cudal2_tma::encode(&map_b, a.B, a.n, a.k, Cfg::kRows))
+      return "cuTensorMapEncodeTiled refused the operands";
     Params p;
     p.A = static_cast<const __half*>(a.A);
     p.B = static_cast<const __half*>(a.B);
@@ -328,7 +329,7 @@ struct Gemm {
     add_pdl_attribute(at, n_at);
     cfg.attrs = at;
     cfg.numAttrs = n_at;
-    const cudaError_t e = cudaLaunchKernelEx(&cfg, stream_bulk_kernel<Cfg>, p);
+    const cudaError_t e = cudaLaunchKernelEx(&cfg, stream_bulk_kernel<Cfg>, map_a, map_b, p);
     return e == cudaSuccess ? nullptr : cudaGetErrorString(e);
   }
 };

@@ -17,8 +17,8 @@ namespace {
 
 // The bulk pipeline's configurations: Config<F16 accumulation, token tiles, K chunks a stage, stages>.
 #define CUDAL2_STREAM_BULK_CONFIGS(X)                                               \
-  X(false, 1, 4, 5, "stream tn f32 tile=8x64x256 warps=1x1 kwarps=4 stages=5")      \
-  X(true, 1, 4, 5, "stream tn f16 tile=8x64x256 warps=1x1 kwarps=4 stages=5")       \
+  X(false, 1, 4, 6, "stream tn f32 tile=8x64x256 warps=1x1 kwarps=4 stages=6")      \
+  X(true, 1, 4, 6, "stream tn f16 tile=8x64x256 warps=1x1 kwarps=4 stages=6")       \
   X(false, 2, 4, 5, "stream tn f32 tile=16x64x256 warps=1x1 kwarps=4 stages=5")     \
   X(true, 2, 4, 5, "stream tn f16 tile=16x64x256 warps=1x1 kwarps=4 stages=5")      \
   X(false, 4, 4, 4, "stream tn f32 tile=32x64x256 warps=1x1 kwarps=4 stages=4")     \

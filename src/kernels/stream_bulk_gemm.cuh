@@ -231,15 +231,19 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     if (lane == 0) last = atomicAdd(p.counters + st.t, 1u) == static_cast<unsigned>(hi - lo);
     if (!__shfl_sync(0xffffffffu, last, 0)) continue;
     __threadfence();
+    // Contributor by contributor, each one's entries loaded together: one L2 round trip per
+    // contributor, not one per entry (warp 0 holds up the ring while it adds).
+    float4 sum[MT * NT];
+    for (int64_t c = lo; c <= hi; ++c) {
+      float4 v[MT * NT];
+      const float4* part = p.partials + (st.t + c) * Cfg::kEntries + lane;
 #pragma unroll
-    for (int e = 0; e < MT * NT; ++e) {
-      float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
-      for (int64_t c = lo; c <= hi; ++c) {
-        const float4 v = c == cta ? out[e / NT][e % NT] : __ldcg(p.partials + (st.t + c) * Cfg::kEntries + e * 32 + lane);
-        sum = c == lo ? v : sum + v;
-      }
-      F::store(p.C, at, e / NT, e % NT, sum);
+      for (int e = 0; e < MT * NT; ++e) v[e] = c == cta ? out[e / NT][e % NT] : __ldcg(part + e * 32);
+#pragma unroll
+      for (int e = 0; e < MT * NT; ++e) sum[e] = c == lo ? v[e] : sum[e] + v[e];
     }
+#pragma unroll
+    for (int e = 0; e < MT * NT; ++e) F::store(p.C, at, e / NT, e % NT, sum[e]);
     if (lane == 0) p.counters[st.t] = 0;  // the workspace contract: leave it as found
   }
 }

@@ -63,6 +63,16 @@ struct Config {
   using Fallback = cudal2_stream::Config<true, kF16Acc, NT, 2, 2, 4, 2>;
 };
 
+// A 3-D box (K within a chunk, rows, chunks) into shared memory, counted on `bar` when it lands.
+__device__ __forceinline__ void tma_load_3d(uint32_t dst, const CUtensorMap* map, uint32_t bar, int c0, int c1,
+                                            int c2) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5}], "
+      "[%2];\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2)
+      : "memory");
+}
+
 // A tensor map's box at (c0, c1) into L2 only (before the previous kernel has finished).
 __device__ __forceinline__ void tma_prefetch_l2(const CUtensorMap* map, int c0, int c1) {
   asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];\n" ::"l"(
@@ -90,6 +100,7 @@ struct Params {
   int64_t units;       // tiles x chunks
   unsigned* counters;  // one per tile, zero between launches
   float4* partials;    // [tile + CTA][entry]
+  int box3d;           // the 3-D maps hold whole stages (K % 64 == 0)
 };
 
 // The CTA (of P) whose range holds unit u: ranges are [c * U / P, (c + 1) * U / P).
@@ -113,6 +124,7 @@ __device__ __forceinline__ Stage stage_at(const Params& p, int64_t u, int64_t en
 template <class Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
     stream_bulk_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
+                       const __grid_constant__ CUtensorMap map_a3, const __grid_constant__ CUtensorMap map_b3,
                        const Params p) {
   constexpr int MT = Cfg::MT, NT = Cfg::NT, CH = Cfg::CH, S = Cfg::S;
   using F = cudal2_stream::FragsTN<Cfg, true>;
@@ -151,11 +163,18 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       const int n0 = static_cast<int>((st.t / p.tok_blocks) * Cfg::kRows);
       const int m0 = static_cast<int>((st.t % p.tok_blocks) * Cfg::kToks);
       const uint32_t full = full0 + 8 * s, base = ring + s * Cfg::kStageBytes;
-      ptx::mbar_expect_tx(full, static_cast<uint32_t>(st.n) * (Cfg::kBoxB + Cfg::kBoxA));
-      for (int c = 0; c < st.n; ++c) {
-        const int k = static_cast<int>((st.j + c) * plan::kStageK);
-        ptx::tma_load(base + c * Cfg::kBoxB, &map_b, full, k, n0);
-        ptx::tma_load(base + CH * Cfg::kBoxB + c * Cfg::kBoxA, &map_a, full, k, m0);
+      if (p.box3d && st.n == CH) {
+        // A whole stage in one box each: every row's CH x 128 bytes as one contiguous read.
+        ptx::mbar_expect_tx(full, CH * (Cfg::kBoxB + Cfg::kBoxA));
+        tma_load_3d(base, &map_b3, full, 0, n0, static_cast<int>(st.j));
+        tma_load_3d(base + CH * Cfg::kBoxB, &map_a3, full, 0, m0, static_cast<int>(st.j));
+      } else {
+        ptx::mbar_expect_tx(full, static_cast<uint32_t>(st.n) * (Cfg::kBoxB + Cfg::kBoxA));
+        for (int c = 0; c < st.n; ++c) {
+          const int k = static_cast<int>((st.j + c) * plan::kStageK);
+          ptx::tma_load(base + c * Cfg::kBoxB, &map_b, full, k, n0);
+          ptx::tma_load(base + CH * Cfg::kBoxB + c * Cfg::kBoxA, &map_a, full, k, m0);
+        }
       }
       u += st.n;
     }
@@ -290,6 +309,19 @@ struct Gemm {
     return plan::counters_bytes(w.tiles) + static_cast<size_t>(w.tiles.x * w.tiles.y + w.ctas) * Cfg::kEntries * 16;
   }
 
+  // A row-major (rows x k) fp16 matrix seen as (64, rows, k / 64): a box of (64, box_rows, CH) is
+  // one stage, laid out chunk by chunk as the 2-D boxes are (128-byte swizzle, zeros past the
+  // rows), read as box_rows runs of CH x 128 contiguous bytes. Needs k % 64 == 0.
+  static bool encode_stages(CUtensorMap* map, const void* ptr, int64_t rows, int64_t k, int box_rows) {
+    const cuuint64_t dims[3] = {64, cuuint64_t(rows), cuuint64_t(k / plan::kStageK)};
+    const cuuint64_t strides[2] = {cuuint64_t(k) * 2, 128};
+    const cuuint32_t box[3] = {64, cuuint32_t(box_rows), cuuint32_t(Cfg::CH)};
+    const cuuint32_t elem[3] = {1, 1, 1};
+    return cudal2_tma::encoder()(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3, const_cast<void*>(ptr), dims, strides, box,
+                                 elem, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+  }
+
   // The ring's shared memory, allowed once per device.
   static cudaError_t allow_smem() {
     static std::atomic<bool> done[64];
@@ -312,9 +344,11 @@ struct Gemm {
       return "stream bulk: needs the workspace cudal2_workspace_size asks for";
     if (const cudaError_t e = allow_smem(); e != cudaSuccess) return cudaGetErrorString(e);
     if (!cudal2_tma::encoder()) return "cuTensorMapEncodeTiled not found in the driver";
-    CUtensorMap map_a, map_b;
+    CUtensorMap map_a, map_b, map_a3{}, map_b3{};
     if (!cudal2_tma::encode(&map_a, a.A, a.m, a.k, Cfg::kToks) || !cudal2_tma::encode(&map_b, a.B, a.n, a.k, Cfg::kRows))
       return "cuTensorMapEncodeTiled refused the operands";
+    const bool box3d = a.k % plan::kStageK == 0 && encode_stages(&map_a3, a.A, a.m, a.k, Cfg::kToks) &&
+                       encode_stages(&map_b3, a.B, a.n, a.k, Cfg::kRows);
     Params p;
     p.A = static_cast<const __half*>(a.A);
     p.B = static_cast<const __half*>(a.B);
@@ -323,6 +357,7 @@ struct Gemm {
     p.tok_blocks = w.tiles.x, p.chunks = w.chunks, p.units = w.units;
     p.counters = static_cast<unsigned*>(a.workspace);
     p.partials = reinterpret_cast<float4*>(static_cast<char*>(a.workspace) + plan::counters_bytes(w.tiles));
+    p.box3d = box3d ? 1 : 0;
     cudaLaunchConfig_t cfg{};
     cfg.gridDim = dim3(static_cast<unsigned>(w.ctas), 1, 1);
     cfg.blockDim = dim3(Cfg::kThreads, 1, 1);
@@ -333,7 +368,7 @@ struct Gemm {
     add_pdl_attribute(at, n_at);
     cfg.attrs = at;
     cfg.numAttrs = n_at;
-    const cudaError_t e = cudaLaunchKernelEx(&cfg, stream_bulk_kernel<Cfg>, map_a, map_b, p);
+    const cudaError_t e = cudaLaunchKernelEx(&cfg, stream_bulk_kernel<Cfg>, map_a, map_b, map_a3, map_b3, p);
     return e == cudaSuccess ? nullptr : cudaGetErrorString(e);
   }
 };

@@ -8,8 +8,8 @@
 // warps = 1 x warps along B's rows; kwarps = warps along K; stages = K stages in flight per warp.
 // A tile K over 64 selects the bulk pipeline (src/kernels/stream_bulk_gemm.cuh, TN): TMA boxes
 // stream stages of 64 rows x tile K into a shared-memory ring `stages` deep, kwarps =
-// tile K / 64 consumer warps multiply them, one CTA per SM takes a contiguous share of every
-// tile's K chunks (so no split knob: splits=1).
+// tile K / 64 consumer warps multiply them, each CTA takes a contiguous share of every tile's K
+// chunks; the split knob is the CTAs per SM (each its own producer and ring).
 //   "stream tn f32 tile=8x64x256 warps=1x1 kwarps=4 stages=5"
 // No CUDA here: this file only writes and reads text.
 #include <fmt/format.h>
@@ -80,7 +80,10 @@ std::string invalid_reason_bulk(const KernelSpec& s) {
   if (s.stages < 2 || s.stages > 12) return fmt::format("stages {} not in 2..12", s.stages);
   if (const int b = bulk_smem_bytes(s); b > 227 * 1024)
     return fmt::format("{} stages take {} bytes of shared memory, over 227 KB", s.stages, b);
-  if (s.splits != 1) return "stream bulk: splits must be 1 (the kernel spreads K over every SM)";
+  // splits: CTAs per SM, each with its own ring (1 KB of every CTA's shared memory is the system's).
+  if (s.splits < 1 || s.splits > 4) return fmt::format("stream bulk: splits (CTAs per SM) {} not in 1..4", s.splits);
+  if (const int b = s.splits * (bulk_smem_bytes(s) + 1024); b > 228 * 1024)
+    return fmt::format("{} CTAs per SM take {} bytes of shared memory, over an SM's 228 KB", s.splits, b);
   return splits_only_knobs_reason(s);
 }
 
@@ -133,7 +136,11 @@ std::vector<KernelSpec> enumerate_stream(Layout layout, Accum accum, bool with_r
         KernelSpec s = stream_default_spec();
         s.layout = layout, s.accum = accum;
         s.tile_m = toks, s.tile_n = 64, s.tile_k = tk, s.warps_n = 1, s.warps_k = tk / plan::kStageK, s.stages = stages;
-        if (invalid_reason_stream(s).empty()) out.push_back(s);
+        for (int ctas : {1, 2, 3}) {
+          s.splits = ctas;
+          if (invalid_reason_stream(s).empty()) out.push_back(s);
+          if (!with_runtime_knobs) break;
+        }
       }
   return out;
 }

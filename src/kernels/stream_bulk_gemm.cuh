@@ -285,12 +285,15 @@ struct Gemm {
     plan::Grid tiles;  // x: token blocks, y: 64-row tiles
     int64_t chunks = 0, units = 0, ctas = 0;
   };
+  // splits: CTAs per SM (each with its own producer and ring); their rings must fit an SM.
+  static constexpr int kMaxCtasPerSm = 4;
   static Work work_of(const cudal2_gemm_args& a, int sms) {
     Work w;
     w.tiles = plan::grid(a.m, a.n, Cfg::kRows, Cfg::kToks, 1);
     w.chunks = (a.k + plan::kStageK - 1) / plan::kStageK;
     w.units = w.tiles.x * w.tiles.y * w.chunks;
-    w.ctas = sms < w.units ? sms : w.units;
+    const int64_t slots = int64_t(sms) * (a.splits < 1 ? 1 : a.splits);
+    w.ctas = slots < w.units ? slots : w.units;
     return w;
   }
 
@@ -298,7 +301,8 @@ struct Gemm {
     if (const char* why = cudal2_shim::sizes_refusal(a)) return why;
     if (a.raster != 0 || a.swizzle != 1 || a.decomposition != 0)
       return "stream kernels take only raster=0 swizzle=1 decomposition=0";
-    if (a.splits != 1) return "stream bulk: splits must be 1 (the kernel spreads K over every SM itself)";
+    if (a.splits < 1 || a.splits > kMaxCtasPerSm)
+      return "stream bulk: splits (CTAs per SM) must be in 1..4";
     if (!cudal2_shim::rows_16b_aligned(a, true)) return Fallback::refusal(a);
     return nullptr;
   }

@@ -61,11 +61,11 @@ def splits_around(m, n, k, toks, rows, wk, threads, smem_bytes):
     return sorted({min(cap, s) for s in (target, 2 * target)})
 
 
-def bulk_smem(toks, tk, stages):
+def bulk_smem(toks, tk, stages, rows=64):
     """codegen/family_stream.cpp's bulk_smem_bytes."""
     consumers = tk // 64
-    red = max(consumers - 1, 1) * 4 * (toks // 8) * 32 * 16
-    return stages * consumers * (64 + toks) * 128 + red + 16 * stages + 1024
+    red = max(consumers - 1, 1) * (rows // 16) * (toks // 8) * 32 * 16
+    return stages * consumers * (rows + toks) * 128 + red + 16 * stages + 1024
 
 
 def bulk_candidates(m, n, k, accum):

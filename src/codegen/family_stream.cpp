@@ -7,7 +7,7 @@
 // tile = tokens (8 x token tiles) x B rows per CTA (16 x row tiles x warps) x 64 (the K stage);
 // warps = 1 x warps along B's rows; kwarps = warps along K; stages = K stages in flight per warp.
 // A tile K over 64 selects the bulk pipeline (src/kernels/stream_bulk_gemm.cuh, TN): TMA boxes
-// stream stages of 64 rows x tile K into a shared-memory ring `stages` deep, kwarps =
+// stream stages of tile N (16, 32, 64) rows x tile K into a shared-memory ring `stages` deep, kwarps =
 // tile K / 64 consumer warps multiply them, each CTA takes a contiguous share of every tile's K
 // chunks; the split knob is the CTAs per SM (each its own producer and ring).
 //   "stream tn f32 tile=8x64x256 warps=1x1 kwarps=4 stages=5"
@@ -63,8 +63,8 @@ bool is_bulk(const KernelSpec& s) { return s.tile_k > plan::kStageK; }
 // alignment (src/kernels/stream_bulk_gemm.cuh, Config::kSmem).
 int bulk_smem_bytes(const KernelSpec& s) {
   const int consumers = s.tile_k / plan::kStageK;
-  const int red = (consumers > 1 ? consumers - 1 : 1) * 4 * (s.tile_m / 8) * 32 * 16;
-  return s.stages * consumers * (64 + s.tile_m) * 128 + red + 16 * s.stages + 1024;
+  const int red = (consumers > 1 ? consumers - 1 : 1) * (s.tile_n / 16) * (s.tile_m / 8) * 32 * 16;
+  return s.stages * consumers * (s.tile_n + s.tile_m) * 128 + red + 16 * s.stages + 1024;
 }
 
 std::string invalid_reason_bulk(const KernelSpec& s) {
@@ -73,7 +73,8 @@ std::string invalid_reason_bulk(const KernelSpec& s) {
     return fmt::format("tile K {}: a multiple of {} up to {}", s.tile_k, plan::kStageK, 8 * plan::kStageK);
   // 64 tokens' accumulators and fragments spill (255 registers, measured with ptxas).
   if (s.tile_m != 8 && s.tile_m != 16 && s.tile_m != 32) return fmt::format("tile M {} not one of 8, 16, 32", s.tile_m);
-  if (s.tile_n != 64 || s.warps_m != 1 || s.warps_n != 1) return "stream bulk: tile N 64 and warps 1x1";
+  if ((s.tile_n != 16 && s.tile_n != 32 && s.tile_n != 64) || s.warps_m != 1 || s.warps_n != 1)
+    return "stream bulk: tile N 16, 32 or 64 and warps 1x1";
   if (s.warps_k != s.tile_k / plan::kStageK)
     return fmt::format("stream bulk: kwarps {} must be tile K / {} = {}", s.warps_k, plan::kStageK,
                        s.tile_k / plan::kStageK);
@@ -129,13 +130,14 @@ std::vector<KernelSpec> enumerate_stream(Layout layout, Accum accum, bool with_r
               if (!with_runtime_knobs) break;
             }
           }
-  // The bulk pipeline: tokens x stage K x ring depth where shared memory holds it.
+  // The bulk pipeline: tokens x rows x stage K x ring depth where shared memory holds it.
   for (int toks : {8, 16, 32})
+    for (int rows : {16, 32, 64})
     for (int tk : {128, 256, 512})
       for (int stages : {3, 4, 5, 6, 8}) {
         KernelSpec s = stream_default_spec();
         s.layout = layout, s.accum = accum;
-        s.tile_m = toks, s.tile_n = 64, s.tile_k = tk, s.warps_n = 1, s.warps_k = tk / plan::kStageK, s.stages = stages;
+        s.tile_m = toks, s.tile_n = rows, s.tile_k = tk, s.warps_n = 1, s.warps_k = tk / plan::kStageK, s.stages = stages;
         for (int ctas : {1, 2, 3}) {
           s.splits = ctas;
           if (invalid_reason_stream(s).empty()) out.push_back(s);
@@ -152,8 +154,8 @@ std::string stream_shape_refusal(const KernelSpec&, const Shape&) { return ""; }
 std::string generate_stream_source(const KernelSpec& s) {
   if (is_bulk(s))
     return type_source(stream_compile_text(s), "stream_bulk_gemm.cuh",
-                       fmt::format("cudal2_stream_bulk::Gemm<cudal2_stream_bulk::Config<{}, {}, {}, {}>>",
-                                   s.accum == Accum::F16, s.tile_m / 8, s.warps_k, s.stages));
+                       fmt::format("cudal2_stream_bulk::Gemm<cudal2_stream_bulk::Config<{}, {}, {}, {}, {}>>",
+                                   s.accum == Accum::F16, s.tile_m / 8, s.warps_k, s.stages, s.tile_n / 16));
   return type_source(
       stream_compile_text(s), "stream_gemm.cuh",
       fmt::format("cudal2_stream::Gemm<cudal2_stream::Config<{}, {}, {}, {}, {}, {}, {}>>", s.layout == Layout::TN,

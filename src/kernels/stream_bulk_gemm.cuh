@@ -41,14 +41,15 @@ namespace plan = cudal2_stream_plan;
 using cudal2_stream::Where;
 
 // kTokTiles: 8-token tiles of a CTA (M <= 8 * kTokTiles per pass over B); kChunks: K chunks of
-// 64 per stage, one consumer warp each; kStages: ring depth.
-template <bool kF16Acc, int kTokTiles, int kChunks, int kStages>
+// 64 per stage, one consumer warp each; kStages: ring depth; kRowTiles: 16-row tiles of B per
+// output tile (fewer rows, longer runs of each row per stage).
+template <bool kF16Acc, int kTokTiles, int kChunks, int kStages, int kRowTiles = 4>
 struct Config {
   static constexpr bool kLayoutTN = true, kAccumF16 = kF16Acc;
-  static constexpr int NT = kTokTiles, MT = 4, CH = kChunks, S = kStages;
+  static constexpr int NT = kTokTiles, MT = kRowTiles, CH = kChunks, S = kStages;
   static constexpr int kRows = 16 * MT, kToks = 8 * NT, kStageK = plan::kStageK * CH;
   static constexpr int kThreads = 32 * (CH + 1);  // consumers, then the producer warp
-  // A stage: CH boxes of B (64 rows x 128 bytes), then CH boxes of A (tokens x 128 bytes), each a
+  // A stage: CH boxes of B (kRows x 128 bytes), then CH boxes of A (tokens x 128 bytes), each a
   // whole number of the swizzle's 1024-byte atoms.
   static constexpr int kBoxB = kRows * 128, kBoxA = kToks * 128;
   static constexpr int kStageBytes = CH * (kBoxB + kBoxA);
@@ -56,6 +57,7 @@ struct Config {
   static constexpr int kRedBytes = (CH > 1 ? CH - 1 : 1) * kEntries * 16;
   static constexpr int kSmem = S * kStageBytes + kRedBytes + 2 * S * 8 + 1024;  // + the ring's alignment
   static_assert(NT == 1 || NT == 2 || NT == 4, "stream bulk: 1, 2 or 4 token tiles");
+  static_assert(MT == 1 || MT == 2 || MT == 4, "stream bulk: 16, 32 or 64 rows a tile");
   static_assert(CH >= 1 && CH <= 8, "stream bulk: 1..8 chunks a stage");
   static_assert(S >= 2 && S <= 12, "stream bulk: 2..12 stages");
   static_assert(kSmem <= 227 * 1024, "stream bulk: the ring exceeds 227 KB of shared memory");

@@ -137,7 +137,7 @@ TEST(StreamFamily, BulkSpecsGenerateTheBulkConfig) {
   const auto s = cudal2::parse_spec("stream tn f16 tile=16x64x256 warps=1x1 kwarps=4 stages=5");
   EXPECT_EQ(cudal2::invalid_reason(s), "");
   const std::string src = cudal2::generate_source(s);
-  EXPECT_NE(src.find("cudal2_stream_bulk::Config<true, 2, 4, 5>"), std::string::npos) << src;
+  EXPECT_NE(src.find("cudal2_stream_bulk::Config<true, 2, 4, 5, 4>"), std::string::npos) << src;
   EXPECT_NE(src.find("stream_bulk_gemm.cuh"), std::string::npos);
   int bulk = 0;
   for (const auto& e : cudal2::enumerate_specs("stream", Layout::TN, Accum::F32, true))
@@ -161,7 +161,9 @@ TEST(StreamFamily, BulkValidityRulesNameWhatIsWrong) {
   EXPECT_EQ(why("stream tn f32 tile=8x64x128 warps=1x1 kwarps=2 stages=11"), "");
   EXPECT_NE(why("stream nn f32 tile=8x64x256 warps=1x1 kwarps=4 stages=5").find("tn only"), std::string::npos);
   EXPECT_NE(why("stream tn f32 tile=8x64x256 warps=1x1 kwarps=2 stages=5").find("kwarps"), std::string::npos);
-  EXPECT_NE(why("stream tn f32 tile=8x128x256 warps=1x2 kwarps=4 stages=5").find("tile N 64"), std::string::npos);
+  EXPECT_NE(why("stream tn f32 tile=8x128x256 warps=1x2 kwarps=4 stages=5").find("tile N 16, 32 or 64"),
+            std::string::npos);
+  EXPECT_EQ(why("stream tn f32 tile=8x16x512 warps=1x1 kwarps=8 stages=8"), "") << "16 rows, 1 KB runs of each";
   EXPECT_NE(why("stream tn f32 tile=8x64x256 warps=1x1 kwarps=4 stages=7").find("shared memory"), std::string::npos)
       << "7 x 72 rows x 528 bytes is over 227 KB";
   EXPECT_NE(why("stream tn f32 tile=64x64x256 warps=1x1 kwarps=4 stages=2").find("tile M"), std::string::npos);

@@ -133,17 +133,18 @@ std::vector<KernelSpec> enumerate_stream(Layout layout, Accum accum, bool with_r
   // The bulk pipeline: tokens x rows x stage K x ring depth where shared memory holds it.
   for (int toks : {8, 16, 32})
     for (int rows : {16, 32, 64})
-    for (int tk : {128, 256, 512})
-      for (int stages : {3, 4, 5, 6, 8}) {
-        KernelSpec s = stream_default_spec();
-        s.layout = layout, s.accum = accum;
-        s.tile_m = toks, s.tile_n = rows, s.tile_k = tk, s.warps_n = 1, s.warps_k = tk / plan::kStageK, s.stages = stages;
-        for (int ctas : {1, 2, 3}) {
-          s.splits = ctas;
-          if (invalid_reason_stream(s).empty()) out.push_back(s);
-          if (!with_runtime_knobs) break;
+      for (int tk : {128, 256, 512})
+        for (int stages : {3, 4, 5, 6, 8}) {
+          KernelSpec s = stream_default_spec();
+          s.layout = layout, s.accum = accum;
+          s.tile_m = toks, s.tile_n = rows, s.tile_k = tk, s.warps_n = 1, s.warps_k = tk / plan::kStageK,
+          s.stages = stages;
+          for (int ctas : {1, 2, 3}) {
+            s.splits = ctas;
+            if (invalid_reason_stream(s).empty()) out.push_back(s);
+            if (!with_runtime_knobs) break;
+          }
         }
-      }
   return out;
 }
 

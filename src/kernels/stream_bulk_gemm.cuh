@@ -77,10 +77,10 @@ __device__ __forceinline__ void tma_load_3d(uint32_t dst, const CUtensorMap* map
 
 // A tensor map's box at (c0, c1) into L2 only (before the previous kernel has finished).
 __device__ __forceinline__ void tma_prefetch_l2(const CUtensorMap* map, int c0, int c1) {
-  asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];\n" ::"l"(
-                   reinterpret_cast<uint64_t>(map)),
-               "r"(c0), "r"(c1)
-               : "memory");
+  asm volatile(
+      "cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];\n" ::"l"(reinterpret_cast<uint64_t>(map)),
+      "r"(c0), "r"(c1)
+      : "memory");
 }
 __device__ __forceinline__ uint4 lds16(uint32_t addr) {
   uint4 r;
@@ -230,12 +230,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 #pragma unroll
         for (int w = 0; w < CH - 1; ++w)
 #pragma unroll
-          for (int e = 0; e < MT * NT; ++e) out[e / NT][e % NT] = out[e / NT][e % NT] + red[(w * MT * NT + e) * 32 + lane];
+          for (int e = 0; e < MT * NT; ++e)
+            out[e / NT][e % NT] = out[e / NT][e % NT] + red[(w * MT * NT + e) * 32 + lane];
       consumers_sync(32 * CH);
     }
     if (warp != 0) continue;
     Where at{p.m, p.n, p.k, (st.t / p.tok_blocks) * Cfg::kRows, (st.t % p.tok_blocks) * Cfg::kToks, g, q};
-    const int64_t lo = cta_of(st.t * p.chunks, p.units, ctas), hi = cta_of(st.t * p.chunks + p.chunks - 1, p.units, ctas);
+    const int64_t lo = cta_of(st.t * p.chunks, p.units, ctas),
+                  hi = cta_of(st.t * p.chunks + p.chunks - 1, p.units, ctas);
     if (lo == hi) {
 #pragma unroll
       for (int t = 0; t < MT; ++t)
@@ -276,7 +278,8 @@ struct Gemm {
 
   static int sm_count() {
     int dev = 0, n = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
       cudaGetLastError();
       return 0;
     }
@@ -303,8 +306,7 @@ struct Gemm {
     if (const char* why = cudal2_shim::sizes_refusal(a)) return why;
     if (a.raster != 0 || a.swizzle != 1 || a.decomposition != 0)
       return "stream kernels take only raster=0 swizzle=1 decomposition=0";
-    if (a.splits < 1 || a.splits > kMaxCtasPerSm)
-      return "stream bulk: splits (CTAs per SM) must be in 1..4";
+    if (a.splits < 1 || a.splits > kMaxCtasPerSm) return "stream bulk: splits (CTAs per SM) must be in 1..4";
     if (!cudal2_shim::rows_16b_aligned(a, true)) return Fallback::refusal(a);
     return nullptr;
   }
@@ -351,7 +353,8 @@ struct Gemm {
     if (const cudaError_t e = allow_smem(); e != cudaSuccess) return cudaGetErrorString(e);
     if (!cudal2_tma::encoder()) return "cuTensorMapEncodeTiled not found in the driver";
     CUtensorMap map_a, map_b, map_a3{}, map_b3{};
-    if (!cudal2_tma::encode(&map_a, a.A, a.m, a.k, Cfg::kToks) || !cudal2_tma::encode(&map_b, a.B, a.n, a.k, Cfg::kRows))
+    if (!cudal2_tma::encode(&map_a, a.A, a.m, a.k, Cfg::kToks) ||
+        !cudal2_tma::encode(&map_b, a.B, a.n, a.k, Cfg::kRows))
       return "cuTensorMapEncodeTiled refused the operands";
     const bool box3d = a.k % plan::kStageK == 0 && encode_stages(&map_a3, a.A, a.m, a.k, Cfg::kToks) &&
                        encode_stages(&map_b3, a.B, a.n, a.k, Cfg::kRows);

@@ -20,7 +20,6 @@ typedef struct cudal2_stream_kernel {
   size_t (*workspace_size)(const cudal2_gemm_args*);
   int (*run)(const cudal2_gemm_args*, void*, char*, size_t);
   int (*resident)(void); /* CTAs one SM holds at once (the occupancy calculator), 0 on failure */
-  int persistent;        /* the bulk pipeline (stream_bulk_gemm.cuh): one CTA per SM, splits 1 */
 } cudal2_stream_kernel;
 
 /* The portfolio and its length. */

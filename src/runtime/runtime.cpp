@@ -358,8 +358,8 @@ cudal2_status_t make_plan(cudal2_context* h, int layout, int accum, int64_t m, i
                           bool neighbours, const TuneOn* tune, std::unique_ptr<Plan>& out) {
   auto p = std::make_unique<Plan>();
   const size_t ws_avail = ws_bytes > kZone ? ws_bytes - kZone : 0;
-  if (const auto sp = cudal2::rt::pick_stream(h->stream, layout, accum, m, n, k, h->sm_count, h->l2_bytes,
-                                                   h->stream_bounds);
+  if (const auto sp =
+          cudal2::rt::pick_stream(h->stream, layout, accum, m, n, k, h->sm_count, h->l2_bytes, h->stream_bounds);
       sp.kernel >= 0) {
     // Bandwidth-bound: the stream rule's kernel and splits, before any table neighbour or cuBLASLt.
     KernelCall c;

@@ -31,7 +31,7 @@ std::vector<StreamKernel> stream_portfolio() {
   for (int i = 0; i < n; ++i) {
     const int r = k[i].resident();
     v.push_back({k[i].tn ? CUDAL2_LAYOUT_TN : CUDAL2_LAYOUT_NN, k[i].f16 ? CUDAL2_ACCUM_F16 : CUDAL2_ACCUM_F32,
-                 k[i].toks, k[i].rows, k[i].warps_k, r > 0 ? r : 1, k[i].persistent != 0});
+                 k[i].toks, k[i].rows, k[i].warps_k, r > 0 ? r : 1});
   }
   return v;
 }

@@ -54,11 +54,10 @@ constexpr int kStreamStageK = 64;
 
 // One compiled kernel of the portfolio, as the rule needs to know it.
 struct StreamKernel {
-  int layout, accum;        // CUDAL2_LAYOUT_*, CUDAL2_ACCUM_*
-  int toks, rows;           // tokens (M) and B rows (N) one CTA covers
-  int warps_k;              // warps splitting a CTA's K range
-  int resident;             // CTAs one SM holds at once (the occupancy calculator's answer), >= 1
-  bool persistent = false;  // the bulk pipeline: one CTA per SM spreads every tile's K itself (splits 1)
+  int layout, accum;  // CUDAL2_LAYOUT_*, CUDAL2_ACCUM_*
+  int toks, rows;     // tokens (M) and B rows (N) one CTA covers
+  int warps_k;        // warps splitting a CTA's K range
+  int resident;       // CTAs one SM holds at once (the occupancy calculator's answer), >= 1
 };
 
 // The class's bounds: the measured defaults, or CUDAL2_STREAM_MAX_M / CUDAL2_STREAM_MIN_MB for
@@ -74,9 +73,8 @@ struct StreamPick {
 };
 
 // l2_bytes: the device's L2 (0: unknown, kStreamMinWeightBytes alone).
-inline bool in_stream_class(int layout, int64_t m, int64_t n, int64_t k, int64_t l2_bytes,
-                            const StreamBounds& b = {}) {
-  const int64_t min_bytes = b.min_weight_bytes >= 0                ? b.min_weight_bytes
+inline bool in_stream_class(int layout, int64_t m, int64_t n, int64_t k, int64_t l2_bytes, const StreamBounds& b = {}) {
+  const int64_t min_bytes = b.min_weight_bytes >= 0            ? b.min_weight_bytes
                             : l2_bytes > kStreamMinWeightBytes ? l2_bytes
                                                                : kStreamMinWeightBytes;
   return layout == 1 && m >= 1 && m <= b.max_m && n * k * 2 >= min_bytes;
@@ -91,25 +89,20 @@ inline int stream_splits(int64_t tiles, int64_t slots, int max_splits) {
   return static_cast<int>(s);
 }
 
-// Persistent (bulk) kernels first, then the smallest token tile that holds M. For the register
-// kernel, slots are sm_count x its resident CTAs; a shape whose tiles exceed them is out of the
-// class (a second, partial wave measured 0.82-0.88 of auto-tuning). The persistent kernel has no
-// waves: it takes any tile count with splits 1.
+// The smallest token tile that holds M. Slots are sm_count x the kernel's resident CTAs; a shape
+// whose tiles exceed them is out of the class (a second, partial wave measured 0.82-0.88 of
+// auto-tuning).
 inline StreamPick pick_stream(const std::vector<StreamKernel>& kernels, int layout, int accum, int64_t m, int64_t n,
                               int64_t k, int sm_count, int64_t l2_bytes, const StreamBounds& bounds = {}) {
   StreamPick p;
   if (!in_stream_class(layout, m, n, k, l2_bytes, bounds) || sm_count < 1) return p;
-  auto better = [&](const StreamKernel& c, const StreamKernel& than) {
-    return c.persistent != than.persistent ? c.persistent : c.toks < than.toks;
-  };
   for (int i = 0; i < static_cast<int>(kernels.size()); ++i) {
     const StreamKernel& c = kernels[static_cast<size_t>(i)];
     if (c.layout != layout || c.accum != accum || c.toks < m) continue;
-    if (p.kernel < 0 || better(c, kernels[static_cast<size_t>(p.kernel)])) p.kernel = i;
+    if (p.kernel < 0 || c.toks < kernels[static_cast<size_t>(p.kernel)].toks) p.kernel = i;
   }
   if (p.kernel < 0) return p;
   const StreamKernel& c = kernels[static_cast<size_t>(p.kernel)];
-  if (c.persistent) return p;
   const int64_t tiles = ((n + c.rows - 1) / c.rows) * ((m + c.toks - 1) / c.toks);
   const int64_t slots = int64_t(sm_count) * (c.resident > 0 ? c.resident : 1);
   if (tiles > slots) return StreamPick{};

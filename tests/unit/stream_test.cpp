@@ -176,22 +176,17 @@ TEST(StreamFamily, BulkValidityRulesNameWhatIsWrong) {
   EXPECT_NE(why("stream tn f32 tile=8x64x1024 warps=1x1 kwarps=16 stages=2").find("tile K"), std::string::npos);
 }
 
-TEST(StreamRule, PersistentKernelsComeFirstWithoutSplitsOrWaves) {
-  const std::vector<StreamKernel> both = {
-      {1, 0, 8, 64, 4, 2}, {1, 0, 8, 64, 4, 1, true}, {1, 0, 16, 64, 4, 1, true}, {1, 0, 32, 64, 4, 1, true}};
+TEST(StreamRule, BoundsFromTheEnvironmentWidenTheClass) {
   cudal2::rt::StreamBounds wide;
   wide.max_m = 32;
-  auto pick = [&](int64_t m, int64_t n, int64_t k) { return pick_stream(both, 1, 0, m, n, k, 132, kL2, wide); };
-  EXPECT_EQ(pick(1, 4096, 16384).kernel, 1) << "bulk before the register kernel";
-  EXPECT_EQ(pick(1, 4096, 16384).splits, 1);
-  EXPECT_EQ(pick(12, 4096, 16384).kernel, 2) << "the smallest token tile that holds M";
-  EXPECT_EQ(pick(32, 4096, 16384).kernel, 3);
-  EXPECT_EQ(pick(1, 20480, 7168).kernel, 1) << "no wave limit: 320 tiles";
-  EXPECT_EQ(pick(33, 20480, 7168).kernel, -1) << "beyond the bound";
-  EXPECT_EQ(pick_stream(both, 1, 0, 12, 4096, 16384, 132, kL2).kernel, -1) << "the default bound is 8 tokens";
+  EXPECT_FALSE(cudal2::rt::in_stream_class(1, 12, 4096, 16384, kL2)) << "the default bound is 8 tokens";
+  EXPECT_TRUE(cudal2::rt::in_stream_class(1, 12, 4096, 16384, kL2, wide));
+  EXPECT_EQ(pick_stream(kPortfolio, 1, 0, 12, 4096, 16384, 132, kL2, wide).kernel, -1)
+      << "in the class, but no kernel of the portfolio holds 12 tokens";
   cudal2::rt::StreamBounds small;
   small.min_weight_bytes = 0;
   EXPECT_TRUE(cudal2::rt::in_stream_class(1, 1, 1024, 1024, kL2, small)) << "the weight bound overridden";
+  EXPECT_GE(pick_stream(kPortfolio, 1, 0, 1, 1024, 1024, 132, kL2, small).kernel, 0);
 }
 
 TEST(StreamRule, EnvironmentIsCheckedNotGuessed) {

@@ -63,14 +63,22 @@ typedef struct cudal2_options {
   double neighbour_factor;
   /* 0: ignore the table, every call goes to cuBLASLt (for comparisons). Default: 1. */
   int use_table;
-  /* 1: the first call for an off-table shape that is not being captured into a graph times
-   * cuBLASLt's top heuristic candidates (up to 100) on its own operands, each as a CUDA graph of
-   * back-to-back calls, as cuBLASLt auto-tuning does, waits for them, and keeps the fastest for
-   * every later call of that shape.
-   * 0: off-table shapes take the heuristic's top-1, no timing, no synchronization. Default
-   * (options NULL): 0, or 1 where the environment has CUDAL2_TUNE_UNSEEN=1. */
+  /* How an off-table shape that runs on cuBLASLt gets its algorithm (cudal2_tune_t):
+   * CUDAL2_TUNE_BACKGROUND: the first call runs the heuristic's top-1 and returns at once; a
+   * thread of the handle times cuBLASLt's top heuristic candidates (up to 100) on operands of its
+   * own, each as a CUDA graph of back-to-back calls on its own stream, and swaps the fastest in
+   * for later calls (cudal2_tune_wait waits for it). The GPU is shared meanwhile: the tuning
+   * costs the caller's work some throughput for a while, and the first calls and the later ones
+   * may differ in their last bits (another algorithm's summation order).
+   * CUDAL2_TUNE_BLOCKING: the first call that is not being captured into a graph times the same
+   * candidates on its own operands, waits for them, and keeps the fastest.
+   * CUDAL2_TUNE_OFF: the heuristic's top-1, no timing, no synchronization.
+   * Default (options NULL): CUDAL2_TUNE_BACKGROUND, or what CUDAL2_TUNE_UNSEEN says (0 off,
+   * 1 blocking, 2 background). */
   int tune_unseen;
 } cudal2_options;
+
+typedef enum cudal2_tune { CUDAL2_TUNE_OFF = 0, CUDAL2_TUNE_BLOCKING = 1, CUDAL2_TUNE_BACKGROUND = 2 } cudal2_tune_t;
 
 /* Where a call goes. */
 typedef enum cudal2_path {
@@ -107,6 +115,11 @@ CUDAL2_API cudal2_status_t cudal2_gemm(cudal2_handle_t handle, cudal2_layout_t l
  * an off-table shape, may create its cuBLASLt descriptors. */
 CUDAL2_API cudal2_status_t cudal2_query(cudal2_handle_t handle, cudal2_layout_t layout, cudal2_accum_t accum, int64_t m,
                                         int64_t n, int64_t k, cudal2_dispatch_info* info);
+
+/* Waits until the handle's background tuning (CUDAL2_TUNE_BACKGROUND) has finished every shape
+ * queued so far; returns at once for a handle that tunes no other way. handle NULL: the default
+ * handle. *tuned (may be NULL): shapes whose tuning has finished since the handle was made. */
+CUDAL2_API cudal2_status_t cudal2_tune_wait(cudal2_handle_t handle, long* tuned);
 
 CUDAL2_API const char* cudal2_status_string(cudal2_status_t status);
 /* The message of the last failing call on this thread ("" if none). Valid until this thread's

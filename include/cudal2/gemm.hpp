@@ -47,6 +47,12 @@ class Handle {
     if (h_) cudal2_destroy(h_);
   }
   cudal2_handle_t get() const noexcept { return h_; }
+  // Waits for the handle's background tuning (cudal2_tune_wait); returns the shapes tuned so far.
+  long tune_wait() const {
+    long tuned = 0;
+    check(cudal2_tune_wait(h_, &tuned));
+    return tuned;
+  }
 
  private:
   cudal2_handle_t h_ = nullptr;

@@ -14,6 +14,7 @@
 #include <cudal2/cudal2.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
@@ -29,8 +30,10 @@
 
 #include "cublaslt_plan.h"
 #include "mma_plan.h"
+#include "runtime/background_tuner.hpp"
 #include "runtime/bucket.hpp"
 #include "runtime/lt_autotune.hpp"
+#include "runtime/scratch_fill.hpp"
 #include "runtime/select.hpp"
 #include "runtime/stream_portfolio.hpp"
 #include "runtime/stream_rule.hpp"
@@ -195,6 +198,15 @@ struct Plan {
   KernelCall call;
   const Entry* from = nullptr;  // the table entry (exact or neighbour)
   std::unique_ptr<LtPlan> lt;
+  // Background tuning: queued once; when done, `tuned` points at tuned_owner (written before the
+  // pointer is published, never changed after) and calls use it instead of lt.
+  mutable std::atomic<bool> queued{false};
+  mutable std::unique_ptr<LtPlan> tuned_owner;
+  mutable std::atomic<const LtPlan*> tuned{nullptr};
+  const LtPlan& lt_now() const {
+    const LtPlan* t = tuned.load(std::memory_order_acquire);
+    return t ? *t : *lt;
+  }
 };
 
 using PlanKey = std::tuple<int, int, int64_t, int64_t, int64_t, size_t>;
@@ -227,7 +239,10 @@ struct cudal2_context {
   cudal2::rt::BucketRule bucket_rule = cudal2::rt::BucketRule::Off;
   std::map<NKKey, Buckets> buckets;
   double neighbour_factor = 0.0;
-  bool tune_unseen = false;
+  bool tune_unseen = false;      // CUDAL2_TUNE_BLOCKING
+  bool tune_background = false;  // CUDAL2_TUNE_BACKGROUND
+  std::mutex tuner_mu;
+  std::unique_ptr<cudal2::rt::BackgroundTuner> tuner;  // made by the first shape it tunes
   // The stream portfolio (runtime/stream_rule.hpp) on an sm_90 device, unless CUDAL2_STREAM=0.
   std::vector<cudal2::rt::StreamKernel> stream;
   cudal2::rt::StreamBounds stream_bounds;
@@ -411,6 +426,109 @@ cudal2_status_t make_plan(cudal2_context* h, int layout, int accum, int64_t m, i
   return CUDAL2_STATUS_SUCCESS;
 }
 
+// Background tuning (CUDAL2_TUNE_BACKGROUND). Operands of a shape beyond this many bytes (A, B,
+// C and cuBLASLt's workspace) are not allocated: such a shape is compute-bound and keeps the
+// heuristic's pick (measured within 1-2% of auto-tuning on large shapes, docs/runtime.md), and the
+// tuning never takes more than a fraction of the GPU's memory from the caller.
+constexpr size_t kTuneScratchMax = size_t(512) << 20;
+
+// The handles whose tuners run: stopped before the process's exit tears CUDA down (the default
+// handle is never destroyed; a handle the program forgot would otherwise run CUDA work in a dying
+// process). Registered after CUDA's own exit handlers, so it runs before them.
+std::mutex g_tuners_mu;
+std::vector<cudal2::rt::BackgroundTuner*> g_tuners;
+
+void stop_all_tuners() {
+  const std::lock_guard<std::mutex> lock(g_tuners_mu);
+  for (auto* t : g_tuners) t->stop();
+}
+
+void stop_tuner(cudal2_context* h) {
+  std::unique_ptr<cudal2::rt::BackgroundTuner> t;
+  {
+    const std::lock_guard<std::mutex> lock(h->tuner_mu);
+    t = std::move(h->tuner);
+  }
+  if (!t) return;
+  {
+    const std::lock_guard<std::mutex> lock(g_tuners_mu);
+    g_tuners.erase(std::remove(g_tuners.begin(), g_tuners.end(), t.get()), g_tuners.end());
+  }
+  t->stop();
+}
+
+// Device memory freed when the job ends, on its stream.
+struct Scratch {
+  void* p = nullptr;
+  cudaStream_t s = nullptr;
+  ~Scratch() {
+    if (p) cudaFreeAsync(p, s);
+    if (s) {
+      cudaStreamSynchronize(s);
+      cudaStreamDestroy(s);
+    }
+    cudaGetLastError();
+  }
+};
+
+// One shape's tuning on the worker thread: the heuristic's candidates for the plan's workspace,
+// timed on operands of the worker's own (random, the shape's sizes) as blocking tuning times them
+// on the caller's; the winner, if not the heuristic's own top-1, published in the plan.
+void tune_job(cudal2_context* h, const Plan* plan, int layout, int accum, int64_t m, int64_t n, int64_t k,
+              size_t ws_avail, const std::atomic<bool>& stop) {
+  const size_t a = size_t(m * k), b = size_t(k * n), c = size_t(m * n);
+  const size_t bytes = 2 * (a + b + c) + ws_avail + 256;
+  if (bytes > kTuneScratchMax || stop) return;
+  size_t free_b = 0, total_b = 0;
+  if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess || free_b < 4 * bytes) {
+    cudaGetLastError();
+    return;
+  }
+  auto tuned = std::make_unique<LtPlan>();
+  std::vector<cublasLtMatmulHeuristicResult_t> cands;
+  if (build_lt(h, layout, accum, m, n, k, ws_avail, *tuned, &cands) != CUDAL2_STATUS_SUCCESS || cands.size() < 2)
+    return;
+  Scratch sc;
+  if (cudaStreamCreateWithFlags(&sc.s, cudaStreamNonBlocking) != cudaSuccess ||
+      cudaMallocAsync(&sc.p, bytes, sc.s) != cudaSuccess)
+    return;
+  auto* base = static_cast<char*>(sc.p);
+  void *A = base, *B = base + 2 * a, *C = base + 2 * (a + b);
+  void* w = base + ((2 * (a + b + c) + 255) / 256) * 256;
+  if (cudaSuccess != cudal2::rt::fill_scratch(A, a, 1u, sc.s) ||
+      cudaSuccess != cudal2::rt::fill_scratch(B, b, 2u, sc.s))
+    return;
+  const int best = cudal2::rt::fastest_lt_candidate(
+      cands, ws_avail,
+      [&](const cublasLtMatmulAlgo_t& algo, cudaStream_t s) {
+        if (stop) return CUBLAS_STATUS_NOT_SUPPORTED;  // the handle is going: every candidate fails fast
+        return cudal2_lt::matmul(h->lt, tuned->pr, accum == CUDAL2_ACCUM_F16, &algo, A, B, C, w, ws_avail, s);
+      },
+      sc.s);
+  if (best <= 0 || stop) return;
+  tuned->algo = cands[static_cast<size_t>(best)].algo;
+  tuned->ws = cands[static_cast<size_t>(best)].workspaceSize;
+  plan->tuned_owner = std::move(tuned);
+  plan->tuned.store(plan->tuned_owner.get(), std::memory_order_release);
+}
+
+void queue_tuning(cudal2_context* h, const Plan* plan, int layout, int accum, int64_t m, int64_t n, int64_t k,
+                  size_t ws_avail) {
+  cudal2::rt::BackgroundTuner* t = nullptr;
+  {
+    const std::lock_guard<std::mutex> lock(h->tuner_mu);
+    if (!h->tuner) {
+      h->tuner = std::make_unique<cudal2::rt::BackgroundTuner>(h->device);
+      static std::once_flag registered;
+      std::call_once(registered, [] { std::atexit(stop_all_tuners); });
+      const std::lock_guard<std::mutex> reg(g_tuners_mu);
+      g_tuners.push_back(h->tuner.get());
+    }
+    t = h->tuner.get();
+  }
+  t->enqueue([=](const std::atomic<bool>& stop) { tune_job(h, plan, layout, accum, m, n, k, ws_avail, stop); });
+}
+
 // The plan for a shape that has no usable table kernel: from the cache, or made once.
 // tune_unseen: a plan is cached only when made by a call that could tune it (tune non-null);
 // otherwise (cudal2_query, or a call being captured) it is made in *temp, used once, and the
@@ -557,10 +675,18 @@ cudal2_status_t cudal2_create(cudal2_handle_t* handle, const cudal2_options* opt
   *handle = nullptr;
   auto h = std::make_unique<cudal2_context>();
   const char* env_tune = std::getenv("CUDAL2_TUNE_UNSEEN");
-  cudal2_options opt{0, 0.0, 1, env_tune && std::string_view(env_tune) == "1" ? 1 : 0};
+  const auto env_mode = cudal2::rt::parse_tune_env(env_tune);
+  if (!options && !env_mode)
+    return fail(CUDAL2_STATUS_INVALID_VALUE, "CUDAL2_TUNE_UNSEEN=%.40s: not 0 (off), 1 (blocking) or 2 (background)",
+                env_tune);
+  cudal2_options opt{0, 0.0, 1, env_mode.value_or(CUDAL2_TUNE_BACKGROUND)};
   if (options) opt = *options;
+  if (opt.tune_unseen < CUDAL2_TUNE_OFF || opt.tune_unseen > CUDAL2_TUNE_BACKGROUND)
+    return fail(CUDAL2_STATUS_INVALID_VALUE, "tune_unseen %d: not CUDAL2_TUNE_OFF, _BLOCKING or _BACKGROUND",
+                opt.tune_unseen);
   h->neighbour_factor = opt.neighbour_factor;
-  h->tune_unseen = opt.tune_unseen != 0;
+  h->tune_unseen = opt.tune_unseen == CUDAL2_TUNE_BLOCKING;
+  h->tune_background = opt.tune_unseen == CUDAL2_TUNE_BACKGROUND;
   cudaError_t ce = cudaGetDevice(&h->device);
   int major = 0, minor = 0;
   if (ce == cudaSuccess) ce = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, h->device);
@@ -617,6 +743,7 @@ cudal2_status_t cudal2_create(cudal2_handle_t* handle, const cudal2_options* opt
 cudal2_status_t cudal2_destroy(cudal2_handle_t h) {
   g_err[0] = 0;
   if (!h) return CUDAL2_STATUS_SUCCESS;
+  stop_tuner(h);  // before what its job uses (plans, the cuBLASLt handle) goes
   if (h->ws) cudaFree(h->ws);
   h->plans.clear();
   h->entry_calls.clear();
@@ -658,7 +785,22 @@ cudal2_status_t cudal2_gemm(cudal2_handle_t h, cudal2_layout_t layout, cudal2_ac
     return s;
   if (p->path != CUDAL2_PATH_CUBLASLT)
     return run_call(h, p->call, accum, m, n, k, A, B, C, workspace, workspace_bytes, s_);
-  return run_lt(h, *p->lt, accum, A, B, C, workspace, workspace_bytes, s_);
+  if (h->tune_background && !temp && !p->queued.exchange(true))
+    queue_tuning(h, p, layout, accum, m, n, k, workspace_bytes > kZone ? workspace_bytes - kZone : 0);
+  return run_lt(h, p->lt_now(), accum, A, B, C, workspace, workspace_bytes, s_);
+}
+
+cudal2_status_t cudal2_tune_wait(cudal2_handle_t h, long* tuned) {
+  g_err[0] = 0;
+  if (auto s = resolve(h)) return s;
+  cudal2::rt::BackgroundTuner* t = nullptr;
+  {
+    const std::lock_guard<std::mutex> lock(h->tuner_mu);
+    t = h->tuner.get();
+  }
+  if (t) t->wait();
+  if (tuned) *tuned = t ? t->finished() : 0;
+  return CUDAL2_STATUS_SUCCESS;
 }
 
 cudal2_status_t cudal2_query(cudal2_handle_t h, cudal2_layout_t layout, cudal2_accum_t accum, int64_t m, int64_t n,

@@ -429,6 +429,68 @@ TEST_F(RuntimeGpu, CapturesIntoACudaGraph) {
   cudaStreamDestroy(s);
 }
 
+// CUDAL2_TUNE_BACKGROUND (the default): the first call of an off-table shape returns without
+// waiting for any tuning (its host time is the heuristic's, the tuning runs on the handle's
+// thread), results are right before, during (calls and a graph captured while the tuner works)
+// and after the swap, and the tuning finishes.
+TEST_F(RuntimeGpu, BackgroundTuningNeverBlocksTheCaller) {
+  const std::vector<Problem> ps = {{CUDAL2_LAYOUT_TN, CUDAL2_ACCUM_F32, 101, 4608, 3584},
+                                   {CUDAL2_LAYOUT_NN, CUDAL2_ACCUM_F32, 333, 3584, 1000},
+                                   {CUDAL2_LAYOUT_TN, CUDAL2_ACCUM_F16, 7, 1000, 520}};
+  cudal2::Handle off(cudal2_options{0, 0.0, 1, CUDAL2_TUNE_OFF});
+  cudal2::Handle bg(cudal2_options{0, 0.0, 1, CUDAL2_TUNE_BACKGROUND});
+  cudaStream_t s;
+  CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  using Clock = std::chrono::steady_clock;
+  for (const auto& p : ps) {
+    Buffers b(p, 17);
+    reference(cublas_, b);
+    auto host_us = [&](const cudal2::Handle& h) {
+      const auto t0 = Clock::now();
+      EXPECT_EQ(cudal2::try_gemm(h, p.layout, p.accum, p.m, p.n, p.k, b.A, b.B, b.C, s), CUDAL2_STATUS_SUCCESS)
+          << cudal2_last_error();
+      return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+    };
+    const double first_off = host_us(off);  // the heuristic's first call: descriptors and heuristic
+    const double first_bg = host_us(bg);
+    CK(cudaStreamSynchronize(s));
+    EXPECT_TRUE(matches(b)) << "first call " << p.m << "x" << p.n << "x" << p.k;
+    std::printf("  %lldx%lldx%lld first call host: heuristic %.0f us, background tuning %.0f us\n", (long long)p.m,
+                (long long)p.n, (long long)p.k, first_off, first_bg);
+    EXPECT_LT(first_bg, first_off + 2000.0) << "the first call waited for tuning";
+    // While the tuner works: eager calls and a captured graph, each checked.
+    cudaGraph_t g;
+    cudaGraphExec_t ge;
+    CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+    ASSERT_EQ(cudal2::try_gemm(bg, p.layout, p.accum, p.m, p.n, p.k, b.A, b.B, b.C, s), CUDAL2_STATUS_SUCCESS)
+        << cudal2_last_error();
+    CK(cudaStreamEndCapture(s, &g));
+    CK(cudaGraphInstantiate(&ge, g, 0));
+    for (int r = 0; r < 3; ++r) {
+      b.clear_c(s);
+      CK(cudaGraphLaunch(ge, s));
+      CK(cudaStreamSynchronize(s));
+      EXPECT_TRUE(matches(b)) << "graph captured during tuning " << p.m << "x" << p.n << "x" << p.k;
+      b.clear_c(s);
+      host_us(bg);
+      CK(cudaStreamSynchronize(s));
+      EXPECT_TRUE(matches(b)) << "call during tuning " << p.m << "x" << p.n << "x" << p.k;
+    }
+    cudaGraphExecDestroy(ge);
+    cudaGraphDestroy(g);
+    const auto t0 = Clock::now();
+    bg.tune_wait();
+    std::printf("  tuned %.1f ms after the last call\n",
+                std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+    b.clear_c(s);
+    host_us(bg);
+    CK(cudaStreamSynchronize(s));
+    EXPECT_TRUE(matches(b)) << "after tuning " << p.m << "x" << p.n << "x" << p.k;
+  }
+  EXPECT_EQ(bg.tune_wait(), static_cast<long>(ps.size())) << "every shape tuned once";
+  cudaStreamDestroy(s);
+}
+
 // tune_unseen: off-table shapes are auto-tuned once, on their first call outside graph capture;
 // a shape first seen inside a capture runs the heuristic's pick and stays unseen. Either way the
 // results are right, and a later captured call replays the tuned choice.

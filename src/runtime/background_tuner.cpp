@@ -6,6 +6,11 @@
 
 namespace cudal2::rt {
 
+void BackgroundTuner::start() {
+  const std::lock_guard<std::mutex> lock(mu_);
+  if (!stopping_ && !worker_.joinable()) worker_ = std::thread([this] { loop(); });
+}
+
 void BackgroundTuner::enqueue(Job job) {
   {
     const std::lock_guard<std::mutex> lock(mu_);

@@ -37,6 +37,8 @@ class BackgroundTuner {
   BackgroundTuner& operator=(const BackgroundTuner&) = delete;
   ~BackgroundTuner() { stop(); }
 
+  // Starts the worker thread now (so that the first job's caller does not pay for it).
+  void start();
   void enqueue(Job job);
   // Returns once every job enqueued before the call has finished (or the tuner has stopped).
   void wait();

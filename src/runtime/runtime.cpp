@@ -261,7 +261,8 @@ namespace {
 // Descriptors and cuBLASLt's heuristic top-1 for an off-table shape; with cands, also its top
 // kTuneCandidates (for tune_lt), from the same heuristic call.
 cudal2_status_t build_lt(cudal2_context* h, int layout, int accum, int64_t m, int64_t n, int64_t k, size_t ws_avail,
-                         LtPlan& p, std::vector<cublasLtMatmulHeuristicResult_t>* cands = nullptr) {
+                         LtPlan& p, std::vector<cublasLtMatmulHeuristicResult_t>* cands = nullptr,
+                         cublasLtHandle_t lt = nullptr) {
   auto ck = [&](cublasStatus_t st, const char* what) {
     return st == CUBLAS_STATUS_SUCCESS ? CUDAL2_STATUS_SUCCESS
                                        : fail(CUDAL2_STATUS_CUBLAS_ERROR, "%s: %s", what, cublasLtGetStatusString(st));
@@ -270,8 +271,9 @@ cudal2_status_t build_lt(cudal2_context* h, int layout, int accum, int64_t m, in
     return ck(p.pr.status, p.pr.failed);
   std::vector<cublasLtMatmulHeuristicResult_t> r(cands ? cudal2::rt::kTuneCandidates : 1);
   int returned = 0;
-  if (auto s = ck(cudal2_lt::heuristic(h->lt, p.pr, ws_avail, static_cast<int>(r.size()), r.data(), &returned),
-                  "cublasLtMatmulAlgoGetHeuristic"))
+  if (auto s =
+          ck(cudal2_lt::heuristic(lt ? lt : h->lt, p.pr, ws_avail, static_cast<int>(r.size()), r.data(), &returned),
+             "cublasLtMatmulAlgoGetHeuristic"))
     return s;
   if (returned < 1 || r[0].state != CUBLAS_STATUS_SUCCESS)
     return fail(CUDAL2_STATUS_CUBLAS_ERROR, "cuBLASLt heuristic found no algorithm for %lldx%lldx%lld", (long long)m,
@@ -484,9 +486,23 @@ void tune_job(cudal2_context* h, const Plan* plan, int layout, int accum, int64_
     cudaGetLastError();
     return;
   }
+  // The worker's own cuBLASLt handle: asking the heuristic for 100 candidates takes milliseconds,
+  // and on the handle's own cuBLASLt handle the caller's next calls would wait for it (measured on
+  // an H200: first calls of 3-4 ms instead of 60 us while a shape was being tuned).
+  struct OwnLt {
+    cublasLtHandle_t h = nullptr;
+    OwnLt() {
+      if (cublasLtCreate(&h) != CUBLAS_STATUS_SUCCESS) h = nullptr;
+    }
+    ~OwnLt() {
+      if (h) cublasLtDestroy(h);
+    }
+  };
+  static thread_local OwnLt own;
+  if (!own.h) return;
   auto tuned = std::make_unique<LtPlan>();
   std::vector<cublasLtMatmulHeuristicResult_t> cands;
-  if (build_lt(h, layout, accum, m, n, k, ws_avail, *tuned, &cands) != CUDAL2_STATUS_SUCCESS || cands.size() < 2)
+  if (build_lt(h, layout, accum, m, n, k, ws_avail, *tuned, &cands, own.h) != CUDAL2_STATUS_SUCCESS || cands.size() < 2)
     return;
   Scratch sc;
   if (cudaStreamCreateWithFlags(&sc.s, cudaStreamNonBlocking) != cudaSuccess ||
@@ -502,7 +518,7 @@ void tune_job(cudal2_context* h, const Plan* plan, int layout, int accum, int64_
       cands, ws_avail,
       [&](const cublasLtMatmulAlgo_t& algo, cudaStream_t s) {
         if (stop) return CUBLAS_STATUS_NOT_SUPPORTED;  // the handle is going: every candidate fails fast
-        return cudal2_lt::matmul(h->lt, tuned->pr, accum == CUDAL2_ACCUM_F16, &algo, A, B, C, w, ws_avail, s);
+        return cudal2_lt::matmul(own.h, tuned->pr, accum == CUDAL2_ACCUM_F16, &algo, A, B, C, w, ws_avail, s);
       },
       sc.s);
   if (best <= 0 || stop) return;
@@ -512,21 +528,24 @@ void tune_job(cudal2_context* h, const Plan* plan, int layout, int accum, int64_
   plan->tuned.store(plan->tuned_owner.get(), std::memory_order_release);
 }
 
+// The handle's tuner, made, registered and started on first use (cudal2_create starts it).
+cudal2::rt::BackgroundTuner* tuner_of(cudal2_context* h) {
+  const std::lock_guard<std::mutex> lock(h->tuner_mu);
+  if (!h->tuner) {
+    h->tuner = std::make_unique<cudal2::rt::BackgroundTuner>(h->device);
+    static std::once_flag registered;
+    std::call_once(registered, [] { std::atexit(stop_all_tuners); });
+    const std::lock_guard<std::mutex> reg(g_tuners_mu);
+    g_tuners.push_back(h->tuner.get());
+  }
+  h->tuner->start();
+  return h->tuner.get();
+}
+
 void queue_tuning(cudal2_context* h, const Plan* plan, int layout, int accum, int64_t m, int64_t n, int64_t k,
                   size_t ws_avail) {
-  cudal2::rt::BackgroundTuner* t = nullptr;
-  {
-    const std::lock_guard<std::mutex> lock(h->tuner_mu);
-    if (!h->tuner) {
-      h->tuner = std::make_unique<cudal2::rt::BackgroundTuner>(h->device);
-      static std::once_flag registered;
-      std::call_once(registered, [] { std::atexit(stop_all_tuners); });
-      const std::lock_guard<std::mutex> reg(g_tuners_mu);
-      g_tuners.push_back(h->tuner.get());
-    }
-    t = h->tuner.get();
-  }
-  t->enqueue([=](const std::atomic<bool>& stop) { tune_job(h, plan, layout, accum, m, n, k, ws_avail, stop); });
+  tuner_of(h)->enqueue(
+      [=](const std::atomic<bool>& stop) { tune_job(h, plan, layout, accum, m, n, k, ws_avail, stop); });
 }
 
 // The plan for a shape that has no usable table kernel: from the cache, or made once.
@@ -736,6 +755,7 @@ cudal2_status_t cudal2_create(cudal2_handle_t* handle, const cudal2_options* opt
     cublasLtDestroy(h->lt);
     return fail(CUDAL2_STATUS_ALLOC_FAILED, "workspace of %zu bytes: %s", h->ws_bytes, cudaGetErrorString(ce));
   }
+  if (h->tune_background) tuner_of(h.get());  // the worker's start is not the first call's cost
   *handle = h.release();
   return CUDAL2_STATUS_SUCCESS;
 }

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# The device runs behind bench/results/h200/issue3/ (kernel space, sandboxed evaluator, tuner).
+# The device runs behind bench/results/h200/sm90-core-search/ (kernel space, sandboxed evaluator, tuner).
 # Run by the device tool over carried build/cudal2, build/tests/cudal2_gpu_tests and CUTLASS's
 # headers (.venv/.../cutlass_library/source/{include,tools/util/include}):
 #   bash bench/h200/sm90_core_search.sh STEP...
 # STEP: tests       the GPU test suite
 #       tune        exhaustive search of the sm90_cutlass core space on the sample grid (graph timer),
-#                   resumable: the store is .jit/tune.db, seeded from the CSV export bench/results/h200/issue3/tune/
+#                   resumable: the store is .jit/tune.db, seeded from the CSV export bench/results/h200/sm90-core-search/tune/
 #                   (python/cudal2/store_csv.py); comes back as $OUT/tune/, the same export
 #       killresume  kill -9 a tuning run (60 mma candidates, 2 shapes) mid-way, rerun the same command,
 #                   count what the store holds: (rows, specs) must grow by exactly what was left
@@ -13,7 +13,7 @@
 # Everything it writes comes back under $OUT.
 set -uo pipefail
 source "$(dirname "$0")/../device_env.sh"
-R=bench/results/h200/issue3
+R=bench/results/h200/sm90-core-search
 DB=.jit/tune.db
 [ -f "$DB" ] || { [ -d "$R/tune" ] && python3 python/cudal2/store_csv.py import "$R/tune" "$DB"; }
 space=(--grid sample --space core --families "${FAMILIES:-sm90_cutlass}")

@@ -20,7 +20,7 @@ runs that sweep first (`--run-reference`: the expensive part).
 
 Status: NOT RUN yet on a GPU (bench/rl/evaluate_policy_replay.py ran the same protocol by replay). Example:
   bench/rl/evaluate_policy.py --cudal2 build/cudal2 --reference results/exhaustive.db \\
-      --families sm90_cutlass,mma,tiny --space core --out results/issue13-eval
+      --families sm90_cutlass,mma,tiny --space core --out results/policy-eval
 """
 import argparse
 import itertools
@@ -115,7 +115,7 @@ def main():
     ap.add_argument("--budget-frac", type=float, default=0.10, help="held-out budget as a fraction of the space")
     ap.add_argument("--round", type=int, default=4, help="specs per propose/observe round")
     ap.add_argument("--random-seeds", default="1,2,3")
-    ap.add_argument("--out", default="results/issue13-eval")
+    ap.add_argument("--out", default="results/policy-eval")
     a = ap.parse_args()
 
     os.makedirs(a.out, exist_ok=True)

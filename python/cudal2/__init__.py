@@ -27,6 +27,7 @@ workspace allocated once, by the runtime, on first use): make one call per devic
 a CUDA graph (or call ``cudal2.init()``), since creating the handle synchronizes the device. The
 workspace serves one stream at a time, as docs/runtime.md says.
 """
+import ctypes
 import glob
 import os
 
@@ -35,7 +36,7 @@ import torch
 from . import _check, _lib
 from ._check import layout_of
 
-__all__ = ["mm", "init", "query", "layout_of", "Linear", "patch", "BACKEND"]
+__all__ = ["mm", "init", "query", "tune_wait", "layout_of", "Linear", "patch", "BACKEND"]
 __version__ = "0.1.0"
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -119,6 +120,21 @@ def query(m, n, k, layout="nn", accum="f32", device=None):
         raise RuntimeError("cudal2_query: " + _lib.error_text(lib, st))
     return {"path": _lib.PATHS.get(info.path, str(info.path)), "spec": (info.spec or b"").decode(),
             "table_shape": (info.table_m, info.table_n, info.table_k), "workspace_bytes": info.workspace_bytes}
+
+
+
+def tune_wait(device=None):
+    """Waits until the runtime has finished tuning, in the background, the shapes it has seen
+    without a table entry (the default for such shapes; docs/runtime.md); returns how many it has
+    tuned. Call it after a warm-up, before timing."""
+    lib = _lib.load()
+    if not hasattr(lib, "cudal2_tune_wait"):
+        return 0
+    tuned = ctypes.c_long(0)
+    st = lib.cudal2_tune_wait(_handle(_device_index(device)), ctypes.byref(tuned))
+    if st != _lib.SUCCESS:
+        raise RuntimeError("cudal2_tune_wait: " + _lib.error_text(lib, st))
+    return tuned.value
 
 
 from .nn import Linear, patch  # noqa: E402

@@ -76,6 +76,9 @@ def _declare(lib):
     lib.cudal2_status_string.restype = ctypes.c_char_p
     lib.cudal2_last_error.argtypes = []
     lib.cudal2_last_error.restype = ctypes.c_char_p
+    if hasattr(lib, "cudal2_tune_wait"):  # libraries before background tuning lack it
+        lib.cudal2_tune_wait.argtypes = [h, ctypes.POINTER(ctypes.c_long)]
+        lib.cudal2_tune_wait.restype = ctypes.c_int
 
 
 def error_text(lib, status):

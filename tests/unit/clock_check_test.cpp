@@ -25,6 +25,14 @@ TEST(ClockCheck, OneKindOfRequestHidingWorkIsCaughtWhenTheOverallMedianIsClean) 
   EXPECT_EQ(f->requests, 3u);
 }
 
+TEST(ClockCheck, OneKindIsAllowedMoreThanTheMedianOverAll) {
+  // An honest kernel's graph requests just above one margin (noise of 5 requests): not a finding.
+  const std::map<std::string, std::vector<double>> by{
+      {"graph", {190, 203, 210, 180, 205}}, {"eager", {170, 179, 185}}, {"host", {60, 62, 64}}};
+  EXPECT_FALSE(excess_beyond(by, {190, 203, 210, 180, 205, 170, 179, 185, 60, 62, 64}, 202));
+  EXPECT_EQ(excess_beyond(by, {190, 203, 210, 180, 205, 170, 179, 185, 60, 62, 64}, 100)->kind, "graph");
+}
+
 TEST(ClockCheck, FewerThanThreeRequestsOfAKindAreNotJudgedAlone) {
   const std::map<std::string, std::vector<double>> by{{"host", {900, 900}}, {"graph", {1, 2, 3, 4}}};
   EXPECT_FALSE(excess_beyond(by, {900, 900, 1, 2, 3, 4}, 150));

@@ -1,6 +1,6 @@
 // Class: work hidden from one kind of request only (the host timer), which one median over every
 // request does not see.
-// Does: its kernel (a 16x16 tiled GEMM after 400 us of set-up spin) runs on the timed stream
+// Does: its kernel (a 16x16 tiled GEMM after 1 ms of set-up spin) runs on the timed stream
 // whenever calls come back to back, follow other work on the timed stream or are captured (eager
 // and graph batches, the single call's graph); a call that comes alone (the host timer's, and verification's) forks a
 // private stream from the timed one and runs there, unjoined: the host timer's synchronisation of the timed stream does
@@ -70,7 +70,7 @@ extern "C" int cudal2_run(const cudal2_gemm_args* a, void* stream, char*, size_t
     cudaStreamWaitEvent(side, fork, 0);
     where = side;
   }
-  spin<<<1, 1, 0, where>>>(400000ull);
+  spin<<<1, 1, 0, where>>>(1000000ull);
   launch(a, where);
   return 0;
 }

@@ -427,8 +427,8 @@ CandidateFault RemoteTimer::defect(double floor_us) const {
             fmt::format("the judge's clock saw {:.0f} us more per {}request than the runner reported and the "
                         "calibrated request overhead explain (median of {}; allowed {:.0f} us): work outside the timed "
                         "stream, or forged times [{}]",
-                        med, found->kind == "all" ? std::string() : found->kind + " ", found->requests, r_.margin_us(),
-                        [&] {
+                        med, found->kind == "all" ? std::string() : found->kind + " ", found->requests,
+                        found->kind == "all" ? r_.margin_us() : kPerKindMargins * r_.margin_us(), [&] {
                           std::string per;
                           for (const auto& [t, v] : excess_by_)
                             per += fmt::format("{}{}: median {:.0f} us over {}", per.empty() ? "" : ", ", t,

@@ -2,9 +2,10 @@
 # Source on the GPU machine (the device tool) before running carried binaries. cudal2 and the
 # libraries find what they read at run time relative to themselves (build/share/cudal2/: the
 # kernel headers, and a relative link to CUTLASS's headers in .venv, carried with the checkout),
-# so the checkout may sit anywhere. Only the GPU tests still hold absolute paths of their own test
-# data (tests/gpu/candidates, tests/gpu/adversarial, compiled in at /work/main): for them, and only
-# where nothing is there already, /work/main is linked to this checkout (harmless otherwise). The
+# so the checkout may sit anywhere. The GPU tests find their test data in gpu_data/ beside their
+# executable (tests/gpu/test_paths.hpp); a build from before that held absolute paths compiled in
+# at /work/main: for it, and only where nothing is there already, /work/main is linked to this
+# checkout (harmless otherwise). The
 # JIT cache and tuning databases live in .jit/ (git-ignored), which survives between calls while
 # the machine stays warm.
 set -u

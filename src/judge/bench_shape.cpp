@@ -8,6 +8,7 @@
 
 #include "judge/bench_steps.hpp"
 #include "judge/classic_checks.hpp"
+#include "judge/secret_seeds.hpp"
 
 namespace cudal2 {
 
@@ -53,9 +54,9 @@ bool ShapeRun::checked(size_t i, const std::function<void()>& run) {
 
 bool ShapeRun::checked_chain(size_t i, const std::function<void()>& run, int calls) {
   std::vector<MethodPtr>& runners = job.runners;
-  std::mt19937_64& rng = job.rng;
   try {
-    judge->arm_chain(*runners[i], rng());
+    // The runner reads the seed: one it cannot predict from those it saw (judge/secret_seeds.hpp).
+    judge->arm_chain(*runners[i], secret_seed());
     run();
     if (const CandidateFault finding = judge->check_chain(*runners[i], calls)) {
       sr.methods[i].judge.fail(finding.kind, finding.what());

@@ -8,7 +8,10 @@
 #include <vector>
 
 #include "judge/bench_steps.hpp"
+#include "judge/runner_proxy.hpp"
+#include "judge/secret_seeds.hpp"
 #include "measure/timing.hpp"
+#include "protocol/contention.hpp"
 
 namespace cudal2 {
 
@@ -83,11 +86,11 @@ void ShapeRun::time_mode(Mode mode, const InputDistribution& timing_inputs) {
               i, [&] { timers[i]->sample(t, nullptr); }, timers[i]->inner());
           continue;
         }
-        judge->fresh_inputs(timing_inputs, rng());
+        judge->fresh_inputs(timing_inputs, secret_seed());
         ok = checked(i, [&] { timers[i]->sample(t, server ? &rng : nullptr); });
       }
       if (ok && !server) {
-        judge->fresh_inputs(timing_inputs, rng());
+        judge->fresh_inputs(timing_inputs, secret_seed());
         ok = checked(i, [&] { timers[i]->sample_single(); });
       }
       if (!ok) failed.push_back(i);
@@ -132,6 +135,25 @@ void ShapeRun::leftovers() {
 }
 
 ShapeResult ShapeRun::result() {
+  // Contention: an untrusted method measured while another process used the GPU is gpu-disturbed
+  // when it passed or failed in a way that contention can cause (its times, a lost launch): it is
+  // measured again, never charged, never rewarded. A failure contention cannot cause stands.
+  for (size_t i = 0; i < sr.methods.size(); ++i) {
+    if (job.runners[i]->trusted()) continue;
+    const std::string seen = take_disturbance(*job.runners[i]);
+    auto& mr = sr.methods[i];
+    if (seen.empty()) continue;
+    const FailureKind kind = kind_of_check(mr.first_failure().failure);
+    if (mr.status == Status::Ok) {
+      mr.reason = "the GPU was disturbed while it was measured: " + seen;
+    } else if (mr.status == Status::Failed && disturbance_can_cause(kind)) {
+      mr.reason = fmt::format("{} (would have been {}: {})", "the GPU was disturbed while it was measured: " + seen,
+                              to_string(kind), mr.first_failure().detail.substr(0, 400));
+    } else {
+      continue;
+    }
+    mr.status = Status::GpuDisturbed;
+  }
   // A method that failed while being timed keeps no times: nothing of it may be recorded as fast.
   for (auto& mr : sr.methods)
     if (mr.status != Status::Ok) {

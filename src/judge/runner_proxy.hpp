@@ -32,4 +32,8 @@ struct RemoteConfig {
 MethodPtr make_remote_runner(const RemoteConfig& cfg, std::string artifact, KernelSpec spec, std::string spec_text,
                              std::string name);
 
+// What else used the GPU while the runner behind m (a make_remote_runner method) worked since
+// the last call ("" nothing, or m is not one): judge/contention.hpp. Each call starts a new window.
+std::string take_disturbance(Method& m);
+
 }  // namespace cudal2

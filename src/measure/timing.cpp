@@ -4,10 +4,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <thread>
 
 #include "core/problem.hpp"
 #include "core/stats.hpp"
+#include "measure/graph_path.hpp"
 
 namespace cudal2 {
 
@@ -27,6 +29,54 @@ float EventPair::stop_ms(cudaStream_t s) {
   CUDAL2_CUDA(cudaEventElapsedTime(&ms, a_, b_));
   return ms;
 }
+
+namespace {
+
+// "" when every node of graph lies between the event-record nodes of start and end (measure/graph_path.hpp);
+// else which nodes do not.
+std::string nodes_off_path(cudaGraph_t graph, cudaEvent_t start, cudaEvent_t end) {
+  size_t n = 0;
+  if (cudaGraphGetNodes(graph, nullptr, &n) != cudaSuccess) return "the captured graph's nodes cannot be listed";
+  std::vector<cudaGraphNode_t> nodes(n);
+  size_t e = 0;
+  if (cudaGraphGetNodes(graph, nodes.data(), &n) != cudaSuccess ||
+      cudaGraphGetEdges(graph, nullptr, nullptr, nullptr, &e) != cudaSuccess)
+    return "the captured graph's edges cannot be listed";
+  std::vector<cudaGraphNode_t> from(e), to(e);
+  std::vector<cudaGraphEdgeData> data(e);
+  if (e > 0 && cudaGraphGetEdges(graph, from.data(), to.data(), data.data(), &e) != cudaSuccess)
+    return "the captured graph's edges cannot be listed";
+  std::map<cudaGraphNode_t, size_t> index;
+  for (size_t i = 0; i < n; ++i) index[nodes[i]] = i;
+  size_t first = n, last = n;
+  int records = 0;  // of either timing event: one each, or the timer does not mean what it says
+  for (size_t i = 0; i < n; ++i) {
+    cudaGraphNodeType type{};
+    cudaEvent_t ev = nullptr;
+    if (cudaGraphNodeGetType(nodes[i], &type) == cudaSuccess && type == cudaGraphNodeTypeEventRecord &&
+        cudaGraphEventRecordNodeGetEvent(nodes[i], &ev) == cudaSuccess) {
+      if (ev == start) first = i, ++records;
+      if (ev == end) last = i, ++records;
+    }
+  }
+  if (records != 2) return fmt::format("the timing events are recorded {} times in the graph, not once each", records);
+  std::vector<std::pair<size_t, size_t>> edges;
+  for (size_t i = 0; i < e; ++i) edges.emplace_back(index.at(from[i]), index.at(to[i]));
+  const auto off = off_timed_path(n, edges, first, last);
+  if (off.empty()) return "";
+  std::string kinds;
+  for (size_t i : off) {
+    cudaGraphNodeType type{};
+    cudaGraphNodeGetType(nodes[i], &type);
+    kinds += fmt::format("{}{}", kinds.empty() ? "" : ", ", static_cast<int>(type));
+  }
+  return fmt::format(
+      "{} of the captured graph's {} nodes (types {}) do not lie between its timing events: work "
+      "the events do not wait for",
+      off.size(), n, kinds);
+}
+
+}  // namespace
 
 CallGraph::CallGraph(const LaunchFn& fn, cudaStream_t s, int calls, const InterludeFn* before) : calls_(calls) {
   cudaGraph_t graph = nullptr;
@@ -52,6 +102,12 @@ CallGraph::CallGraph(const LaunchFn& fn, cudaStream_t s, int calls, const Interl
   if (!during.empty() || e != cudaSuccess || graph == nullptr) {
     error_ = !during.empty() ? during : fmt::format("cudaStreamEndCapture: {}", cudaGetErrorString(e));
     if (graph) cudaGraphDestroy(graph);
+    cudaGetLastError();
+    return;
+  }
+  if (std::string off = nodes_off_path(graph, events_.first(), events_.second()); !off.empty()) {
+    error_ = kOffTimedPath + off;
+    cudaGraphDestroy(graph);
     cudaGetLastError();
     return;
   }

@@ -226,7 +226,9 @@ MethodAnswer method_of(const json& m, const std::string& path) {
   a.method = str(m, "method", path);
   const std::string status = str(m, "status", path);
   const auto st = parse_status(status);
-  if (!st || (*st != Status::Ok && *st != Status::Unsupported && *st != Status::Failed && *st != Status::Error))
+  // gpu-disturbed: the judge saw another process on the GPU while it measured this method.
+  if (!st || (*st != Status::Ok && *st != Status::Unsupported && *st != Status::Failed && *st != Status::Error &&
+              *st != Status::GpuDisturbed))
     throw Malformed{fmt::format("{}.status '{}' is unknown", path, status)};
   a.status = *st;
   // A failure word this build does not know, or one a bench never reports (the compile kinds), is

@@ -21,6 +21,7 @@
 #include "measure/timing.hpp"
 #include "protocol/protocol.hpp"
 #include "runner/artifact.hpp"
+#include "runner/contexts.hpp"
 #include "sandbox/sandbox.hpp"
 #include "sandbox/seccomp.hpp"
 
@@ -203,9 +204,6 @@ struct RunnerSide {
       us = timer->samples(r.timer).back();
       if (r.timer != TimerKind::Host) calls = timer->inner();
     }
-    // Work the candidate left on other streams finishes before the answer, so the judge's
-    // clock sees it.
-    CUDAL2_CUDA(cudaDeviceSynchronize());
     return to_json(protocol::TimeAnswer{us, calls});
   }
 };
@@ -214,6 +212,9 @@ json answer(RunnerSide& side, const json& req) {
   json resp;
   try {
     resp = side.handle(req);
+    // Work the candidate left on other streams or in other contexts finishes before the answer,
+    // so the judge's clock sees it (runner/contexts.hpp).
+    if (const std::string e = sync_every_context(); !e.empty()) resp = to_json(protocol::ErrorAnswer{e});
   } catch (const std::exception& e) {
     resp = to_json(protocol::ErrorAnswer{e.what()});
   }

@@ -4,20 +4,14 @@
 
 #include <algorithm>
 
+#include "protocol/contention.hpp"
+
 namespace cudal2::attribution {
 
 Suspect suspect(const Outcome& o) {
-  if (!o.failed()) return Suspect::No;
-  if (is_fatal_fault(o.kind)) return Suspect::Fault;
-  switch (o.kind) {
-    case FailureKind::WrongResult:
-    case FailureKind::ImplausibleTime:
-    case FailureKind::InconsistentTime:
-    case FailureKind::TimingMismatch:
-      return Suspect::Result;
-    default:
-      return Suspect::No;
-  }
+  if (o == Status::GpuDisturbed) return Suspect::Seen;
+  if (!o.failed() || !disturbance_can_cause(o.kind)) return Suspect::No;
+  return is_fatal_fault(o.kind) ? Suspect::Fault : Suspect::Result;
 }
 
 namespace {
@@ -47,6 +41,19 @@ Attribution attribute(const Trial& first, const std::function<Trial()>& rerun, c
   };
   for (;;) {
     const Suspect s = suspect(cur.outcome);
+    if (s == Suspect::Seen) {
+      // The judge saw another process on the GPU while it measured this run: direct evidence, no
+      // canary needed. Measured again after the backoff; never the candidate's.
+      disturbance = cur.detail;
+      if (a.runs >= max_runs) break;
+      wait(backoff);
+      a.waited_s += backoff;
+      backoff = std::min(std::max(backoff, 0.0) * 2, std::max(options.max_backoff_s, 0.0));
+      healthy_before = false;
+      cur = rerun();
+      ++a.runs;
+      continue;
+    }
     if (s == Suspect::No) {  // a later run that is ok, or failed in a way a disturbance cannot cause
       if (cur.outcome.ok())
         return stands(Cause::Transient,
@@ -88,8 +95,14 @@ Attribution attribute(const Trial& first, const std::function<Trial()>& rerun, c
   a.cause = Cause::Disturbed;
   a.trial = -1;
   a.outcome = Outcome(Status::GpuDisturbed);
-  a.note = fmt::format("gpu disturbed: the trusted canary said '{}'; {} run(s) of the candidate, the last: {} ({})",
-                       clip(disturbance), a.runs, clip(cur.detail), first_run);
+  a.note =
+      suspect(cur.outcome) == Suspect::Seen
+          ? fmt::format(
+                "gpu disturbed: the judge saw the GPU in use by another process in each of {} run(s), "
+                "the last: {} ({})",
+                a.runs, clip(cur.detail), first_run)
+          : fmt::format("gpu disturbed: the trusted canary said '{}'; {} run(s) of the candidate, the last: {} ({})",
+                        clip(disturbance), a.runs, clip(cur.detail), first_run);
   return a;
 }
 

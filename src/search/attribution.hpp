@@ -18,6 +18,8 @@
 //     a racy kernel without evidence that the GPU was disturbed);
 //   - healthy after a fault: run it again; a fault in a run with a healthy canary right before
 //     it and right after it is the candidate's;
+//   - a run the judge saw disturbed while it ran (its outcome is gpu-disturbed): wait and run it
+//     again, with no canary; when the runs are used up the verdict is gpu-disturbed;
 //   - whatever a later run gives stands in the same way (ok: its verified measurement, marked
 //     transient; a suspect verdict: these rules again). No verdict becomes ok except as the
 //     verified measurement of a run that was ok.
@@ -54,8 +56,10 @@ struct Health {
 // What a suspect verdict can be a symptom of: a fault that poisons a context (is_fatal_fault:
 // illegal address, device assert, illegal instruction, cuda-fatal: a launch failure, a lost
 // context), or a result a lost launch gives (wrong-result, implausible-time, inconsistent-time,
-// timing-mismatch). Every other outcome stands as it is.
-enum class Suspect { No, Fault, Result };
+// timing-mismatch). Seen: the run's own outcome is gpu-disturbed, because the judge saw another
+// process use the GPU while it measured the run (judge/contention.hpp): backoff and run again, no
+// canary, never the candidate's. Every other outcome stands as it is.
+enum class Suspect { No, Fault, Result, Seen };
 Suspect suspect(const Outcome& o);
 
 enum class Cause {

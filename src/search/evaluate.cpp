@@ -226,6 +226,7 @@ class Evaluator {
       return run;
     }
     int ok_shapes = 0, unsupported = 0;
+    std::string disturbed;  // the first shape the judge saw disturbed, and what it saw
     for (const auto& sh : job->answer->shapes)
       for (const auto& m : sh.methods) {
         if (m.method != name) continue;
@@ -236,12 +237,19 @@ class Evaluator {
           t.detail = fmt::format("{}: {}: {}", sh.shape.str(), to_string(kind), m.reason);
           run.failure = fmt::format("{}: {}", sh.shape.str(), m.reason);
         }
+        if (kind == Status::GpuDisturbed && disturbed.empty())
+          disturbed = fmt::format("{}: gpu-disturbed: {}", sh.shape.str(), m.reason);
         ok_shapes += kind == Status::Ok;
         unsupported += kind == Status::Unsupported;
       }
     if (!run.has_rows) {
       t.outcome = fault != FailureKind::None ? Outcome(fault) : Outcome(FailureKind::ProtocolError);
       t.detail = fmt::format("{}: the worker's answer has no result for {}", to_string(t.outcome), name);
+    } else if (!t.outcome.failed() && !disturbed.empty()) {
+      // A shape measured while another process used the GPU: the whole run is measured again
+      // (search/attribution.hpp), none of it recorded.
+      t.outcome = Status::GpuDisturbed;
+      t.detail = disturbed;
     } else if (!t.outcome.failed()) {
       t.outcome = ok_shapes     ? Outcome(Status::Ok)
                   : unsupported ? Outcome(Status::Unsupported)

@@ -31,6 +31,7 @@
 #include "measure/device.hpp"
 #include "search/evaluate.hpp"
 #include "search/record.hpp"
+#include "test_paths.hpp"
 
 namespace cudal2 {
 namespace {
@@ -66,6 +67,14 @@ std::vector<Case> cases() {
       {"call_gap.cu", {"wrong-result", "inconsistent-time", "timing-mismatch"}},
       {"no_launch.cu", {"wrong-result", "implausible-time"}},
       {"forged_reply.cu", {"protocol-error", "timing-mismatch", "wrong-result", "error"}},
+      // Defence in depth: where the judge trusted the runner more than it must.
+      {"capture_detached.cu", timing},  // a graph node off the timed path
+      {"restart_timer.cu", timing},     // a timing event re-recorded: the single call's floor
+      {"host_offstream.cu", timing},    // work hidden from one kind of request: per-kind clock check
+      // Work in a context of its own: gpu-disturbed where NVML cannot say whose (never rewarded).
+      // ok: on the H200 the judge's probe never saw its work (whether its second context could be
+      // created inside the confined runner at all is not known yet: README.md).
+      {"hidden_context.cu", plus(timing, {"gpu-disturbed", "ok"})},
       // Wrong numbers.
       {"sampled_rows.cu", {"wrong-result"}},
       {"single_error.cu", {"wrong-result"}},
@@ -146,9 +155,9 @@ std::set<pid_t> processes_named(const std::string& comm) {
 }
 
 TEST(Adversarial, EveryClassIsCaughtAndNothingEscapes) {
-  const std::string dir = CUDAL2_TEST_ADVERSARIAL;
-  const std::string naive = slurp(std::string(CUDAL2_TEST_CANDIDATES) + "/naive.cu");
-  ASSERT_FALSE(naive.empty()) << "control candidate not found in " << CUDAL2_TEST_CANDIDATES;
+  const std::string dir = cudal2::test::adversarial_dir();
+  const std::string naive = slurp(cudal2::test::candidates_dir() + "/naive.cu");
+  ASSERT_FALSE(naive.empty()) << "control candidate not found in " << cudal2::test::candidates_dir();
   const auto work = fs::temp_directory_path() / ("cudal2_adv_" + std::to_string(getpid()));
   fs::create_directories(work);
 
@@ -192,8 +201,7 @@ TEST(Adversarial, EveryClassIsCaughtAndNothingEscapes) {
   req.shapes = {{256, 256, 256}, {96, 80, 64}, {128, 128, 4096}};  // large K shows precision downgrades
   req.reps = 10;
   req.baselines = {"cublas-nn"};
-  const char* cli = std::getenv("CUDAL2_CLI");
-  req.worker_exe = cli ? cli : CUDAL2_CLI;
+  req.worker_exe = cudal2::test::cli();
   req.timeout_s = 10;
   req.job_overhead_s = 30;
   req.batch = 4;

@@ -13,12 +13,13 @@
 #include "search/evaluate.hpp"
 #include "search/record.hpp"
 #include "store/store.hpp"
+#include "test_paths.hpp"
 
 namespace cudal2 {
 namespace {
 
 std::string read_file(const std::string& name) {
-  std::ifstream in(std::string(CUDAL2_TEST_CANDIDATES) + "/" + name);
+  std::ifstream in(cudal2::test::candidates_dir() + "/" + name);
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
@@ -28,7 +29,7 @@ TEST(Candidates, FailuresAreRecordedAndTheRunGoesOn) {
   const auto dir = std::filesystem::temp_directory_path() / ("cudal2_cand_" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   const std::string naive = read_file("naive.cu");
-  ASSERT_FALSE(naive.empty()) << "test candidates not found in " << CUDAL2_TEST_CANDIDATES;
+  ASSERT_FALSE(naive.empty()) << "test candidates not found in " << cudal2::test::candidates_dir();
   EvalRequest req;
   req.local_gpu = query_gpu(0).name;  // where the failure rows the tuner writes itself go
   // Broken ones first: the good one last shows the run carried on past every failure.
@@ -38,8 +39,7 @@ TEST(Candidates, FailuresAreRecordedAndTheRunGoesOn) {
   req.reps = 3;
   req.baselines = {"cublas-nn"};
   const std::string db_path = (dir / "t.db").string();
-  const char* cli = std::getenv("CUDAL2_CLI");
-  req.worker_exe = cli ? cli : CUDAL2_CLI;
+  req.worker_exe = cudal2::test::cli();
   req.timeout_s = 10;
   req.job_overhead_s = 30;
   req.batch = 5;  // all in one job: the fault kills it, and the retry one by one finds who did it

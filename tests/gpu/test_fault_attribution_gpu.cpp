@@ -24,6 +24,7 @@
 #include "measure/device.hpp"
 #include "search/evaluate.hpp"
 #include "search/record.hpp"
+#include "test_paths.hpp"
 
 namespace cudal2 {
 namespace {
@@ -58,10 +59,9 @@ int run_quietly(const std::vector<std::string>& args, const std::string& log) {
 TEST(FaultAttribution, NeighboursKilledHangsAreNotTheHonestCandidatesFaults) {
   const auto work = fs::temp_directory_path() / ("cudal2_faults_" + std::to_string(getpid()));
   fs::create_directories(work);
-  const char* cli_env = std::getenv("CUDAL2_CLI");
-  const std::string cli = cli_env ? cli_env : CUDAL2_CLI;
-  const std::string hang = std::string(CUDAL2_TEST_CANDIDATES) + "/hang.cu";
-  const std::string naive = slurp(std::string(CUDAL2_TEST_CANDIDATES) + "/naive.cu");
+  const std::string cli = cudal2::test::cli();
+  const std::string hang = cudal2::test::candidates_dir() + "/hang.cu";
+  const std::string naive = slurp(cudal2::test::candidates_dir() + "/naive.cu");
   ASSERT_FALSE(naive.empty());
 
   // The neighbour: another process evaluating hanging candidates, each killed after 2 s, over and

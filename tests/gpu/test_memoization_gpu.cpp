@@ -19,6 +19,7 @@
 #include "measure/device.hpp"
 #include "search/evaluate.hpp"
 #include "search/record.hpp"
+#include "test_paths.hpp"
 
 namespace cudal2 {
 namespace {
@@ -37,7 +38,7 @@ struct Variant {
 };
 
 std::vector<Variant> variants() {
-  const std::string dir = CUDAL2_TEST_ADVERSARIAL;
+  const std::string dir = cudal2::test::adversarial_dir();
   std::vector<Variant> v;
   const std::string skip = slurp(dir + "/memo_skip.cu");
   for (int k = 2; k <= 10; ++k)
@@ -53,8 +54,8 @@ TEST(Memoization, EveryVariantFailsOrTakesHonestTime) {
   fs::create_directories(work);
   const auto all = variants();
   for (const auto& v : all) ASSERT_FALSE(v.source.empty()) << "candidate not found: " << v.name;
-  const std::string twin = slurp(std::string(CUDAL2_TEST_CANDIDATES) + "/tiled.cu");
-  const std::string naive = slurp(std::string(CUDAL2_TEST_CANDIDATES) + "/naive.cu");
+  const std::string twin = slurp(cudal2::test::candidates_dir() + "/tiled.cu");
+  const std::string naive = slurp(cudal2::test::candidates_dir() + "/naive.cu");
   ASSERT_FALSE(twin.empty() || naive.empty());
   EvalRequest req;
   req.local_gpu = query_gpu(0).name;  // where the failure rows the tuner writes itself go
@@ -66,8 +67,7 @@ TEST(Memoization, EveryVariantFailsOrTakesHonestTime) {
   req.reps = 10;
   req.timers = {true, true, false, true};  // graph, eager, chain
   req.baselines = {"cublas-nn"};
-  const char* cli = std::getenv("CUDAL2_CLI");
-  req.worker_exe = cli ? cli : CUDAL2_CLI;
+  req.worker_exe = cudal2::test::cli();
   req.timeout_s = 30;
   req.job_overhead_s = 60;
   req.batch = 8;

@@ -77,6 +77,42 @@ TEST(Attribution, WhichVerdictsAreSuspect) {
                  FailureKind::Crash, FailureKind::Exited, FailureKind::ProtocolError, FailureKind::Error})
     EXPECT_EQ(suspect(Outcome(k)), Suspect::No) << k;
   EXPECT_EQ(suspect(Outcome(Status::Ok)), Suspect::No);
+  EXPECT_EQ(suspect(Outcome(Status::GpuDisturbed)), Suspect::Seen);
+}
+
+// A run the judge saw disturbed while it ran (another process on the GPU) is direct evidence: it is
+// measured again after the backoff without asking the canary, and never stands as the candidate's.
+const Trial kSeen{Outcome(Status::GpuDisturbed), "64x64x64: gpu-disturbed: another process used the GPU: pid 7"};
+
+TEST(Attribution, ARunSeenDisturbedIsMeasuredAgainAfterTheBackoffWithoutTheCanary) {
+  Script s{{kOk}, {kDisturbed}};
+  const auto a = s.run(kSeen);
+  EXPECT_EQ(a.cause, Cause::Transient);
+  EXPECT_EQ(a.outcome, Outcome(Status::Ok));
+  EXPECT_EQ(a.trial, 1);
+  EXPECT_EQ(s.calls, (std::vector<std::string>{"wait 0.5", "run"}));
+  EXPECT_EQ(a.canaries, 0);
+}
+
+TEST(Attribution, RunsSeenDisturbedUntilTheAttemptsRunOutAreGpuDisturbedNeverTheCandidates) {
+  Script s{{kSeen}, {kHealthy}};
+  const auto a = s.run(kSeen);
+  EXPECT_EQ(a.cause, Cause::Disturbed);
+  EXPECT_EQ(a.outcome, Outcome(Status::GpuDisturbed));
+  EXPECT_EQ(a.runs, 5);
+  EXPECT_EQ(a.canaries, 0);
+  EXPECT_DOUBLE_EQ(s.waited, 0.5 + 1 + 2 + 4);
+  EXPECT_NE(a.note.find("another process"), std::string::npos) << a.note;
+}
+
+TEST(Attribution, ASuspectVerdictAfterARunSeenDisturbedGoesThroughTheCanaryRules) {
+  // Seen disturbed, then a wrong result with the canary healthy: the wrong result is the candidate's.
+  Script s{{kWrong}, {kHealthy}};
+  const auto a = s.run(kSeen);
+  EXPECT_EQ(a.cause, Cause::Candidate);
+  EXPECT_EQ(a.outcome, kWrong.outcome);
+  EXPECT_EQ(a.runs, 2);
+  EXPECT_EQ(s.calls, (std::vector<std::string>{"wait 0.5", "run", "canary"}));
 }
 
 TEST(Attribution, FaultThenHealthyThenOkIsTransientAndTheRerunStands) {

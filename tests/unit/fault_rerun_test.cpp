@@ -31,6 +31,9 @@ const char* kFaulted =
     R"({"ok":true,"gpu":"g","shapes":[{"m":64,"n":64,"k":64,"methods":[{"method":"candidate-0","status":"failed","failure":"illegal-address","reason":"cudaErrorIllegalAddress: an illegal memory access was encountered","rel_err":-1,"timing":{}}]}]})";
 const char* kWrong =
     R"({"ok":true,"gpu":"g","shapes":[{"m":64,"n":64,"k":64,"methods":[{"method":"candidate-0","status":"failed","failure":"wrong-result","reason":"3 beyond tolerance","rel_err":-1,"timing":{}}]}]})";
+// The judge saw another process on the GPU while it measured the candidate (judge/contention.hpp).
+const char* kSeenDisturbed =
+    R"({"ok":true,"gpu":"g","shapes":[{"m":64,"n":64,"k":64,"methods":[{"method":"candidate-0","status":"gpu-disturbed","failure":"timing-mismatch","reason":"the GPU was disturbed while it was measured: another process used the GPU: pid 7","rel_err":-1,"timing":{}}]}]})";
 const char* kNoResult = R"({"ok":true,"gpu":"g","shapes":[{"m":64,"n":64,"k":64,"methods":[]}]})";
 const char* kHealthy = R"({"ok":true,"healthy":true,"reason":"","gpu":"g","launches":100,"median_us":5,"max_us":6})";
 const char* kDisturbed =
@@ -192,6 +195,26 @@ TEST_F(FaultRerun, AWorkerWithoutACanaryCountsAsHealthy) {
   out = run(worker({kWrong, kOk}, {kOk}));  // answers a canary request with an eval answer
   EXPECT_EQ(jobs(), 1);
   EXPECT_EQ(out.status, FailureKind::WrongResult);
+}
+
+// Contention seen by the judge: measured again without asking the canary, never recorded as the
+// candidate's; a re-run measured clean stands.
+TEST_F(FaultRerun, AMeasurementTheJudgeSawDisturbedIsRunAgainAndNeverCharged) {
+  const auto out = run(worker({kSeenDisturbed, kOk}));
+  EXPECT_EQ(jobs(), 2);
+  EXPECT_EQ(canaries(), 0);
+  EXPECT_EQ(out.status, Status::Ok) << out.detail;
+  ASSERT_EQ(sink_.rows.size(), 1u);
+  EXPECT_EQ(sink_.rows[0].status, "ok");
+}
+
+TEST_F(FaultRerun, AMeasurementDisturbedOnEveryRunIsGpuDisturbedWithNothingRecorded) {
+  const auto out = run(worker({kSeenDisturbed}));
+  EXPECT_EQ(jobs(), 5);
+  EXPECT_EQ(canaries(), 0);
+  EXPECT_EQ(out.status, Status::GpuDisturbed) << out.detail;
+  EXPECT_NE(out.detail.find("pid 7"), std::string::npos) << out.detail;
+  EXPECT_TRUE(sink_.rows.empty());
 }
 
 }  // namespace

@@ -40,6 +40,19 @@ TEST(JobAnswer, AGoodAnswerParses) {
   EXPECT_FALSE(a->shapes[0].methods[1].rel_err.has_value());  // null: unknown, not an error
 }
 
+TEST(JobAnswer, AMethodTheJudgeSawDisturbedParsesAsGpuDisturbed) {
+  json j = good_answer();
+  j["shapes"][0]["methods"][0]["status"] = "gpu-disturbed";
+  j["shapes"][0]["methods"][0]["reason"] = "the GPU was disturbed while it was measured: pid 7";
+  std::string why;
+  const auto a = parse_job_answer(j, &why);
+  ASSERT_TRUE(a) << why;
+  EXPECT_EQ(a->shapes[0].methods[0].status, Status::GpuDisturbed);
+  // Statuses a bench never reports stay malformed.
+  j["shapes"][0]["methods"][0]["status"] = "not-run";
+  EXPECT_FALSE(parse_job_answer(j, &why));
+}
+
 TEST(JobAnswer, FatalAnswersKeepOnlyKnownKinds) {
   std::string why;
   auto a = parse_job_answer(json{{"ok", false}, {"fatal", true}, {"kind", "illegal-address"}}, &why);

@@ -8,10 +8,10 @@
 #include <memory>
 
 #include "baselines/baselines.hpp"
-#include "core/atomic_file.hpp"
 #include "cli/command.hpp"
 #include "cli/measure_options.hpp"
 #include "cli/shape_args.hpp"
+#include "core/atomic_file.hpp"
 #include "judge/bench.hpp"
 
 namespace cudal2::cli {

@@ -33,8 +33,9 @@ Run add_export(CLI::App& app, const Context&) {
       ->capture_default_str();
   auto trajectories = std::make_shared<std::string>();
   auto unscored = std::make_shared<bool>(false);
-  auto* traj_opt = cmd->add_option("--trajectories", *trajectories,
-                  "Write the LLM proposer's turns as JSON lines for an RL trainer (docs/llm.md) instead of the table");
+  auto* traj_opt = cmd->add_option(
+      "--trajectories", *trajectories,
+      "Write the LLM proposer's turns as JSON lines for an RL trainer (docs/llm.md) instead of the table");
   cmd->add_flag("--include-unscored", *unscored, "With --trajectories: also turns that have no reward yet");
   return [opt, families, trajectories, unscored, out_opt, traj_opt] {
     std::string item;

@@ -55,7 +55,8 @@ Run add_serve(CLI::App& app, const Context&) {
     opt->max_body_bytes = static_cast<size_t>(*max_body);
     opt->queue_capacity = static_cast<size_t>(*queue);
     if (*max_line < 0 || *max_headers < 0)
-      throw InputError(fmt::format("--max-request-line {} / --max-headers {}: must be positive", *max_line, *max_headers));
+      throw InputError(
+          fmt::format("--max-request-line {} / --max-headers {}: must be positive", *max_line, *max_headers));
     opt->max_request_line = static_cast<size_t>(*max_line);
     opt->max_header_bytes = static_cast<size_t>(*max_headers);
     validate(*opt);

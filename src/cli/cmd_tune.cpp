@@ -12,8 +12,8 @@
 #include <filesystem>
 #include <memory>
 
-#include "cli/command.hpp"
 #include "baselines/baselines.hpp"
+#include "cli/command.hpp"
 #include "cli/eval_args.hpp"
 #include "cli/store_arg.hpp"
 #include "core/atomic_file.hpp"
@@ -75,8 +75,9 @@ Run add_tune(CLI::App& cmd, const Context& ctx) {
                    "full (every valid configuration), core (docs/tuning.md) or @FILE (the specs listed there)")
       ->capture_default_str();
   tune->add_option("--accum", a->accum, "Accumulator: f32 or f16")->capture_default_str();
-  auto* layouts_opt = tune->add_option("--layouts", a->layouts,
-                   "Layouts to tune, comma-separated: nn, tn (default both; with --model, tn: nn.Linear's layout)");
+  auto* layouts_opt =
+      tune->add_option("--layouts", a->layouts,
+                       "Layouts to tune, comma-separated: nn, tn (default both; with --model, tn: nn.Linear's layout)");
   tune->add_flag("--skip-search", a->skip_search, "Only the final measurement of what the store already holds");
   tune->add_option("--final-top", a->final_top,
                    "Afterwards, re-measure each shape's N fastest specs per layout with every timer (0: skip)");
@@ -102,8 +103,8 @@ Run add_tune(CLI::App& cmd, const Context& ctx) {
     if (!a->final_csv.empty()) check_output_file(a->final_csv, "--final-csv");
     for (const auto& b : split_list(a->final_baselines))
       if (!is_baseline(b))
-        throw InputError(fmt::format("--final-baselines: unknown baseline '{}' (known: {})", b,
-                                     fmt::join(baseline_names(), ", ")));
+        throw InputError(
+            fmt::format("--final-baselines: unknown baseline '{}' (known: {})", b, fmt::join(baseline_names(), ", ")));
     if (!a->worker.empty()) check_executable_arg(a->worker, "--worker");
     if (const auto& pf = a->policy_opts.state_path; !pf.empty()) {
       std::error_code ec;
@@ -162,8 +163,9 @@ Run add_tune(CLI::App& cmd, const Context& ctx) {
     const auto result = search::run_tune(to);
     search::print_tune_summary(result);
     if (result.stopped) {
-      std::fprintf(stderr, "cudal2 tune: stopped by a signal; what was measured is stored: run the same command to "
-                           "resume\n");
+      std::fprintf(stderr,
+                   "cudal2 tune: stopped by a signal; what was measured is stored: run the same command to "
+                   "resume\n");
       return 128 + (on_signal.last_signal() > 0 ? on_signal.last_signal() : SIGTERM);
     }
     if (a->final_top > 0) std::printf("final measurement written to %s\n", a->final_csv.c_str());

@@ -24,8 +24,8 @@ void block_stop_signals_first(int argc, char** argv, char** /*envp*/) {
 }
 
 // NOLINTNEXTLINE(cppcoreguidelines-avoid-non-const-global-variables): the loader's table entry
-[[maybe_unused]] __attribute__((section(".preinit_array"), used)) void (*const kEarly)(int, char**, char**) =
-    &block_stop_signals_first;
+[[maybe_unused]] __attribute__((section(".preinit_array"),
+                                used)) void (*const kEarly)(int, char**, char**) = &block_stop_signals_first;
 
 }  // namespace
 

@@ -557,12 +557,11 @@ std::vector<CandidateOutcome> evaluate_candidates(const EvalRequest& req, EvalSi
       for (auto& [i, b] : pending.get()) compiled[i] = 1, usable[i] = record_build(i, b);
       sink.flush();  // failed builds' rows
       if (si + 1 < req.shapes.size()) pending = compile_shape(si + 1);
-      if (stopping() || (req.deadline_minutes > 0 && std::chrono::duration<double>(Clock::now() - t0).count() >
-                                                           60.0 * req.deadline_minutes)) {
+      if (stopping() || (req.deadline_minutes > 0 &&
+                         std::chrono::duration<double>(Clock::now() - t0).count() > 60.0 * req.deadline_minutes)) {
         if (req.progress)
           std::fprintf(stderr, "cudal2: %s; %zu of %zu shape(s) left\n",
-                       stopping() ? "stopping" : "--budget-minutes reached", req.shapes.size() - si,
-                       req.shapes.size());
+                       stopping() ? "stopping" : "--budget-minutes reached", req.shapes.size() - si, req.shapes.size());
         if (pending.valid()) pending.wait();  // what is compiling stays cached
         break;
       }
@@ -595,13 +594,12 @@ std::vector<CandidateOutcome> evaluate_candidates(const EvalRequest& req, EvalSi
   }
   auto next = compile_chunk(0);
   for (size_t first = 0; first < cands.size(); first += chunk) {
-    if (stopping() ||
-        (req.deadline_minutes > 0 &&
-         std::chrono::duration<double>(Clock::now() - t0).count() > 60.0 * req.deadline_minutes)) {
+    if (stopping() || (req.deadline_minutes > 0 &&
+                       std::chrono::duration<double>(Clock::now() - t0).count() > 60.0 * req.deadline_minutes)) {
       for (size_t i = first; i < cands.size(); ++i) out[i].status = Status::NotRun;
       if (req.progress)
-        std::fprintf(stderr, "cudal2: %s; %zu candidate(s) left\n", stopping() ? "stopping" : "--budget-minutes reached",
-                     cands.size() - first);
+        std::fprintf(stderr, "cudal2: %s; %zu candidate(s) left\n",
+                     stopping() ? "stopping" : "--budget-minutes reached", cands.size() - first);
       next.wait();  // let the chunk in flight finish compiling: its artifacts stay cached
       break;
     }

@@ -521,7 +521,8 @@ TuneResult run_tune(const TuneOptions& o) {
       for (size_t i = 0; i < round.size(); ++i) {
         // Not run because another tuner took all of it is no reason to stop; a deadline or a signal is.
         const size_t its_shapes = round[i].shapes.empty() ? o.eval.shapes.size() : round[i].shapes.size();
-        cut_short = cut_short || (outcomes[i].status == Status::NotRun && outcomes[i].elsewhere_shapes.size() < its_shapes);
+        cut_short =
+            cut_short || (outcomes[i].status == Status::NotRun && outcomes[i].elsewhere_shapes.size() < its_shapes);
         disturbed += outcomes[i].status == Status::GpuDisturbed;
         auto obs =
             observations_of(round[i], outcomes[i], round[i].shapes.empty() ? o.eval.shapes : round[i].shapes, o.accum);

@@ -127,10 +127,11 @@ std::optional<EvalJob> parse_job(const std::string& body, const ServeOptions& op
   if (j.contains("reps")) {
     // Compared at full width: read as an int, 4294967297 became 1 and was accepted.
     const auto& r = j["reps"];
-    const bool in_range = r.is_number_unsigned()  ? r.get<std::uint64_t>() >= 1 &&
-                                                       r.get<std::uint64_t>() <= static_cast<std::uint64_t>(opt.max_reps)
-                          : r.is_number_integer() ? r.get<std::int64_t>() >= 1 && r.get<std::int64_t>() <= opt.max_reps
-                                                  : false;
+    const bool in_range =
+        r.is_number_unsigned()
+            ? r.get<std::uint64_t>() >= 1 && r.get<std::uint64_t>() <= static_cast<std::uint64_t>(opt.max_reps)
+        : r.is_number_integer() ? r.get<std::int64_t>() >= 1 && r.get<std::int64_t>() <= opt.max_reps
+                                : false;
     if (!in_range) {
       error = fmt::format("'reps' must be an integer in 1..{}", opt.max_reps);
       return std::nullopt;

@@ -81,10 +81,10 @@ std::vector<bool> WorkClaims::take(const std::vector<WorkKey>& keys, bool claim)
     }
     if (claim)
       sql::Stmt(db_,
-              "INSERT OR REPLACE INTO claims (spec_hash, gpu, dtype, layout, m, n, k, mode, host, pid) VALUES "
-              "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-        .bind_all(key.spec_hash, key.gpu, key.dtype, key.layout, key.m, key.n, key.k, key.mode, host_, pid_)
-        .run();
+                "INSERT OR REPLACE INTO claims (spec_hash, gpu, dtype, layout, m, n, k, mode, host, pid) VALUES "
+                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+          .bind_all(key.spec_hash, key.gpu, key.dtype, key.layout, key.m, key.n, key.k, key.mode, host_, pid_)
+          .run();
     out.push_back(true);
   }
   t.commit();

@@ -41,10 +41,6 @@ sql::Access first_read(sql::Db& db, const fs::path& path) {
   return sql::Access::Immutable;
 }
 
-}  // namespace
-
-namespace {
-
 enum class Purpose { Read, Check, CheckBeforeWriting };
 
 // open_for_reading; for a check only, no migrated copy; before writing, nullopt for an empty file
@@ -75,7 +71,8 @@ std::optional<Reading> open_checked(const fs::path& path, Verify verify, std::st
   }
   const int version = user_version(db);
   if (version == 0 && fresh_ok) return std::nullopt;
-  if (version == 0) throw StoreError(fmt::format("{} holds no cudal2 store (an empty SQLite database)", named(what, p)));
+  if (version == 0)
+    throw StoreError(fmt::format("{} holds no cudal2 store (an empty SQLite database)", named(what, p)));
   if (version >= static_cast<int>(kMigrations.size()) || purpose != Purpose::Read)
     return Reading{std::move(db), access, false};
   // An older schema: read a migrated copy, never the file upgraded in place.

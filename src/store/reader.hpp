@@ -16,9 +16,9 @@
 namespace cudal2::store {
 
 struct Reading {
-  sql::Db db;              // the file read-only, or the migrated in-memory copy
-  sql::Access access;      // how the file itself was opened (ReadOnly or Immutable)
-  bool migrated = false;   // db is an in-memory copy (the file's schema is older)
+  sql::Db db;             // the file read-only, or the migrated in-memory copy
+  sql::Access access;     // how the file itself was opened (ReadOnly or Immutable)
+  bool migrated = false;  // db is an in-memory copy (the file's schema is older)
 };
 
 // Throws StoreError naming path (and `what`, e.g. "--replay", when given) for a missing file, a

@@ -641,7 +641,7 @@ def section_readers(e):
             if os.path.exists(side):
                 os.remove(side)
         subprocess.run(["mount", "-o", "remount,ro", mnt], check=True, capture_output=True)
-        for name in ["show", "export"]:
+        for name in ["show", "export", "report"]:
             code, out, err, _ = e.cudal2(readers[name](ro), timeout=120)
             s.check(code == 0, f"{name} of a WAL store on a read-only mount: exit {code}: {short(err)}")
     finally:

@@ -88,8 +88,8 @@ def read_csvs(arg):
     for path in expand(arg):
         # A device or FIFO never ends (`--csv /dev/zero` hung): regular files only, and bounded.
         if not os.path.isfile(path):
-            raise ReportError(f"--csv '{path}' is not a regular file" if os.path.exists(path)
-                              else f"no CSV file '{path}'")
+            raise ReportError(f"cannot read {path}: " + ("not a regular file" if os.path.exists(path)
+                                                         else "no such file"))
         try:
             # Committed runs are often gzipped (bench/results/*/*.csv.gz).
             with (gzip.open(path, "rt", newline="") if path.endswith(".gz") else open(path, newline="")) as f:

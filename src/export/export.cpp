@@ -102,6 +102,7 @@ Table collect(const Options& opt) {
   for (const auto& path : opt.dbs) paths.emplace_back(path, false);
   for (const auto& path : opt.confirmed) paths.emplace_back(path, true);
   for (const auto& [path, confirmation] : paths) {
+    if (!std::filesystem::is_regular_file(path)) throw InputError(fmt::format("no such store '{}'", path));
     // Checks it is a cudal2 store, intact to the last index (a damaged one exported half its
     // entries without a word); read-only, an older schema through a migrated copy (store/reader.hpp).
     auto db = std::make_unique<store::sql::Db>(store::open_for_reading(path, store::Verify::Full).db);

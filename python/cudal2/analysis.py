@@ -10,7 +10,9 @@ import csv
 import glob
 import gzip
 import math
+import os
 import sqlite3
+import urllib.parse
 from collections import defaultdict
 
 __all__ = ["CLASSES", "shape_class", "row_class", "load", "expand", "load_many", "gmean", "family",
@@ -156,14 +158,21 @@ def paired_ratios(rows):
 
 def store_measurements(path):
     """The ok measurements of a results store (SQLite, read only) as tuples (gpu, dtype, layout, m, n,
-    k, mode, timer, median_us, baseline_json); sqlite3.Error where it is not a cudal2 store."""
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        return db.execute(
-            "SELECT gpu, dtype, layout, m, n, k, mode, timer, median_us, baseline_json FROM measurements "
-            "WHERE status = 'ok' AND median_us IS NOT NULL").fetchall()
-    finally:
-        db.close()
+    k, mode, timer, median_us, baseline_json); sqlite3.Error where it is not a cudal2 store. A store in
+    WAL mode where this process cannot write (a read-only mount: SQLite cannot make its -shm file) is
+    read as immutable."""
+    query = ("SELECT gpu, dtype, layout, m, n, k, mode, timer, median_us, baseline_json FROM measurements "
+             "WHERE status = 'ok' AND median_us IS NOT NULL")
+    uri = "file:" + urllib.parse.quote(os.path.abspath(path))
+    for mode in ("mode=ro", "immutable=1"):
+        db = sqlite3.connect(f"{uri}?{mode}", uri=True)
+        try:
+            return db.execute(query).fetchall()
+        except sqlite3.OperationalError:
+            if mode != "mode=ro" or os.access(os.path.dirname(os.path.abspath(path)), os.W_OK):
+                raise
+        finally:
+            db.close()
 
 
 def best_store_measurements(rows):

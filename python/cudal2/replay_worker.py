@@ -63,6 +63,11 @@ class Replay:
         self.gpu = None
         row = self.con.execute("SELECT gpu FROM measurements LIMIT 1").fetchone()
         self.gpu = os.environ.get("CUDAL2_REPLAY_GPU") or (row[0] if row else "unknown")
+        # Every GPU and layout recorded, so that a problem's rows are found through the store's index
+        # (gpu, dtype, layout, m, n, k, ...): without its leading columns each problem scanned the
+        # whole table, and a tuner spent seconds per problem on a store of the grid's size.
+        self.gpus = [r[0] for r in self.con.execute("SELECT DISTINCT gpu FROM measurements")]
+        self.layouts = [r[0] for r in self.con.execute("SELECT DISTINCT layout FROM measurements")]
 
     def shape(self, m, n, k, accum):
         """{layout: {hash: (first_id, text, summary)}}, {baseline: summary}"""
@@ -72,8 +77,10 @@ class Replay:
         rows = self.con.execute(
             "SELECT me.id, me.layout, me.spec_hash, s.text, me.median_us, me.p10_us, me.p90_us, me.min_us, "
             "me.n_samples, me.baseline_json FROM measurements me JOIN specs s ON s.hash = me.spec_hash "
-            "WHERE me.m = ? AND me.n = ? AND me.k = ? AND me.dtype = ? AND me.mode = 'offline' "
-            "AND me.timer = 'graph' AND me.status = 'ok' ORDER BY me.id", (m, n, k, accum)).fetchall()
+            f"WHERE me.gpu IN ({','.join('?' * len(self.gpus))}) AND me.dtype = ? "
+            f"AND me.layout IN ({','.join('?' * len(self.layouts))}) AND me.m = ? AND me.n = ? AND me.k = ? "
+            "AND me.mode = 'offline' AND me.timer = 'graph' AND me.status = 'ok' ORDER BY me.id",
+            (*self.gpus, accum, *self.layouts, m, n, k)).fetchall()
         grouped = {}
         baselines = {}
         same_job = {}  # (layout, hash) -> [log(spec / heuristic top-1) timed in one job]

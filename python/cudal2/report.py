@@ -46,6 +46,7 @@ else:  # run as a file (python3 python/cudal2/report.py): this folder is on sys.
 BASELINES = ["cublas-nn", "cublas-tn", "cublaslt-heuristic-nn", "cublaslt-heuristic-tn", "cublaslt-autotune-nn",
              "cublaslt-autotune-tn", "torch-matmul"]
 CLASSES = analysis.CLASSES
+MAX_CSV_CHARS = 1 << 30  # one --csv file, decompressed
 PEAK_FLOPS, PEAK_BYTES = 800e12, 3.0e12  # H100 SXM dense fp16 roofline (src/core/roofline)
 
 
@@ -85,12 +86,18 @@ def expand(arg):
 def read_csvs(arg):
     ds = DataSet(arg)
     for path in expand(arg):
+        # A device or FIFO never ends (`--csv /dev/zero` hung): regular files only, and bounded.
+        if not os.path.isfile(path):
+            raise ReportError(f"cannot read {path}: " + ("not a regular file" if os.path.exists(path)
+                                                         else "no such file"))
         try:
             # Committed runs are often gzipped (bench/results/*/*.csv.gz).
             with (gzip.open(path, "rt", newline="") if path.endswith(".gz") else open(path, newline="")) as f:
-                text = f.read()
-        except OSError as e:
-            raise ReportError(f"cannot read {path}: {e.strerror or e}")
+                text = f.read(MAX_CSV_CHARS + 1)
+        except (OSError, EOFError, UnicodeDecodeError) as e:
+            raise ReportError(f"cannot read {path}: {getattr(e, 'strerror', None) or e}")
+        if len(text) > MAX_CSV_CHARS:
+            raise ReportError(f"--csv '{path}' is larger than {MAX_CSV_CHARS >> 20} MiB")
         ds.files.append(path)
         lines = text.splitlines()
         for l in lines:
@@ -500,7 +507,10 @@ th{background:#f3f3f3}pre.meta{font-size:.75em;background:#f7f7f7;padding:.4em;o
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="cudal2 report", description="HTML report with figures from cudal2 CSVs/stores")
+    # allow_abbrev=False: `--d` for --db and `--ou` for --out passed argparse but not the CLI's checks
+    # of the stores and the output (src/cli/cmd_report.cpp looks for the options by their full names).
+    ap = argparse.ArgumentParser(prog="cudal2 report", description="HTML report with figures from cudal2 CSVs/stores",
+                                 allow_abbrev=False)
     ap.add_argument("--csv", action="append", default=[], help="CSV data set: a file, glob or comma list (repeatable)")
     ap.add_argument("--db", action="append", default=[], help="results store (repeatable)")
     ap.add_argument("--out", required=True, help="output directory (index.html and PNGs)")

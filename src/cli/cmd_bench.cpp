@@ -11,6 +11,7 @@
 #include "cli/command.hpp"
 #include "cli/measure_options.hpp"
 #include "cli/shape_args.hpp"
+#include "core/atomic_file.hpp"
 #include "judge/bench.hpp"
 
 namespace cudal2::cli {
@@ -62,6 +63,7 @@ BenchOptions to_options(const BenchArgs& a, const std::string& cmdline) {
   o.timers = parse_timers(a.timers);
   check_measure_options({.reps = a.reps, .qps = a.qps, .verify_budget = a.verify_budget});
   if (a.resume && a.csv.empty()) throw InputError("--resume needs --csv FILE");
+  if (!a.csv.empty()) check_output_file(a.csv, "--csv");  // before the GPU is looked for
   o.reps = a.reps;
   o.qps = a.qps;
   o.verify = !a.no_verify;

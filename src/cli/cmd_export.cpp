@@ -18,7 +18,7 @@ Run add_export(CLI::App& app, const Context&) {
   auto families = std::make_shared<std::string>();
   auto* cmd = &app;
   cmd->add_option("--db", opt->dbs, "SQLite results store (repeatable: merged)")->required();
-  cmd->add_option("--out", opt->out, "Table file to write, e.g. tables/h100-f32.json");
+  auto* out_opt = cmd->add_option("--out", opt->out, "Table file to write, e.g. tables/h100-f32.json");
   cmd->add_option("--gpu", opt->gpu, "GPU name as stored (default: the only one in the stores)");
   cmd->add_option("--families", *families, "Keep only these kernel families (comma-separated)");
   cmd->add_option("--portfolio", opt->portfolio, "Ship at most N distinct kernels (0: every shape's best)")
@@ -33,10 +33,11 @@ Run add_export(CLI::App& app, const Context&) {
       ->capture_default_str();
   auto trajectories = std::make_shared<std::string>();
   auto unscored = std::make_shared<bool>(false);
-  cmd->add_option("--trajectories", *trajectories,
-                  "Write the LLM proposer's turns as JSON lines for an RL trainer (docs/llm.md) instead of the table");
+  auto* traj_opt = cmd->add_option(
+      "--trajectories", *trajectories,
+      "Write the LLM proposer's turns as JSON lines for an RL trainer (docs/llm.md) instead of the table");
   cmd->add_flag("--include-unscored", *unscored, "With --trajectories: also turns that have no reward yet");
-  return [opt, families, trajectories, unscored] {
+  return [opt, families, trajectories, unscored, out_opt, traj_opt] {
     std::string item;
     for (size_t i = 0; i <= families->size(); ++i) {
       if (i == families->size() || (*families)[i] == ',') {
@@ -51,10 +52,12 @@ Run add_export(CLI::App& app, const Context&) {
     if (!(opt->compiled_margin >= 0 && opt->compiled_margin < 1))
       throw InputError("--compiled-margin must be in [0, 1)");
     // Before any store is read: a bad output path is refused at once, not after the work.
-    if (!opt->out.empty()) check_output_file(opt->out, "--out");
-    if (!trajectories->empty()) check_output_file(*trajectories, "--trajectories");
-    return trajectories->empty() ? exporter::run(*opt)
-                                 : exporter::write_trajectories(opt->dbs, *trajectories, *unscored);
+    // An option given with an empty value is refused, not taken for absent (`--trajectories ''`
+    // wrote the table instead).
+    if (out_opt->count() > 0) check_output_file(opt->out, "--out");
+    if (traj_opt->count() > 0) check_output_file(*trajectories, "--trajectories");
+    return traj_opt->count() == 0 ? exporter::run(*opt)
+                                  : exporter::write_trajectories(opt->dbs, *trajectories, *unscored);
   };
 }
 

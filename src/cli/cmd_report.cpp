@@ -30,7 +30,7 @@
 #include "cli/exit_with.hpp"
 #include "cli/python_script.hpp"
 #include "core/atomic_file.hpp"
-#include "store/store.hpp"
+#include "store/reader.hpp"
 
 namespace fs = std::filesystem;
 
@@ -148,16 +148,15 @@ int run_report(const std::vector<std::string>& args) {
         "CUDAL2_REPORT_SCRIPT=/path/to/report.py)");
   // Inputs first: a store that is missing or damaged is refused here, naming it.
   for (const auto& [at, db] : values_of(args, "--db")) {
-    std::error_code ec;
-    if (!fs::is_regular_file(db, ec)) throw InputError(fmt::format("no store '{}'", db));
-    store::Store::open(db, store::Verify::Full);
+    store::check_store(db, store::Verify::Full);  // never written to (store/reader.hpp)
   }
   std::vector<std::string> argv{find_python(script), script.string()};
   argv.insert(argv.end(), args.begin(), args.end());
   const auto outs = values_of(args, "--out");
   fs::path target, temp;
   if (!outs.empty()) {
-    target = outs.back().second;
+    // A link to the report's directory stays a link; the directory it names gets the new report.
+    target = resolve_output(outs.back().second, "--out");
     std::error_code ec;
     if (fs::exists(target, ec) && !fs::is_directory(target, ec))
       throw InputError(fmt::format("--out '{}' exists and is not a directory", target.string()));

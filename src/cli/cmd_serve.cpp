@@ -32,6 +32,8 @@ Run add_serve(CLI::App& app, const Context&) {
   // Signed, so that a negative value is refused instead of wrapping around to a huge one.
   auto max_body = std::make_shared<std::int64_t>(static_cast<std::int64_t>(opt->max_body_bytes));
   auto queue = std::make_shared<std::int64_t>(static_cast<std::int64_t>(opt->queue_capacity));
+  auto max_line = std::make_shared<std::int64_t>(static_cast<std::int64_t>(opt->max_request_line));
+  auto max_headers = std::make_shared<std::int64_t>(static_cast<std::int64_t>(opt->max_header_bytes));
   auto* cmd = &app;
   cmd->add_option("--host", opt->host, "Address to listen on")->capture_default_str();
   cmd->add_option("--port", opt->port, "Port (0: any free port)")->capture_default_str();
@@ -40,15 +42,23 @@ Run add_serve(CLI::App& app, const Context&) {
   cmd->add_option("--db", gopt->db_path, "Results store every evaluation is written to")->capture_default_str();
   cmd->add_option("--timeout", gopt->timeout_s, "Per-candidate evaluation timeout (s)")->capture_default_str();
   cmd->add_option("--max-body", *max_body, "Largest request body (bytes)")->capture_default_str();
+  cmd->add_option("--max-request-line", *max_line, "Longest request line (bytes; beyond: 400)")->capture_default_str();
+  cmd->add_option("--max-headers", *max_headers, "Largest request head: request line and headers (bytes; beyond: 431)")
+      ->capture_default_str();
   cmd->add_option("--rate", opt->rate_per_minute, "Requests a minute per client address (0: no limit)")
       ->capture_default_str();
   cmd->add_option("--queue", *queue, "Waiting jobs before 429")->capture_default_str();
-  return [opt, gopt, token_env, max_body, queue]() -> int {
+  return [opt, gopt, token_env, max_body, queue, max_line, max_headers]() -> int {
     if (*max_body < 1) throw InputError(fmt::format("--max-body {}: must be at least 1 byte", *max_body));
     if (*queue < 1) throw InputError(fmt::format("--queue {}: must be at least 1", *queue));
     if (gopt->timeout_s < 1) throw InputError(fmt::format("--timeout {}: must be at least 1 s", gopt->timeout_s));
     opt->max_body_bytes = static_cast<size_t>(*max_body);
     opt->queue_capacity = static_cast<size_t>(*queue);
+    if (*max_line < 0 || *max_headers < 0)
+      throw InputError(
+          fmt::format("--max-request-line {} / --max-headers {}: must be positive", *max_line, *max_headers));
+    opt->max_request_line = static_cast<size_t>(*max_line);
+    opt->max_header_bytes = static_cast<size_t>(*max_headers);
     validate(*opt);
     if (const char* t = std::getenv(token_env->c_str())) opt->token = t;
     if (opt->token.empty())

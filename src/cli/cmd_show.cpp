@@ -41,10 +41,9 @@ std::string pick_gpu(const store::Store& db, const std::string& asked) {
 // speedup over the best cuBLAS and the best cuBLASLt auto-tuning time measured in the same job.
 // Throws InputError for a missing store file or a GPU the store does not hold. Returns the exit code.
 int print_best(const std::string& db_path, const std::string& gpu_in) {
-  // Reading a store never creates one: a mistyped path is an error, not an empty store.
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(db_path, ec)) throw InputError(fmt::format("no store '{}'", db_path));
-  auto db = store::Store::open(db_path);
+  // Reading a store never creates, upgrades or otherwise writes it (store/reader.hpp), and a
+  // damaged one is refused: a mistyped path is an error, not an empty store.
+  auto db = store::Store::open_to_read(db_path);
   const std::string gpu = pick_gpu(db, gpu_in);
   const auto best = db.list_best(gpu);
   std::printf("best kernels on %s (offline, graph timer): %zu shape(s)\n", gpu.c_str(), best.size());

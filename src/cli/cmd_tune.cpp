@@ -5,15 +5,23 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <atomic>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <memory>
 
+#include "baselines/baselines.hpp"
 #include "cli/command.hpp"
 #include "cli/eval_args.hpp"
+#include "cli/store_arg.hpp"
+#include "core/atomic_file.hpp"
 #include "llm/policy.hpp"
 #include "measure/device.hpp"
 #include "search/policy.hpp"
 #include "search/tune.hpp"
+#include "serve/signals.hpp"
 
 namespace cudal2::cli {
 
@@ -67,8 +75,9 @@ Run add_tune(CLI::App& cmd, const Context& ctx) {
                    "full (every valid configuration), core (docs/tuning.md) or @FILE (the specs listed there)")
       ->capture_default_str();
   tune->add_option("--accum", a->accum, "Accumulator: f32 or f16")->capture_default_str();
-  tune->add_option("--layouts", a->layouts,
-                   "Layouts to tune, comma-separated: nn, tn (default both; with --model, tn: nn.Linear's layout)");
+  auto* layouts_opt =
+      tune->add_option("--layouts", a->layouts,
+                       "Layouts to tune, comma-separated: nn, tn (default both; with --model, tn: nn.Linear's layout)");
   tune->add_flag("--skip-search", a->skip_search, "Only the final measurement of what the store already holds");
   tune->add_option("--final-top", a->final_top,
                    "Afterwards, re-measure each shape's N fastest specs per layout with every timer (0: skip)");
@@ -87,8 +96,24 @@ Run add_tune(CLI::App& cmd, const Context& ctx) {
   tune->add_flag("--no-gpu-check", a->no_gpu_check, "Do not require a local GPU (only with a --worker that needs none)")
       ->group("");
   a->e.add(tune);
-  return [a, &ctx] {
+  return [a, &ctx, layouts_opt] {
     a->e.finish(ctx.command_line);
+    // The files and names the run will need, checked before the GPU is looked for.
+    if (layouts_opt->count() > 0 && split_list(a->layouts).empty()) throw InputError("--layouts names no layout");
+    if (!a->final_csv.empty()) check_output_file(a->final_csv, "--final-csv");
+    for (const auto& b : split_list(a->final_baselines))
+      if (!is_baseline(b))
+        throw InputError(
+            fmt::format("--final-baselines: unknown baseline '{}' (known: {})", b, fmt::join(baseline_names(), ", ")));
+    if (!a->worker.empty()) check_executable_arg(a->worker, "--worker");
+    if (const auto& pf = a->policy_opts.state_path; !pf.empty()) {
+      std::error_code ec;
+      if (!std::filesystem::exists(pf, ec)) {
+        check_output_file(pf, "--policy-file");
+      } else if (!std::filesystem::is_regular_file(pf, ec)) {
+        throw InputError(fmt::format("--policy-file '{}' is not a regular file", pf));
+      }
+    }
     search::TuneOptions to;
     to.eval = a->e.ev;
     to.db_path = a->e.db_path;
@@ -127,8 +152,22 @@ Run add_tune(CLI::App& cmd, const Context& ctx) {
     if (!a->worker.empty()) to.eval.worker_exe = a->worker;
     to.check_gpu = !a->no_gpu_check && !a->e.replaying();
     to.local = local_gpus();  // the tuning loop does not call CUDA itself
+    // SIGTERM/SIGINT (blocked since main()): finish the worker job in flight, record it, close the
+    // run and exit; a second one ends the process at once. A resumed run measures the rest.
+    std::atomic<bool> stop{false};
+    serve::StopOnSignal on_signal([&stop] {
+      if (stop.exchange(true)) std::_Exit(130);
+      std::fprintf(stderr, "cudal2 tune: stopping after the worker job in flight (again to stop at once)\n");
+    });
+    to.stop = &stop;
     const auto result = search::run_tune(to);
     search::print_tune_summary(result);
+    if (result.stopped) {
+      std::fprintf(stderr,
+                   "cudal2 tune: stopped by a signal; what was measured is stored: run the same command to "
+                   "resume\n");
+      return 128 + (on_signal.last_signal() > 0 ? on_signal.last_signal() : SIGTERM);
+    }
     if (a->final_top > 0) std::printf("final measurement written to %s\n", a->final_csv.c_str());
     return 0;
   };

@@ -82,8 +82,8 @@ int run_cli(int argc, char** argv) {
       if (c.name == argv[1]) given = &c;
   if (given && given->raw_main) return given->raw_main(argc - 1, argv + 1);
   if (argc > 1 && argv[1][0] != '-' && !given) {
-    std::fprintf(stderr, "cudal2: error: unknown command '%s' (commands: %s; see cudal2 --help)\n", argv[1],
-                 public_names().c_str());
+    std::fprintf(stderr, "cudal2: error: unknown command '%s' (commands: %s; see cudal2 --help)\n",
+                 bounded_message(argv[1], 80).c_str(), public_names().c_str());
     return 2;
   }
 
@@ -105,8 +105,7 @@ int run_cli(int argc, char** argv) {
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "cudal2: error: %s\n", e.what());
-    return 2;
+    return report_error(e.what());
   }
   for (const auto& [sub, run] : runs)
     if (sub->parsed() && run) return exit_code_of(run);

@@ -11,7 +11,10 @@
 #include "baselines/baselines.hpp"
 #include "cli/measure_options.hpp"
 #include "cli/python_script.hpp"
+#include "cli/store_arg.hpp"
+#include "core/atomic_file.hpp"
 #include "search/tune.hpp"
+#include "store/reader.hpp"
 
 namespace cudal2::cli {
 
@@ -52,9 +55,12 @@ void EvalArgs::add(CLI::App* c) {
 // The replay worker answers a job from the store's rows: offline graph-timer medians, nothing else
 // was recorded. It reads the store named by CUDAL2_REPLAY_DB, which it inherits from this process.
 void EvalArgs::finish_replay() {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(replay, ec))
-    throw InputError(fmt::format("--replay: no such store '{}'", replay));
+  // Checked like any store before a worker reads it: a file that was none made the worker exit,
+  // and that was stored as the candidate's failure (with a penalty, under GPU "unknown").
+  store::check_store(replay, store::Verify::Full, "--replay");
+  // The replay worker answers from recorded summaries and writes no CSV rows: --csv was ignored.
+  if (!ev.csv_path.empty())
+    throw InputError("--csv: --replay answers from a store's recorded results and writes no CSV rows");
   if (mode_opt_->count() > 0 && mode != "offline")
     throw InputError(fmt::format("--replay answers mode offline only (got --mode {})", mode));
   if (timers_opt_->count() > 0 && timers != "graph")
@@ -71,6 +77,8 @@ void EvalArgs::finish_replay() {
 
 void EvalArgs::finish(const std::string& command_line) {
   if (replaying()) finish_replay();
+  if (!ev.csv_path.empty()) check_output_file(ev.csv_path, "--csv");
+  check_store_arg(db_path, "--db");
   check_measure_options({.reps = ev.reps,
                          .qps = ev.qps,
                          .verify_budget = ev.verify_budget,

@@ -52,6 +52,9 @@ std::vector<char> temp_template(const fs::path& target) {
 void check_output_file(const fs::path& path, std::string_view option) {
   std::error_code ec;
   if (path.empty()) throw InputError(fmt::format("{}: no file name", option));
+  // The temporary file beside it adds a dozen characters to a name the system limits to 255.
+  if (path.filename().string().size() > 240)
+    throw InputError(fmt::format("{} '{}': the file name is longer than 240 characters", option, path.string()));
   if (fs::is_directory(path, ec))
     throw InputError(fmt::format("{} '{}' is a directory; name a file", option, path.string()));
   const fs::path dir = directory_of(path);
@@ -60,9 +63,54 @@ void check_output_file(const fs::path& path, std::string_view option) {
         fmt::format("{} '{}': directory '{}' does not exist", option, path.string(), directory_of(dir).string()));
 }
 
-void write_file_atomically(const fs::path& path, std::string_view text, std::string_view option) {
+fs::path resolve_output(const fs::path& path, std::string_view option) {
+  fs::path at = path;
+  std::error_code ec;
+  // 40: the kernel's own limit on links followed in one lookup (ELOOP).
+  for (int hops = 0; fs::is_symlink(fs::symlink_status(at, ec)); ++hops) {
+    if (hops == 40) throw InputError(fmt::format("{} '{}': too many levels of symbolic links", option, path.string()));
+    const fs::path to = fs::read_symlink(at, ec);
+    if (ec) break;
+    at = to.is_absolute() ? to : directory_of(at) / to;
+  }
+  return at;
+}
+
+namespace {
+
+// Writes text to a device or FIFO as it is (no temporary file, no rename). A FIFO without a reader
+// is refused at once rather than waited on.
+void write_through(const fs::path& path, std::string_view text, std::string_view option) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0 && errno == ENXIO)
+    throw InputError(fmt::format("{} '{}' is a FIFO nobody reads from (or a socket)", option, path.string()));
+  if (fd < 0) fail(path, "opening", errno);
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  for (size_t done = 0; done < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : EIO;
+      ::close(fd);
+      fail(path, "writing", err);
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::close(fd) != 0) fail(path, "closing", errno);
+}
+
+}  // namespace
+
+void write_file_atomically(const fs::path& given, std::string_view text, std::string_view option) {
+  check_output_file(given, option);
+  const fs::path path = resolve_output(given, option);
   check_output_file(path, option);
   std::error_code ec;
+  const auto st = fs::status(path, ec);
+  if (!ec && fs::exists(st) && !fs::is_regular_file(st)) {
+    write_through(path, text, option);
+    return;
+  }
   if (!fs::is_directory(directory_of(path), ec) && !fs::create_directory(directory_of(path), ec) && ec)
     fail(path, "cannot create its directory", ec.value());
   auto name = temp_template(path);

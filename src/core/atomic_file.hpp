@@ -15,9 +15,16 @@ namespace cudal2 {
 // mistyped path must not grow a tree from the root). `option` names the option ("--out").
 void check_output_file(const std::filesystem::path& path, std::string_view option);
 
+// The file an output named `path` is: symbolic links followed to the end (a link to a dataset's
+// table stays a link and its target gets the new content; a dangling one names the file to
+// create). Throws InputError for a loop of links.
+std::filesystem::path resolve_output(const std::filesystem::path& path, std::string_view option);
+
 // check_output_file, creates the file's directory if missing, then writes `text` to `path`
-// atomically as above. Throws InputError for a
-// bad path and std::runtime_error naming the path and the system's reason when writing fails.
+// atomically as above. A path that is a device, FIFO or socket (/dev/null, /dev/stdout, a pipe) is
+// written through instead: renaming over it replaced the device with a regular file (/dev/null
+// too, as root). Throws InputError for a bad path and std::runtime_error naming the path and the
+// system's reason when writing fails.
 void write_file_atomically(const std::filesystem::path& path, std::string_view text, std::string_view option);
 
 // A temporary sibling of `target` (same directory, hidden, unique), created as a directory when

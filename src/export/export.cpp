@@ -15,6 +15,7 @@
 #include "codegen/spec.hpp"
 #include "core/atomic_file.hpp"
 #include "core/problem.hpp"
+#include "store/reader.hpp"
 #include "store/sqlite.hpp"
 #include "store/store.hpp"
 
@@ -103,10 +104,8 @@ Table collect(const Options& opt) {
   for (const auto& [path, confirmation] : paths) {
     if (!std::filesystem::is_regular_file(path)) throw InputError(fmt::format("no such store '{}'", path));
     // Checks it is a cudal2 store, intact to the last index (a damaged one exported half its
-    // entries without a word), and migrates it to this build's schema.
-    store::Store::open(path, store::Verify::Full);
-    auto db = std::make_unique<store::sql::Db>(path);
-    db->exec("PRAGMA busy_timeout = 5000");
+    // entries without a word); read-only, an older schema through a migrated copy (store/reader.hpp).
+    auto db = std::make_unique<store::sql::Db>(store::open_for_reading(path, store::Verify::Full).db);
     store::sql::Stmt g(*db, "SELECT DISTINCT gpu FROM best ORDER BY gpu");
     while (g.step()) gpus.insert(g.text(0));
     dbs.push_back({path, std::move(db), confirmation});

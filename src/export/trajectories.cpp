@@ -46,9 +46,7 @@ int write_trajectories(const std::vector<std::string>& dbs, const std::string& o
   size_t written = 0, skipped = 0;
   for (const auto& db : dbs) {
     // Never creates a store, never reads a damaged one (store/integrity.hpp).
-    if (!std::filesystem::is_regular_file(db)) throw InputError(fmt::format("no store '{}'", db));
-    store::Store::open(db, store::Verify::Full);
-    llm::Records rec(db);
+    const auto rec = llm::Records::open_to_read(db);
     for (const auto& t : rec.turns()) {
       // A turn the model never answered is no sample; an unevaluated one has no reward yet.
       if (t.reply.empty() || (!t.reward && !include_unscored)) {

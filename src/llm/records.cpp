@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "codegen/spec.hpp"
+#include "store/reader.hpp"
 #include "store/sqlite.hpp"
 #include "store/store.hpp"
 
@@ -19,6 +20,11 @@ Records::Records(const std::string& db_path) {
   { auto s = store::Store::open(db_path); }  // create / migrate
   db_ = std::make_unique<store::sql::Db>(db_path);
   sqlite3_busy_timeout(db_->get(), store::Store::kBusyTimeoutMs);
+}
+Records Records::open_to_read(const std::string& db_path) {
+  Records r;
+  r.db_ = std::make_unique<store::sql::Db>(store::open_for_reading(db_path, store::Verify::Full).db);
+  return r;
 }
 Records::~Records() = default;
 Records::Records(Records&&) noexcept = default;

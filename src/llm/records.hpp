@@ -58,6 +58,9 @@ class Records {
  public:
   // Opens the store (creating and migrating it like store::Store::open).
   explicit Records(const std::string& db_path);
+  // The store only read, never written (store/reader.hpp), checked to the last index: the write
+  // calls fail.
+  static Records open_to_read(const std::string& db_path);
   ~Records();
   Records(Records&&) noexcept;
 
@@ -83,6 +86,7 @@ class Records {
   std::string failure_detail(const std::string& spec_hash) const;
 
  private:
+  Records() = default;
   std::unique_ptr<store::sql::Db> db_;
 };
 

@@ -137,6 +137,7 @@ class Evaluator {
       outs[i]->measure_seconds += job->seconds / static_cast<double>(cands.size());
       settle(*cands[i], *outs[i], shapes, run_of(job, method_name(*cands[i], i)));
     }
+    sink_.flush();  // the job's rows, together
   }
 
  private:
@@ -490,6 +491,24 @@ std::vector<CandidateOutcome> evaluate_candidates(const EvalRequest& req, EvalSi
   const std::string& local_gpu = req.local_gpu;
   const auto t0 = Clock::now();
   size_t done = 0;
+  auto stopping = [&] { return req.stop && req.stop->load(); };
+  // Of candidates `which` on `shape`, those this call may measure (EvalRequest::claim); the others
+  // are noted as another tuner's.
+  auto claimed = [&](const std::vector<size_t>& which, const Shape& shape) {
+    if (!req.claim || which.empty()) return which;
+    std::vector<WorkItem> items;
+    for (size_t i : which) items.push_back({cands[i].hash, cands[i].layout, cands[i].accum, shape});
+    const auto got = req.claim(items);
+    std::vector<size_t> mine;
+    for (size_t j = 0; j < which.size(); ++j) {
+      if (got.at(j)) {
+        mine.push_back(which[j]);
+      } else {
+        out[which[j]].elsewhere_shapes.push_back(shape.str());
+      }
+    }
+    return mine;
+  };
   // Records candidate i's build; false (with its failure recorded on each of its shapes) when it
   // did not compile.
   auto record_build = [&](size_t i, const CompileResult& built) {
@@ -506,6 +525,7 @@ std::vector<CandidateOutcome> evaluate_candidates(const EvalRequest& req, EvalSi
     co.detail = p.built.log.substr(0, 2000);
     MeasurementRecord mr;
     for (const auto& s : p.shapes) {
+      if (claimed({i}, s).empty()) continue;  // another tuner's to record
       mr.spec_hash = p.hash, mr.gpu = local_gpu;
       mr.dtype = std::string(to_string(p.accum)), mr.layout = std::string(to_string(p.layout));
       mr.m = s.m, mr.n = s.n, mr.k = s.k, mr.mode = std::string(to_string(req.modes.front()));
@@ -543,19 +563,23 @@ std::vector<CandidateOutcome> evaluate_candidates(const EvalRequest& req, EvalSi
     size_t shapes_done = 0;
     for (size_t si = 0; si < req.shapes.size(); ++si) {
       for (auto& [i, b] : pending.get()) compiled[i] = 1, usable[i] = record_build(i, b);
+      sink.flush();  // failed builds' rows
       if (si + 1 < req.shapes.size()) pending = compile_shape(si + 1);
-      if (req.deadline_minutes > 0 &&
-          std::chrono::duration<double>(Clock::now() - t0).count() > 60.0 * req.deadline_minutes) {
+      if (stopping() || (req.deadline_minutes > 0 &&
+                         std::chrono::duration<double>(Clock::now() - t0).count() > 60.0 * req.deadline_minutes)) {
         if (req.progress)
-          std::fprintf(stderr, "cudal2: --budget-minutes reached; %zu of %zu shape(s) left\n", req.shapes.size() - si,
-                       req.shapes.size());
+          std::fprintf(stderr, "cudal2: %s; %zu of %zu shape(s) left\n",
+                       stopping() ? "stopping" : "--budget-minutes reached", req.shapes.size() - si, req.shapes.size());
         if (pending.valid()) pending.wait();  // what is compiling stays cached
         break;
       }
-      std::vector<size_t> here;
+      std::vector<size_t> usable_here;
       for (size_t i : on[si])
-        if (usable[i]) here.push_back(i);
-      for (size_t b = 0; b < here.size(); b += batch) {
+        if (usable[i]) usable_here.push_back(i);
+      // Tuners sharing the store take the work shape by shape (one claim each: the store's lock is
+      // taken once per shape, not per job).
+      const auto here = claimed(usable_here, req.shapes[si]);
+      for (size_t b = 0; b < here.size() && !stopping(); b += batch) {
         const size_t e = std::min(here.size(), b + batch);
         std::vector<Pending*> cs;
         std::vector<CandidateOutcome> part(e - b);
@@ -578,11 +602,12 @@ std::vector<CandidateOutcome> evaluate_candidates(const EvalRequest& req, EvalSi
   }
   auto next = compile_chunk(0);
   for (size_t first = 0; first < cands.size(); first += chunk) {
-    if (req.deadline_minutes > 0 &&
-        std::chrono::duration<double>(Clock::now() - t0).count() > 60.0 * req.deadline_minutes) {
+    if (stopping() || (req.deadline_minutes > 0 &&
+                       std::chrono::duration<double>(Clock::now() - t0).count() > 60.0 * req.deadline_minutes)) {
       for (size_t i = first; i < cands.size(); ++i) out[i].status = Status::NotRun;
       if (req.progress)
-        std::fprintf(stderr, "cudal2: --budget-minutes reached; %zu candidate(s) left\n", cands.size() - first);
+        std::fprintf(stderr, "cudal2: %s; %zu candidate(s) left\n",
+                     stopping() ? "stopping" : "--budget-minutes reached", cands.size() - first);
       next.wait();  // let the chunk in flight finish compiling: its artifacts stay cached
       break;
     }
@@ -595,6 +620,7 @@ std::vector<CandidateOutcome> evaluate_candidates(const EvalRequest& req, EvalSi
       ready.push_back(&cands[first + j]);
       ready_out.push_back(&out[first + j]);
     }
+    sink.flush();  // failed builds' rows
     for (size_t b = 0; b < ready.size(); b += batch) {
       const size_t e = std::min(ready.size(), b + batch);
       ev.evaluate({ready.begin() + b, ready.begin() + e}, {ready_out.begin() + b, ready_out.begin() + e}, req.shapes);

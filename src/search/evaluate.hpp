@@ -3,6 +3,7 @@
 // them against the baselines in one bench, on the same inputs), and the parent side that
 // compiles, sends jobs to a sandboxed worker, attributes failures, and hands every record to the
 // caller's sink (search/sink.hpp) as it arrives. eval/ never opens the store.
+#include <atomic>
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -35,6 +36,14 @@ struct ScoreInput {
   double baseline_us = 0;  // the best baseline of the same job, same mode and timer (0: none)
   std::optional<double> rel_err;
   size_t source_bytes = 0;  // free-form candidates' source length (0 for generated sources)
+};
+
+// One (spec, problem) a worker job would measure: what tuners sharing a store claim.
+struct WorkItem {
+  std::string spec_hash;
+  Layout layout = Layout::NN;
+  Accum accum = Accum::F32;
+  Shape shape;
 };
 
 struct EvalRequest {
@@ -89,6 +98,15 @@ struct EvalRequest {
   // Whose a fault, a wrong result or an implausible time is: the trusted canary, re-runs and
   // backoff of search/attribution.hpp (docs/threat-model.md, "Faults are attributed").
   attribution::Options attribution;
+  // Tuners sharing a store (store/claims.hpp): asked just before a shape's jobs (and before a failed
+  // build is recorded) with the specs it would measure there, true for each that is now this
+  // call's. Asked shape by shape, not for the whole request up front: tuners started together
+  // then take the work shape by shape between them (claimed up front, the first took everything
+  // and the others had nothing to do). Only with spec_shapes (as the tuner gives). Empty:
+  // everything is this call's.
+  std::function<std::vector<bool>(const std::vector<WorkItem>&)> claim;
+  // Set (by SIGTERM): start no new worker job; what was not measured is not-run.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 struct CandidateOutcome {
@@ -111,6 +129,9 @@ struct CandidateOutcome {
   // Shapes ("MxNxK") it was not measured on because the GPU was disturbed (status gpu-disturbed
   // when it was measured on none): no row, no reward, no observation; measured again later.
   std::vector<std::string> disturbed_shapes;
+  // Shapes ("MxNxK") another tuner on the store claimed (EvalRequest::claim): not measured here,
+  // nothing observed; status not-run when that was every shape of it.
+  std::vector<std::string> elsewhere_shapes;
 };
 
 // Compiles the candidates (a parallel pool, overlapped with measuring), evaluates them in batches

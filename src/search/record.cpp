@@ -35,9 +35,25 @@ void StoreSink::spec(const SpecRecord& s) { db_.put_spec(spec_row(s)); }
 
 void StoreSink::build(const BuildRecord& b) { db_.put_build(build_row(b)); }
 
-void StoreSink::measurement(const MeasurementRecord& m) { db_.put_measurement(measurement_row(m, run_)); }
+void StoreSink::measurement(const MeasurementRecord& m) { held_.push_back(measurement_row(m, run_)); }
 
-void StoreSink::finish() { db_.finish_run(run_); }
+void StoreSink::flush() {
+  const auto rows = std::move(held_);
+  held_.clear();
+  db_.put_measurements(rows);
+}
+
+void StoreSink::finish() {
+  flush();
+  db_.finish_run(run_);
+}
+
+StoreSink::~StoreSink() {
+  try {
+    flush();
+  } catch (...) {  // NOLINT(bugprone-empty-catch): a destructor must not throw; the caller's error stands
+  }
+}
 
 std::vector<CandidateOutcome> evaluate_and_record(const EvalRequest& req, const std::string& db_path) {
   StoreSink sink(db_path, req.command_line);

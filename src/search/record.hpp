@@ -1,7 +1,8 @@
 #pragma once
 // The loop's side of evaluation records: evaluate_candidates hands what it measures to a sink (search/sink.hpp)
-// and never opens the store; StoreSink writes each record to the store as it arrives (one
-// transaction each, so a killed run loses nothing), under a run of its own. `cudal2 tune`
+// and never opens the store; StoreSink writes specs and builds as they arrive and each worker job's
+// measurements together as the job ends (one transaction, so a killed run loses at most the job
+// in flight), under a run of its own. `cudal2 tune`
 // (run_tune), `cudal2 eval` and `cudal2 serve` evaluate through evaluate_and_record.
 #include <string>
 #include <vector>
@@ -23,12 +24,17 @@ class StoreSink final : public EvalSink {
   void spec(const SpecRecord& s) override;
   void build(const BuildRecord& b) override;
   void measurement(const MeasurementRecord& m) override;
+  void flush() override;
+  // Writes what is held (flush), then marks the run finished.
   void finish();
+  // Writes what is held; errors are lost here (the evaluation is already failing).
+  ~StoreSink() override;
   const std::string& run_id() const { return run_; }
 
  private:
   store::Store db_;
   std::string run_;
+  std::vector<store::MeasurementRow> held_;
 };
 
 // The store's rows for the evaluation's records (the store sets ids and timestamps).

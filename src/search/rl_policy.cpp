@@ -12,6 +12,7 @@
 #include <tuple>
 #include <unordered_set>
 
+#include "core/atomic_file.hpp"
 #include "core/input_file.hpp"
 #include "core/roofline.hpp"
 #include "search/space.hpp"
@@ -856,16 +857,10 @@ void RlPolicy::save(const std::string& path) const {
                     {"cv_top1", z.cv_top1},
                     {"cv_argmax", z.cv_argmax}};
   if (opt_.method == "reinforce") j["reinforce"] = {{"theta", m.theta}, {"value", m.value}, {"adv_var", m.adv_var}};
-  // Write beside the target and rename: a crash never leaves half a policy file.
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    if (!out) throw InputError(fmt::format("cannot write policy file '{}'", tmp));
-    out << j.dump() << '\n';  // compact: a whole-grid campaign holds ~10^5 observations
-    if (!out) throw InputError(fmt::format("cannot write policy file '{}'", tmp));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    throw InputError(fmt::format("cannot rename '{}' to '{}'", tmp, path));
+  // Whole or not at all (core/atomic_file.hpp): a crash or a full disk never leaves half a policy
+  // file, nor a temporary one (the old ".tmp" stayed behind on a full disk, and an error at close
+  // went unnoticed). Compact: a whole-grid campaign holds ~10^5 observations.
+  write_file_atomically(path, j.dump() + "\n", "--policy-file");
 }
 
 void RlPolicy::load(const std::string& path) {

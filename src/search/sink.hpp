@@ -1,8 +1,9 @@
 #pragma once
 // Where evaluate_candidates (search/evaluate.hpp) puts what it learns, as it learns it: a sink the
 // caller supplies. The evaluation measures and keeps nothing: it never opens the store. The tuner's sink
-// writes each record to the store at once, one transaction each, under a run of its own
-// (search/record.hpp), so a killed run loses nothing; a test can keep them in memory.
+// writes each record to the store under a run of its own (search/record.hpp), a worker job's
+// measurements in one transaction as the job ends, so a killed run loses at most the job in
+// flight; a test can keep them in memory.
 // The records carry what eval knows; the sink adds what it owns (the store's run id, timestamps).
 #include <cstdint>
 #include <optional>
@@ -57,6 +58,9 @@ class EvalSink {
   virtual void spec(const SpecRecord& s) = 0;
   virtual void build(const BuildRecord& b) = 0;
   virtual void measurement(const MeasurementRecord& m) = 0;
+  // The end of a worker job's records (and of a failed build's): a sink that holds measurements
+  // writes them now, together.
+  virtual void flush() {}
 };
 
 }  // namespace cudal2

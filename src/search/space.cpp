@@ -11,6 +11,7 @@
 
 #include "codegen/family_cublaslt.hpp"
 #include "codegen/family_wgmma.hpp"
+#include "core/input_file.hpp"
 
 namespace cudal2::search {
 
@@ -38,13 +39,11 @@ bool in_swapab_core(const KernelSpec& s) {
 // valid spec of one of the run's families and its accumulator: a campaign's chosen neighbourhood
 // (docs/tuning.md), measured on every shape of the run. Refused line by line, naming the line.
 std::vector<KernelSpec> listed_space(const std::vector<std::string>& families, const std::string& path, Accum accum) {
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("--space @{}: cannot read the file", path));
-  std::stringstream text;
-  text << in.rdbuf();
+  // Bounded (`--space @/dev/zero` grew to gigabytes): a listed space is a few thousand lines.
+  const std::string text = read_input_file(path, "--space file", size_t{16} << 20);
   std::vector<KernelSpec> out;
   std::set<std::string> seen;
-  for (const auto& line : listed_lines(text.str())) {
+  for (const auto& line : listed_lines(text)) {
     const auto where = fmt::format("--space @{} line {}", path, line.number);
     KernelSpec s;
     try {

@@ -10,6 +10,7 @@
 #include <exception>
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <set>
 #include <thread>
 #include <utility>
@@ -43,10 +44,12 @@ std::string stored_gpu_name(const std::string& db_path, const LocalGpus& local, 
   return gpus.empty() ? "unknown" : gpus.front();
 }
 
-// Keeps the round's spec candidates on the shapes this tuner could claim in the store (store/
-// claims.hpp): what another tuner on the same store measures, or has measured, is left out.
-void claim_round(store::WorkClaims& claims, const std::string& gpu, Mode mode, Accum accum,
-                 const std::vector<Shape>& all_shapes, std::vector<Proposal>& round) {
+// Keeps the round's spec candidates on the shapes still open in the store (store/claims.hpp): what
+// another tuner on the same store measures, or has measured, is left out. Nothing is claimed
+// here: the evaluation claims job by job (EvalRequest::claim), so that tuners started together
+// divide the round between them instead of the first claiming all of it.
+void plan_round(store::WorkClaims& claims, const std::string& gpu, Mode mode, Accum accum,
+                const std::vector<Shape>& all_shapes, std::vector<Proposal>& round) {
   std::vector<store::WorkKey> keys;
   std::vector<std::pair<size_t, Shape>> at;  // key i -> (proposal, shape)
   for (size_t i = 0; i < round.size(); ++i) {
@@ -59,7 +62,7 @@ void claim_round(store::WorkClaims& claims, const std::string& gpu, Mode mode, A
     }
   }
   if (keys.empty()) return;
-  const auto got = claims.claim(keys);
+  const auto got = claims.open(keys);
   std::vector<std::vector<Shape>> kept(round.size());
   std::vector<bool> is_spec(round.size(), false);
   for (size_t j = 0; j < keys.size(); ++j) {
@@ -152,8 +155,10 @@ std::vector<Observation> observations_of(const Proposal& prop, const CandidateOu
   std::vector<Observation> out;
   if (co.status == Status::NotRun || co.status == Status::GpuDisturbed) return out;
   for (const auto& sh : shapes) {
-    // Not measured there because the GPU was disturbed: nothing observed (measured again later).
-    if (std::find(co.disturbed_shapes.begin(), co.disturbed_shapes.end(), sh.str()) != co.disturbed_shapes.end())
+    // Not measured there because the GPU was disturbed: nothing observed (measured again later);
+    // nor where another tuner on the store measures it.
+    if (std::find(co.disturbed_shapes.begin(), co.disturbed_shapes.end(), sh.str()) != co.disturbed_shapes.end() ||
+        std::find(co.elsewhere_shapes.begin(), co.elsewhere_shapes.end(), sh.str()) != co.elsewhere_shapes.end())
       continue;
     Observation o;
     o.problem = {sh, prop.spec.layout, prop.source.empty() ? prop.spec.accum : accum};
@@ -370,6 +375,8 @@ TuneResult run_tune(const TuneOptions& o) {
   if (o.eval.shapes.empty()) throw InputError("no shapes to tune");
   if (o.layouts.empty()) throw InputError("--layouts names no layout");
   if (!o.gpus.empty() && trim(o.gpus) != "all") parse_gpus(o.gpus, 1 << 20);  // its syntax, before the GPU
+  // A policy file that cannot be read is bad input, refused before the GPU is looked for.
+  if (!o.policy.state_path.empty() && std::filesystem::exists(o.policy.state_path)) policy->load(o.policy.state_path);
   if (o.check_gpu) o.local.require();
   // The GPU lanes: one without --gpus (today's single worker), else one per listed GPU.
   std::vector<int> ordinals{0};
@@ -402,7 +409,6 @@ TuneResult run_tune(const TuneOptions& o) {
 
   TuneResult result;
   result.space_size = all.size();
-  if (!o.policy.state_path.empty() && std::filesystem::exists(o.policy.state_path)) policy->load(o.policy.state_path);
   EvalRequest req = o.eval;
   req.score = score_measurement;
   req.local_gpu = o.local.first_name();
@@ -433,6 +439,18 @@ TuneResult run_tune(const TuneOptions& o) {
     // "" (the worker's GPU, store/claims.hpp).
     const std::string claim_gpu = o.local.available() ? gpu : std::string();
     store::WorkClaims claims(o.db_path);
+    std::mutex claims_mu;  // one connection, asked by every lane's thread
+    for (auto& lane : lanes) {
+      lane.req.stop = o.stop;
+      lane.req.claim = [&](const std::vector<WorkItem>& items) {
+        std::vector<store::WorkKey> keys;
+        for (const auto& it : items)
+          keys.push_back({it.spec_hash, claim_gpu, std::string(to_string(it.accum)), std::string(to_string(it.layout)),
+                          it.shape.m, it.shape.n, it.shape.k, std::string(to_string(mode))});
+        const std::lock_guard<std::mutex> l(claims_mu);
+        return claims.claim(keys);
+      };
+    }
     {
       // Resume: what the store knows about this GPU, these problems and the run's specs.
       const auto db = store::Store::open(o.db_path);
@@ -446,6 +464,7 @@ TuneResult run_tune(const TuneOptions& o) {
     std::vector<std::vector<Proposal>> queued(problems.size());
     for (;;) {
       if (o.max_rounds > 0 && result.rounds >= o.max_rounds) break;
+      if (o.stop && o.stop->load()) break;
       int n = o.round > 0 ? o.round : 0;
       if (o.budget > 0) n = n > 0 ? std::min(n, o.budget - evaluated) : o.budget - evaluated;
       std::vector<std::vector<Proposal>> lists;
@@ -478,7 +497,7 @@ TuneResult run_tune(const TuneOptions& o) {
       // resumed 14-shape wgmma_swapab run spent its whole budget on the 7 shapes already done).
       for (auto& prop : round)
         if (prop.source.empty()) prop.shapes = wanted[prop.spec.text()];
-      claim_round(claims, claim_gpu, mode, o.accum, o.eval.shapes, round);
+      plan_round(claims, claim_gpu, mode, o.accum, o.eval.shapes, round);
       if (result.rounds == 0) {
         result.first_round = round.size();
         if (o.progress)
@@ -500,7 +519,10 @@ TuneResult run_tune(const TuneOptions& o) {
       bool cut_short = false;
       size_t disturbed = 0;
       for (size_t i = 0; i < round.size(); ++i) {
-        cut_short = cut_short || outcomes[i].status == Status::NotRun;
+        // Not run because another tuner took all of it is no reason to stop; a deadline or a signal is.
+        const size_t its_shapes = round[i].shapes.empty() ? o.eval.shapes.size() : round[i].shapes.size();
+        cut_short =
+            cut_short || (outcomes[i].status == Status::NotRun && outcomes[i].elsewhere_shapes.size() < its_shapes);
         disturbed += outcomes[i].status == Status::GpuDisturbed;
         auto obs =
             observations_of(round[i], outcomes[i], round[i].shapes.empty() ? o.eval.shapes : round[i].shapes, o.accum);
@@ -521,6 +543,7 @@ TuneResult run_tune(const TuneOptions& o) {
       }
     }
     result.search_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    for (auto& lane : lanes) lane.req.claim = nullptr;  // refers to `claims`, which ends here
   } else if (o.progress) {
     std::fprintf(stderr, "cudal2 tune: %zu of %zu candidate(s) left to evaluate on %zu shape(s)\n", size_t{0},
                  all.size(), o.eval.shapes.size());
@@ -528,7 +551,8 @@ TuneResult run_tune(const TuneOptions& o) {
 
   for (const auto& l : lanes) result.lanes.push_back(l.stats);
 
-  if (o.final_top > 0) {
+  result.stopped = o.stop && o.stop->load();
+  if (o.final_top > 0 && !result.stopped) {
     // Phase 2: each shape's fastest specs against the baselines, every timer, the final modes.
     for (const auto& [shape, specs] : top_candidates(o.db_path, o.eval.shapes, o.accum, o.final_top, o.local)) {
       if (specs.empty()) continue;

@@ -7,6 +7,7 @@
 // the store's measurements are given to the policy before the first round, so a rerun of the same
 // command proposes only what is not known yet. No CUDA here: the GPU is reached through the judge
 // process, and what this process sees of it is given (TuneOptions::local).
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,9 @@ struct TuneOptions {
   bool progress = true;  // progress lines on stderr
   // Refuse to start without a local GPU (off only for tests that give eval a scripted worker).
   bool check_gpu = true;
+  // Set (SIGTERM, SIGINT): no new round or worker job; the run's rows stay as recorded, its run
+  // rows are finished, and a resumed run measures the rest.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 struct TuneResult {
@@ -78,6 +82,7 @@ struct TuneResult {
   };
   std::vector<Lane> lanes;
   double search_seconds = 0;  // wall time of the rounds (compiling and measuring)
+  bool stopped = false;       // TuneOptions::stop ended it early
 };
 
 // `--gpus TEXT` against `count` GPUs this process sees: the device ordinals, in the order given.

@@ -12,6 +12,7 @@
 #include "measure/device.hpp"
 #include "search/evaluate.hpp"
 #include "search/record.hpp"
+#include "serve/bounded_server.hpp"
 #include "serve/connections.hpp"
 
 namespace cudal2::serve {
@@ -58,6 +59,10 @@ void validate(const ServeOptions& opt) {
                                  opt.rate_per_minute));
   if (opt.queue_capacity < 1) throw InputError("--queue must be at least 1");
   if (opt.max_body_bytes < 1) throw InputError("--max-body must be at least 1 byte");
+  if (opt.max_request_line < 64 || opt.max_request_line > (size_t{1} << 20))
+    throw InputError(fmt::format("--max-request-line {}: 64..1048576 bytes", opt.max_request_line));
+  if (opt.max_header_bytes < opt.max_request_line || opt.max_header_bytes > (size_t{16} << 20))
+    throw InputError(fmt::format("--max-headers {}: --max-request-line..16777216 bytes", opt.max_header_bytes));
   if (!(opt.request_timeout_s > 0)) throw InputError("the request timeout must be positive");
   if (opt.workers < 1 || opt.workers > 64) throw InputError(fmt::format("--workers {}: 1..64", opt.workers));
 }
@@ -120,11 +125,18 @@ std::optional<EvalJob> parse_job(const std::string& body, const ServeOptions& op
     job.shapes.push_back(sh);
   }
   if (j.contains("reps")) {
-    if (!j["reps"].is_number_integer() || j["reps"].get<int>() < 1 || j["reps"].get<int>() > opt.max_reps) {
+    // Compared at full width: read as an int, 4294967297 became 1 and was accepted.
+    const auto& r = j["reps"];
+    const bool in_range =
+        r.is_number_unsigned()
+            ? r.get<std::uint64_t>() >= 1 && r.get<std::uint64_t>() <= static_cast<std::uint64_t>(opt.max_reps)
+        : r.is_number_integer() ? r.get<std::int64_t>() >= 1 && r.get<std::int64_t>() <= opt.max_reps
+                                : false;
+    if (!in_range) {
       error = fmt::format("'reps' must be an integer in 1..{}", opt.max_reps);
       return std::nullopt;
     }
-    job.reps = j["reps"].get<int>();
+    job.reps = static_cast<int>(r.get<std::int64_t>());
   }
   return job;
 }
@@ -134,7 +146,10 @@ Server::Server(ServeOptions opt, EvalFn eval) : opt_(std::move(opt)), eval_(std:
     throw InputError(
         "cudal2 serve needs a bearer token (--token-env NAME naming an environment variable that holds it)");
   validate(opt_);
-  http_ = std::make_unique<httplib::Server>();
+  http_ = std::make_unique<BoundedServer>(HeaderLimits{.request_line_bytes = opt_.max_request_line,
+                                                       .header_bytes = opt_.max_header_bytes,
+                                                       .read_timeout_s = opt_.read_timeout_s,
+                                                       .write_timeout_s = 30});
 }
 
 Server::~Server() { stop(); }

@@ -60,6 +60,8 @@ struct ServeOptions {
   bool allow_no_token = false;
   int workers = 1;  // one per GPU
   size_t max_body_bytes = size_t{256} * 1024;
+  size_t max_request_line = 8192;              // beyond: 400 (serve/bounded_server.hpp)
+  size_t max_header_bytes = size_t{64} << 10;  // the whole head; beyond: 431
   size_t max_source_bytes = size_t{128} * 1024;
   int max_shapes = 16;
   std::int64_t max_dim = 16384;  // per dimension

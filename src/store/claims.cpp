@@ -31,9 +31,18 @@ bool process_alive(std::int64_t pid) { return pid > 0 && (kill(static_cast<pid_t
 WorkClaims::WorkClaims(const std::filesystem::path& path, std::int64_t owner_pid)
     : db_(opened(path)), host_(host_name()), pid_(owner_pid > 0 ? owner_pid : getpid()) {
   sqlite3_busy_timeout(db_.get(), Store::kBusyTimeoutMs);
+  // A claim is an intent that lives as long as its process: one lost to a power cut is not
+  // missed. So its commits need no fsync of their own (in WAL mode NORMAL commits are still atomic
+  // and ordered); the measurements' commits (FULL) sync them along. Tuners sharing a store take
+  // turns at the store's lock, and an fsync per claim made them wait on each other.
+  db_.exec("PRAGMA synchronous = NORMAL");
 }
 
-std::vector<bool> WorkClaims::claim(const std::vector<WorkKey>& keys) {
+std::vector<bool> WorkClaims::claim(const std::vector<WorkKey>& keys) { return take(keys, true); }
+
+std::vector<bool> WorkClaims::open(const std::vector<WorkKey>& keys) { return take(keys, false); }
+
+std::vector<bool> WorkClaims::take(const std::vector<WorkKey>& keys, bool claim) {
   std::vector<bool> out;
   out.reserve(keys.size());
   sql::Transaction t(db_);
@@ -70,11 +79,12 @@ std::vector<bool> WorkClaims::claim(const std::vector<WorkKey>& keys) {
         continue;
       }
     }
-    sql::Stmt(db_,
-              "INSERT OR REPLACE INTO claims (spec_hash, gpu, dtype, layout, m, n, k, mode, host, pid) VALUES "
-              "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-        .bind_all(key.spec_hash, key.gpu, key.dtype, key.layout, key.m, key.n, key.k, key.mode, host_, pid_)
-        .run();
+    if (claim)
+      sql::Stmt(db_,
+                "INSERT OR REPLACE INTO claims (spec_hash, gpu, dtype, layout, m, n, k, mode, host, pid) VALUES "
+                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+          .bind_all(key.spec_hash, key.gpu, key.dtype, key.layout, key.m, key.n, key.k, key.mode, host_, pid_)
+          .run();
     out.push_back(true);
   }
   t.commit();

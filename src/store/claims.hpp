@@ -31,8 +31,12 @@ class WorkClaims {
   // For each key, whether this process now holds it (it had no measurement and no live claim of
   // another process). One transaction.
   std::vector<bool> claim(const std::vector<WorkKey>& keys);
+  // For each key, whether claim() would give it now (not measured, no live claim of another
+  // process), without claiming anything: what a tuner plans its round from.
+  std::vector<bool> open(const std::vector<WorkKey>& keys);
 
  private:
+  std::vector<bool> take(const std::vector<WorkKey>& keys, bool claim);
   sql::Db db_;
   std::string host_;
   std::int64_t pid_;

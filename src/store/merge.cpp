@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <span>
 
+#include "store/reader.hpp"
 #include "store/schema.hpp"
 #include "store/sqlite.hpp"
 #include "store/store.hpp"
@@ -65,21 +67,25 @@ std::int64_t scalar(const sql::Db& db, const std::string& q) {
   return s.step() ? s.int64(0) : 0;
 }
 
-// Identity and schema of a source, read without writing; an older schema is migrated the way any
-// cudal2 command opening it would. Returns false for a fresh, empty SQLite file (nothing to merge).
-bool prepare_source(const fs::path& src) {
-  if (!fs::exists(src)) throw StoreError(fmt::format("cudal2 merge: no store '{}'", src.string()));
-  int version = 0;
-  {
-    sql::Db db(src.string());
-    sqlite3_busy_timeout(db.get(), Store::kBusyTimeoutMs);
-    check_identity(db, kMigrations);
-    require_intact(db, Verify::Full);  // errors name this source, not the output store
-    version = user_version(db);
-    if (version == 0 && scalar(db, "SELECT count(*) FROM sqlite_master") == 0) return false;
-  }
-  if (version < static_cast<int>(kMigrations.size())) Store::open(src);
-  return true;
+struct Source {
+  bool has_rows = false;  // false: an empty file (nothing to merge)
+  sql::Access access = sql::Access::ReadOnly;
+};
+
+// Identity, integrity and schema of a source, read without writing (store/reader.hpp): a source is
+// never upgraded in place; the columns an older schema lacks take their defaults (merge below).
+Source prepare_source(const fs::path& src) {
+  std::error_code ec;
+  if (fs::is_regular_file(src, ec) && fs::file_size(src, ec) == 0 && !ec) return {};
+  return {true, open_for_reading(src, Verify::Full).access};  // errors name this source, not OUT
+}
+
+// The columns of table `name` in the attached source.
+std::vector<std::string> source_columns(const sql::Db& db, const std::string& name) {
+  sql::Stmt info(db, fmt::format("PRAGMA {}.table_info({})", kSrc, sql_name(name)));
+  std::vector<std::string> out;
+  while (info.step()) out.push_back(info.text(1));
+  return out;
 }
 
 }  // namespace
@@ -94,8 +100,8 @@ std::vector<MergeStats> merge_stores(const fs::path& out, const std::vector<fs::
   if (fs::exists(out) && !fs::is_regular_file(out))
     throw StoreError(fmt::format("cudal2 merge: '{}' is not a store file", out.string()));
   // Every source is checked before OUT is created or written.
-  std::vector<bool> has_rows;
-  for (const auto& src : sources) has_rows.push_back(prepare_source(src));
+  std::vector<Source> prepared;
+  for (const auto& src : sources) prepared.push_back(prepare_source(src));
   auto store = Store::open(out, Verify::Full);  // creates, checks and migrates OUT
   const std::string run = store.begin_run(command);
   sql::Db db(out.string());
@@ -108,18 +114,23 @@ std::vector<MergeStats> merge_stores(const fs::path& out, const std::vector<fs::
     const auto& src = sources[i];
     MergeStats st;
     st.source = src.string();
-    if (!has_rows[i]) {
+    if (!prepared[i].has_rows) {
       stats.push_back(std::move(st));
       continue;
     }
-    sql::Stmt(db, fmt::format("ATTACH DATABASE ? AS {}", kSrc)).bind_all(src.string()).run();
+    // Read-only: merging from a store never writes to it.
+    sql::Stmt(db, fmt::format("ATTACH DATABASE ? AS {}", kSrc))
+        .bind_all(sql::read_uri(fs::absolute(src).string(), prepared[i].access))
+        .run();
     try {
       sql::Transaction t(db);
       const std::int64_t last_measurement = scalar(db, "SELECT COALESCE(MAX(id), 0) FROM main.measurements");
       for (const auto& tb : tables) {
         if (!source_has_table(db, tb.name)) continue;
+        const auto theirs = source_columns(db, tb.name);
         std::string cols, picked, same;
         for (const auto& c : tb.columns) {
+          if (std::find(theirs.begin(), theirs.end(), c) == theirs.end()) continue;  // an older schema's source
           const std::string q = sql_name(c);
           cols += (cols.empty() ? "" : ", ") + q;
           picked += (picked.empty() ? "s." : ", s.") + q;

@@ -48,13 +48,43 @@ void fail(const std::string& path, int code, std::string_view errmsg, std::strin
   throw StoreError(msg, code);
 }
 
-Db::Db(const std::string& path) : path_(path) {
+namespace {
+
+// A file: URI for path (percent-encoded), with the query SQLite reads its read-only modes from.
+std::string uri_of(const std::string& path, std::string_view query) {
+  std::string out = "file:";
+  for (unsigned char c : path) {
+    if (std::isalnum(c) || c == '/' || c == '.' || c == '-' || c == '_' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += fmt::format("%{:02X}", c);
+    }
+  }
+  return out + "?" + std::string(query);
+}
+
+}  // namespace
+
+std::string read_uri(const std::string& path, Access access) {
+  return uri_of(path, access == Access::Immutable ? "immutable=1" : "mode=ro");
+}
+
+Db::Db(const std::string& path, Access access, const std::string& label) : path_(label.empty() ? path : label) {
   sqlite3* raw = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  // URIs are enabled so that ATTACH can name a database read-only; a plain path that happens to
+  // start with "file:" would then be taken for a URI, so it is made explicitly relative.
+  const std::string plain = path.starts_with("file:") ? "./" + path : path;
+  int rc = SQLITE_OK;
+  if (access == Access::ReadWrite) {
+    rc = sqlite3_open_v2(plain.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI, nullptr);
+  } else {
+    const std::string uri = read_uri(path, access);
+    rc = sqlite3_open_v2(uri.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
+  }
   db_.reset(raw);  // a handle comes back even on failure and must be closed
   if (rc != SQLITE_OK) {
     std::string msg = raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc);
-    sql::fail(path, rc, "cannot open: " + msg, "");
+    sql::fail(path_, rc, "cannot open: " + msg, "");
   }
   sqlite3_extended_result_codes(raw, 1);
 }

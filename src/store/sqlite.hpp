@@ -18,10 +18,19 @@ namespace cudal2::store::sql {
 // NOTADB and CORRUPT get the words a user needs ("not a cudal2 database", "corrupt").
 [[noreturn]] void fail(const std::string& path, int code, std::string_view errmsg, std::string_view sql);
 
+// How a Db opens its file. ReadOnly never creates, writes or changes the file (nor its journal
+// mode); Immutable also promises SQLite that nobody changes it meanwhile, which is what lets a
+// store in WAL mode be read from a read-only file system (SQLite cannot create its -shm there).
+enum class Access { ReadWrite, ReadOnly, Immutable };
+
+// The URI that opens path read-only (ReadOnly) or as immutable, for ATTACH on a Db.
+std::string read_uri(const std::string& path, Access access);
+
 class Db {
  public:
-  // Opens (creating if missing) without reading the file: SQLite only reads on the first statement.
-  explicit Db(const std::string& path);
+  // Opens (creating if missing, for ReadWrite) without reading the file: SQLite only reads on the
+  // first statement. `label` names the database in messages ("": path).
+  explicit Db(const std::string& path, Access access = Access::ReadWrite, const std::string& label = "");
   sqlite3* get() const { return db_.get(); }
   const std::string& path() const { return path_; }
   // Runs a script of statements that take no parameters (migrations, pragmas, BEGIN/COMMIT).

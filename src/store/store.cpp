@@ -11,6 +11,7 @@
 #include <random>
 #include <thread>
 
+#include "store/reader.hpp"
 #include "store/schema.hpp"
 #include "store/sqlite.hpp"
 
@@ -18,6 +19,7 @@ namespace cudal2::store {
 
 struct Store::Impl {
   explicit Impl(const std::string& path) : db(path) {}
+  explicit Impl(sql::Db&& d) : db(std::move(d)) {}
   sql::Db db;
 };
 
@@ -148,6 +150,10 @@ Store Store::open(const std::filesystem::path& path, Verify verify) {
   return Store(std::move(impl));
 }
 
+Store Store::open_to_read(const std::filesystem::path& path, Verify verify) {
+  return Store(std::make_unique<Impl>(open_for_reading(path, verify).db));
+}
+
 const std::string& Store::path() const { return impl_->db.path(); }
 int Store::schema_version() const { return user_version(impl_->db); }
 int Store::latest_schema_version() { return static_cast<int>(kMigrations.size()); }
@@ -189,13 +195,19 @@ std::optional<BuildRow> Store::find_build(std::string_view spec_hash, std::strin
   return BuildRow{s.int64(0), s.text(1), s.text(2), s.text(3), s.real(4), s.text(5), s.text(6), s.text(7)};
 }
 
-PutMeasurementResult Store::put_measurement(const MeasurementRow& m) {
-  const sql::Db& db = impl_->db;
+PutMeasurementResult Store::put_measurement(const MeasurementRow& m) { return put_measurements({m}).at(0); }
+
+namespace {
+
+void check_measurement(const sql::Db& db, const MeasurementRow& m) {
   check_json(db, "gpu_json", m.gpu_json);
   check_json(db, "baseline_json", m.baseline_json);
-  const std::string samples = samples_to_json(db, m.samples_us);
+  samples_to_json(db, m.samples_us);
+}
 
-  sql::Transaction t(db);
+// One measurement row and its effect on best, inside the caller's transaction.
+PutMeasurementResult insert_measurement(const sql::Db& db, const MeasurementRow& m) {
+  const std::string samples = samples_to_json(db, m.samples_us);
   sql::Stmt ins(db, fmt::format("INSERT INTO measurements ({}) VALUES "
                                 "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                                 kMeasurementColumns));
@@ -218,6 +230,18 @@ PutMeasurementResult Store::put_measurement(const MeasurementRow& m) {
     up.bind_all(m.gpu, m.dtype, m.layout, m.m, m.n, m.k, m.spec_hash, m.median_us, out.id).run();
     out.new_best = sqlite3_changes(db.get()) > 0;  // 0 when the WHERE kept the old best
   }
+  return out;
+}
+
+}  // namespace
+
+std::vector<PutMeasurementResult> Store::put_measurements(const std::vector<MeasurementRow>& rows) {
+  const sql::Db& db = impl_->db;
+  for (const auto& m : rows) check_measurement(db, m);  // all refused before any is written
+  std::vector<PutMeasurementResult> out;
+  if (rows.empty()) return out;
+  sql::Transaction t(db);
+  for (const auto& m : rows) out.push_back(insert_measurement(db, m));
   t.commit();
   return out;
 }

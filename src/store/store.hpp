@@ -92,10 +92,15 @@ class Store {
  public:
   static constexpr int kBusyTimeoutMs = 5000;
 
-  // Creates the file or opens it, checks it is intact (`verify`, store/integrity.hpp) and migrates
+  // Creates the file or opens it, checks it is intact (`verify`, store/integrity.hpp; by default to
+  // the last index: a tuner wrote its rows into a store whose index was out of step with its
+  // table, which only the full check sees; it runs once per file and process) and migrates
   // it to the newest schema. Throws StoreError naming the path for a file that is not a cudal2
   // database, a damaged one, or one whose schema is newer than this build knows.
-  static Store open(const std::filesystem::path& path, Verify verify = Verify::Quick);
+  static Store open(const std::filesystem::path& path, Verify verify = Verify::Full);
+  // An existing store, only to read it (show): nothing is written to the file, not even a schema
+  // upgrade (store/reader.hpp). Checked to the last index by default. The write calls fail.
+  static Store open_to_read(const std::filesystem::path& path, Verify verify = Verify::Full);
 
   Store(Store&&) noexcept;
   Store& operator=(Store&&) noexcept;
@@ -119,6 +124,10 @@ class Store {
   // than the current best for its (gpu, dtype, layout, m, n, k) (or there is none), makes it the
   // best; both in one transaction.
   PutMeasurementResult put_measurement(const MeasurementRow& m);
+  // The same for several rows (one worker job's) in one transaction: one commit, one fsync. Tuners
+  // sharing a store commit one after another, so a commit per row made them wait on each other's
+  // fsyncs instead of dividing the work.
+  std::vector<PutMeasurementResult> put_measurements(const std::vector<MeasurementRow>& rows);
   std::optional<MeasurementRow> get_measurement(std::int64_t id) const;
   // Whether any measurement (failed ones included) exists: what a resumed run skips.
   bool has_measurement(std::string_view spec_hash, std::string_view gpu, std::string_view dtype,

@@ -9,6 +9,7 @@ Prints one table row per section (tried, failed, figures) and every failure belo
 anything failed.
 """
 import argparse
+import hashlib
 import http.client
 import json
 import os
@@ -18,6 +19,7 @@ import shutil
 import signal
 import socket
 import sqlite3
+import stat
 import statistics
 import subprocess
 import sys
@@ -97,6 +99,23 @@ class Env:
 
     def tune(self, db, extra=(), **kw):
         return self.cudal2(self.tune_args(db, extra), timeout=kw.pop("timeout", 120), **kw)
+
+
+def measuring_processes(db):
+    """How many processes stored measurements (a run id is '<time>-<pid>-<random>')."""
+    c = sqlite3.connect(db)
+    try:
+        ids = [r[0] for r in c.execute("SELECT DISTINCT run_id FROM measurements WHERE run_id IS NOT NULL")]
+    finally:
+        c.close()
+    return len({i.split("-")[1] for i in ids if i.count("-") >= 2})
+
+
+def rows_or_zero(db):
+    try:
+        return rows(db)[0]
+    except sqlite3.Error:
+        return 0
 
 
 def rows(db):
@@ -235,6 +254,9 @@ def fuzz_cases(e):
         ("serve timeout negative", ["serve", "--port", "0", "--timeout", "-1"], {"timeout": 8}),
         ("serve workers 0", ["serve", "--port", "0", "--workers", "0"], {"timeout": 8}),
         ("serve port text", ["serve", "--port", "x"], {"timeout": 8}),
+        ("serve max-request-line 0", ["serve", "--port", "0", "--max-request-line", "0"], {"timeout": 8}),
+        ("serve max-headers under the request line", ["serve", "--port", "0", "--max-headers", "100"],
+         {"timeout": 8}),
         ("serve token unset", ["serve", "--port", "0", "--token-env", "CUDAL2_NO_SUCH_VARIABLE"], {"timeout": 8}),
         ("suggest nothing", ["suggest"], {}),
         ("suggest policy missing", ["suggest", "--shape", "64,64,64", "--policy", missing], {}),
@@ -245,6 +267,33 @@ def fuzz_cases(e):
         ("lt-space nothing", ["lt-space"], {}),
         ("lt-space shape text", ["lt-space", "--shape", "x"], {}),
         ("lt-space layout unknown", ["lt-space", "--shape", "64,64,64", "--layout", "xx"], {}),
+        # Inputs without a size limit grew without bound or never ended.
+        ("tune space @/dev/zero", ["tune"] + t + ["--space", "@/dev/zero"], {"mem": 1024, "timeout": 30}),
+        ("report csv /dev/zero", ["report", "--csv", "/dev/zero", "--out", e.path("r4")],
+         {"timeout": 30, "absent": e.path("r4")}),
+        # Abbreviations of report's options went past its store check and its atomic output.
+        ("report abbreviated --d", ["report", "--d", binary, "--out", e.path("r5")], {"timeout": 60,
+                                                                                     "absent": e.path("r5")}),
+        ("report abbreviated --ou", ["report", "--db", store, "--ou", e.path("r6")], {"timeout": 60,
+                                                                                     "absent": e.path("r6")}),
+        # Options silently ignored or taken for absent.
+        ("tune replay with csv", ["tune", "--replay", e.replay, "--families", "cublaslt", "--shape", "64,64,64",
+                                  "--db", e.path("fuzz-replay.db"), "--csv", e.path("replay.csv")],
+         {"absent": e.path("replay.csv")}),
+        ("export trajectories ''", ["export", "--db", store, "--trajectories", ""], {}),
+        ("export out ''", ["export", "--db", store, "--out", ""], {}),
+        # Long and odd arguments: echoed bounded, in cudal2's words, refused before the GPU check.
+        ("bench shape 100000 characters", ["bench", "--shape", "1" * 100_000], {}),
+        ("eval spec 100000 characters", ["eval", "--spec", "x" * 100_000, "--shape", "64,64,64"], {}),
+        ("show db name too long", ["show", "--db", e.path("n" * 5000)], {}),
+        ("export out name too long", ["export", "--db", store, "--out", e.path("n" * 5000)], {}),
+        ("eval spec not UTF-8", ["eval", "--spec", "tiny tn f32 \udcff", "--shape", "64,64,64"], {}),
+        ("tune replay not a store", ["tune", "--replay", binary, "--families", "cublaslt", "--shape", "64,64,64",
+                                     "--db", e.path("fuzz-replay2.db")], {"absent": e.path("fuzz-replay2.db"),
+                                                                         "names": binary}),
+        ("eval replay not a store", ["eval", "--replay", binary, "--spec", SPEC, "--shape", "64,64,64",
+                                     "--db", e.path("fuzz-replay3.db")], {"absent": e.path("fuzz-replay3.db"),
+                                                                         "names": binary}),
     ]
     return cases
 
@@ -276,6 +325,11 @@ def section_cli_fuzz(e):
             problems.append("Python traceback")
         if len(err) > 2048:
             problems.append(f"{len(err)} bytes on stderr")
+        for raw in ("[json.exception", "filesystem error", "nothing to run on this machine"):
+            if raw in err:
+                problems.append(f"'{raw}' on stderr")
+        if extra.get("names") and extra["names"] not in err:
+            problems.append("the error does not name the file")
         if extra.get("absent") and os.path.exists(extra["absent"]):
             problems.append(f"created {extra['absent']}")
             if extra["absent"].startswith("/nonexistent-cudal2"):
@@ -336,6 +390,55 @@ def section_tuners(e):
                 f"two tuners on one store (second {delay} s later): exits {codes}, {n} rows (a clean run: {want}), "
                 f"{dup} keys measured twice: {short(results[0][1].decode() + results[1][1].decode())}")
 
+    # Tuners started together divide the work: N at once finish sooner than one (the late starters
+    # used to find every proposal claimed by the first and exit).
+    env = dict(e.env, CUDAL2_REPLAY_DB=e.replay)
+    walls = {1: secs}
+    for n_tuners in (2, 4):
+        shared = e.path(f"together{n_tuners}.db")
+        t_start = time.monotonic()
+        procs = [subprocess.Popen([e.cli] + e.tune_args(shared), env=env, cwd=e.work, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE) for _ in range(n_tuners)]
+        results = [p.communicate(timeout=240) for p in procs]
+        walls[n_tuners] = time.monotonic() - t_start
+        codes = [p.returncode for p in procs]
+        n, dup = rows(shared)
+        s.check(all(c == 0 for c in codes) and n == want and dup == 0,
+                f"{n_tuners} tuners started together: exits {codes}, {n} rows (want {want}), {dup} measured twice: "
+                f"{short(b''.join(r[1] for r in results).decode(errors='replace'))}")
+        # Divided, not one tuner doing everything: rows are stored under runs of several processes.
+        workers = measuring_processes(shared)
+        s.check(workers >= 2, f"{n_tuners} tuners started together: the rows were measured by {workers} of them")
+    s.notes.append("1/2/4 tuners together " + "/".join(f"{walls[k]:.1f}" for k in (1, 2, 4)) + " s")
+
+    # SIGTERM to a tuner: it stops after the job in flight, finishes its run rows and exits 143;
+    # the same command then resumes to exactly a clean run's rows.
+    stopped = e.path("sigterm.db")
+    p = subprocess.Popen([e.cli] + e.tune_args(stopped), env=env, cwd=e.work, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and p.poll() is None:
+        if os.path.exists(stopped) and rows_or_zero(stopped) > 0:
+            break
+        time.sleep(0.05)
+    p.send_signal(signal.SIGTERM)
+    try:
+        code = p.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+        code = "hung"
+    err = p.stderr.read().decode(errors="replace")
+    p.stderr.close()
+    c = sqlite3.connect(stopped)
+    open_runs = c.execute("SELECT count(*) FROM runs WHERE finished_at IS NULL").fetchone()[0]
+    c.close()
+    s.check(code == 128 + signal.SIGTERM and open_runs == 0,
+            f"SIGTERM to a tuner: exit {code} (want 143), {open_runs} run row(s) left unfinished: {short(err[-300:])}")
+    code, out, err, _ = e.tune(stopped)
+    n, dup = rows(stopped)
+    s.check(code == 0 and n == want and dup == 0, f"resume after SIGTERM: exit {code}, {n} rows (want {want})")
+
     # kill -9 at random moments, then resume: exactly a clean run's rows.
     rng = random.Random(7)
     killed = e.path("killed.db")
@@ -387,6 +490,23 @@ def damage(src, dst, kind):
             f.write(rng.randbytes(100))
 
 
+def sha256(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def skew_index(src, dst):
+    """A copy of src whose measurements index no longer matches its table: the index's declared
+    columns are changed (mode -> timer) without rebuilding it, as a damaged index would be."""
+    shutil.copy(src, dst)
+    c = sqlite3.connect(dst)
+    c.execute("PRAGMA writable_schema = ON")
+    c.execute("UPDATE sqlite_master SET sql = replace(sql, 'spec_hash, mode)', 'spec_hash, timer)') "
+              "WHERE name = 'measurements_by_problem'")
+    c.commit()
+    c.close()
+
+
 def section_stores(e):
     s = Section("stores")
     if not e.clean:
@@ -414,6 +534,31 @@ def section_stores(e):
             code, out, err, _ = e.cudal2(make(d), env=env, timeout=120)
             ok = code == 2 and d in err and one_error_line(err) and "Traceback" not in err
             s.check(ok, f"{name} on a store with a damaged {kind}: exit {code}: {short(err)}")
+    # An index out of step with its table: quick_check passes, integrity_check does not. Every
+    # command refuses it, and tune writes nothing into it.
+    skewed = e.path("skewed-index.db")
+    for name, make in {"show": lambda d: ["show", "--db", d],
+                       "tune --db": lambda d: e.tune_args(d),
+                       "export": lambda d: ["export", "--db", d, "--out", e.path("skewed.json")]}.items():
+        skew_index(base, skewed)
+        before = sha256(skewed)
+        code, out, err, _ = e.cudal2(make(skewed), timeout=120)
+        s.check(code == 2 and skewed in err and one_error_line(err) and sha256(skewed) == before,
+                f"{name} on a store whose index is out of step with its table: exit {code}, "
+                f"file {'unchanged' if sha256(skewed) == before else 'written to'}: {short(err)}")
+    # A damaged replay source is refused naming it; nothing is stored as the candidate's failure.
+    for kind in ["header", "index-page"]:
+        d = e.path(f"damaged-replay-{kind}.db")
+        damage(base, d, kind)
+        for name, args in {"eval --replay": ["eval", "--replay", d, "--spec", SPEC, "--shape", "64,64,64", "--db",
+                                             e.path(f"replay-eval-{kind}.db")],
+                           "tune --replay": ["tune", "--replay", d, "--families", "cublaslt", "--shape", "64,64,64",
+                                             "--db", e.path(f"replay-tune-{kind}.db")]}.items():
+            code, out, err, _ = e.cudal2(args, timeout=120)
+            stored = args[-1]
+            n = rows(stored)[0] if os.path.exists(stored) else 0
+            s.check(code == 2 and d in err and one_error_line(err) and "Traceback" not in err + out and n == 0,
+                    f"{name} from a replay store with a damaged {kind}: exit {code}, {n} row(s) stored: {short(err)}")
     # show on a store of another GPU than the default name, on a machine without a GPU.
     other = e.path("other-gpu.db")
     shutil.copy(base, other)
@@ -425,6 +570,150 @@ def section_stores(e):
     code, out, err, _ = e.cudal2(["show", "--db", other])
     s.check(code == 0 and "NVIDIA H200" in out and " 0 shape(s)" not in out,
             f"show of an H200 store without a GPU: exit {code}: {short(out.splitlines()[0] if out else err)}")
+    return s
+
+
+# ---------------------------------------------------------------------------------------------
+# readers: reading a store never writes to it (no schema upgrade, no switch to WAL, no store made
+# of an empty file) and works where the store cannot be written (a read-only mount).
+
+def file_state(path):
+    c = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        version = c.execute("PRAGMA user_version").fetchone()[0]
+        journal = c.execute("PRAGMA journal_mode").fetchone()[0]
+    finally:
+        c.close()
+    sidecars = [x for x in (path + "-wal", path + "-shm", path + "-journal") if os.path.exists(x)]
+    return sha256(path), version, journal, sidecars
+
+
+def section_readers(e):
+    s = Section("readers")
+    if not e.clean:
+        s.skipped = "no clean store (the tuners section failed)"
+        return s
+    old = e.path("schema3.db")
+    readers = {
+        "show": lambda d: ["show", "--db", d],
+        "export": lambda d: ["export", "--db", d, "--out", e.path("read.json")],
+        "export --trajectories": lambda d: ["export", "--db", d, "--trajectories", e.path("read.jsonl")],
+        "report": lambda d: ["report", "--db", d, "--out", e.path("read-report")],
+        "merge --from": lambda d: ["merge", "--db", e.path("read-merged.db"), "--from", d],
+    }
+    # A store of schema 3 (before work claims) in rollback-journal mode: read as it is.
+    shutil.copy(e.clean, old)
+    c = sqlite3.connect(old)
+    c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    c.execute("PRAGMA journal_mode = DELETE")
+    c.execute("DROP TABLE claims")
+    c.execute("PRAGMA user_version = 3")
+    c.commit()
+    c.close()
+    want = file_state(old)
+    for name, make in readers.items():
+        code, out, err, _ = e.cudal2(make(old), timeout=120)
+        now = file_state(old)
+        s.check(code == 0 and now == want,
+                f"{name} of a schema-3 store: exit {code}, (hash, schema, journal, side files) {now[1:]} "
+                f"{'unchanged' if now == want else 'changed from ' + str(want[1:])}: {short(err)}")
+    # A 0-byte file stays one: refused by the readers that need a store, nothing merged from it.
+    zero = e.path("zero.db")
+    for name, make in readers.items():
+        open(zero, "w").close()
+        code, out, err, _ = e.cudal2(make(zero), timeout=120)
+        size = os.path.getsize(zero)
+        want_code = 0 if name == "merge --from" else 2
+        s.check(code == want_code and size == 0 and (code == 0 or zero in err),
+                f"{name} of a 0-byte file: exit {code} (want {want_code}), now {size} bytes: {short(err)}")
+    # A WAL-mode store on a read-only mount (SQLite cannot create its -shm file there).
+    mnt = e.path("ro-mount")
+    os.makedirs(mnt, exist_ok=True)
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", mnt], capture_output=True, text=True)
+    if r.returncode != 0:
+        s.notes.append("read-only mount skipped (cannot mount a tmpfs here)")
+        return s
+    try:
+        ro = os.path.join(mnt, "store.db")
+        shutil.copy(e.clean, ro)
+        c = sqlite3.connect(ro)
+        c.execute("PRAGMA journal_mode = WAL")
+        c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        c.close()
+        for side in (ro + "-wal", ro + "-shm"):
+            if os.path.exists(side):
+                os.remove(side)
+        subprocess.run(["mount", "-o", "remount,ro", mnt], check=True, capture_output=True)
+        for name in ["show", "export", "report"]:
+            code, out, err, _ = e.cudal2(readers[name](ro), timeout=120)
+            s.check(code == 0, f"{name} of a WAL store on a read-only mount: exit {code}: {short(err)}")
+    finally:
+        subprocess.run(["umount", mnt], capture_output=True)
+    return s
+
+
+# ---------------------------------------------------------------------------------------------
+# outputs: an output that is a device, a FIFO or a symbolic link is written through, not
+# replaced by a regular file.
+
+def section_outputs(e):
+    s = Section("outputs")
+    if not e.clean:
+        s.skipped = "no clean store (the tuners section failed)"
+        return s
+    store = e.clean
+    # A private null device (the real /dev/null is not risked: before the fix it was replaced).
+    dev = e.path("null-device")
+    try:
+        os.mknod(dev, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    except OSError:
+        dev = None
+        s.notes.append("character device skipped (mknod not permitted)")
+    if dev:
+        for name, args in {"export --out": ["export", "--db", store, "--out", dev],
+                           "export --trajectories": ["export", "--db", store, "--trajectories", dev]}.items():
+            code, out, err, _ = e.cudal2(args, timeout=60)
+            s.check(code == 0 and stat.S_ISCHR(os.lstat(dev).st_mode),
+                    f"{name} to a character device: exit {code}, "
+                    f"{'still a device' if stat.S_ISCHR(os.lstat(dev).st_mode) else 'replaced by a file'}: "
+                    f"{short(err)}")
+    # A FIFO with a reader gets the table; without one the command fails at once.
+    fifo = e.path("out.fifo")
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo, "rb").read()), daemon=True)
+    reader.start()
+    code, out, err, _ = e.cudal2(["export", "--db", store, "--out", fifo], timeout=60)
+    if reader.is_alive():  # never opened for writing: unblock the reader
+        with open(fifo, "wb"):
+            pass
+    reader.join(timeout=5)
+    data = got[0] if got else b""
+    s.check(code == 0 and stat.S_ISFIFO(os.lstat(fifo).st_mode) and data.lstrip().startswith(b"{"),
+            f"export --out to a FIFO with a reader: exit {code}, {len(data)} bytes read, "
+            f"{'still a FIFO' if stat.S_ISFIFO(os.lstat(fifo).st_mode) else 'replaced'}: {short(err)}")
+    lone = e.path("lone.fifo")
+    os.mkfifo(lone)
+    code, out, err, secs = e.cudal2(["export", "--db", store, "--out", lone], timeout=20)
+    s.check(code not in (0, "timeout") and code > 0 and stat.S_ISFIFO(os.lstat(lone).st_mode) and
+            one_error_line(err), f"export --out to a FIFO nobody reads: exit {code} after {secs:.1f} s: {short(err)}")
+    # A symbolic link stays a link; the file (or directory) it names gets the output.
+    target = e.path("linked-table.json")
+    with open(target, "w") as f:
+        f.write("OLD\n")
+    link = e.path("table-link.json")
+    os.symlink(os.path.basename(target), link)
+    code, out, err, _ = e.cudal2(["export", "--db", store, "--out", link], timeout=60)
+    content = open(target).read()
+    s.check(code == 0 and os.path.islink(link) and content.lstrip().startswith("{"),
+            f"export --out to a symbolic link: exit {code}, {'still a link' if os.path.islink(link) else 'replaced'}, "
+            f"target {'rewritten' if content.lstrip().startswith('{') else 'unchanged'}: {short(err)}")
+    dangling = e.path("dangling-link.jsonl")
+    os.symlink("made-by-link.jsonl", dangling)
+    code, out, err, _ = e.cudal2(["export", "--db", store, "--trajectories", dangling], timeout=60)
+    s.check(code == 0 and os.path.islink(dangling) and os.path.isfile(e.path("made-by-link.jsonl")),
+            f"export --trajectories to a dangling link: exit {code}, "
+            f"{'still a link' if os.path.islink(dangling) else 'replaced'}: {short(err)}")
     return s
 
 
@@ -486,6 +775,14 @@ def section_full_disk(e):
                   and "Traceback" not in err)
             s.check(ok, f"{name} onto a full disk: exit {code}, old output {'kept' if now == old else 'changed'}, "
                         f"files now {left}: {short(err)}")
+        # The rl policy saved after a round: the run fails, and no temporary file is left.
+        policy = os.path.join(mnt, "policy.json")
+        code, out, err, _ = e.tune(e.path("rl-full.db"), ["--search", "rl", "--rounds", "1", "--round", "8",
+                                                          "--policy-file", policy])
+        left = sorted(os.listdir(mnt))
+        s.check(code not in (0, "timeout") and code > 0 and left == before and "policy" in err and
+                "Traceback" not in err,
+                f"tune --policy-file onto a full disk: exit {code}, files now {left}: {short(err[-300:])}")
     finally:
         subprocess.run(["umount", mnt], capture_output=True)
     return s
@@ -616,7 +913,51 @@ def pct(values, q):
     return values[min(len(values) - 1, int(round(q * (len(values) - 1))))] if values else float("nan")
 
 
-def section_serve(e, sigterm_idle=20, sigterm_loaded=6):
+def rss_kib(pid):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def flood(port, request_line, limit=32 << 20):
+    """Streams an endless request line (or endless header lines) until the server answers or
+    closes; (the status or an error word, bytes sent)."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    sent = 0
+    try:
+        s.sendall(b"GET /" if request_line else b"GET /health HTTP/1.1\r\nHost: x\r\n")
+        chunk = b"a" * 8192 if request_line else (b"X-Pad: " + b"p" * 1000 + b"\r\n") * 8
+        s.setblocking(False)
+        data = b""
+        while sent < limit:
+            try:
+                data += s.recv(4096)
+                break
+            except BlockingIOError:
+                pass
+            try:
+                sent += s.send(chunk)
+            except BlockingIOError:
+                time.sleep(0.001)
+        s.settimeout(5)
+        while b"\r\n" not in data:
+            more = s.recv(4096)
+            if not more:
+                break
+            data += more
+        return (int(data.split()[1]) if data.startswith(b"HTTP/1.") else "closed"), sent
+    except OSError as ex:
+        return type(ex).__name__, sent
+    finally:
+        s.close()
+
+
+def section_serve(e, sigterm_idle=20, sigterm_loaded=6, sigterm_startup=10):
     s = Section("serve")
     requests = 0
     # SIGTERM to an idle server.
@@ -656,6 +997,66 @@ def section_serve(e, sigterm_idle=20, sigterm_loaded=6):
         exits.append(secs)
         s.check(code == 0, f"SIGTERM to a loaded server ({i + 1}): {code} after {secs:.1f} s: {short(srv.log[-300:])}")
     s.notes.append(f"SIGTERM x{len(exits)}: exit max {max(exits) if exits else 0:.2f} s")
+
+    # SIGTERM while the server starts up (before it listens): it stops cleanly, never killed by it.
+    # From 20 ms on: the first few milliseconds (exec, mapping the libraries) precede any code of
+    # the program, and cuBLASLt's initializer alone then takes over 100 ms.
+    for i in range(sigterm_startup):
+        p = subprocess.Popen([e.cli, "serve", "--port", "0", "--db", e.path("serve-startup.db")], env=e.env,
+                             cwd=e.work, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+        time.sleep(random.Random(100 + i).uniform(0.02, 0.2))
+        p.send_signal(signal.SIGTERM)
+        try:
+            code = p.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+            code = "hung"
+        err = p.stderr.read().decode(errors="replace")
+        p.stderr.close()
+        s.check(code == 0, f"SIGTERM during start-up ({i + 1}): exit {code}: {short(err[-300:])}")
+
+    # Header floods: a head over its limit is answered at once (431; 400 for the request line) and
+    # the server's memory stays under twice its idle size while 30 clients flood.
+    srv = Serve(e, ["--rate", "0"], db=e.path("serve-flood.db"))
+    if s.check(srv.port is not None, f"serve did not start: {short(srv.log)}"):
+        for _ in range(5):
+            request(srv.port, "GET", "/health")
+        idle = rss_kib(srv.p.pid)
+        peak = [idle]
+        done = threading.Event()
+
+        def sample():
+            while not done.is_set():
+                peak[0] = max(peak[0], rss_kib(srv.p.pid))
+                done.wait(0.02)
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        answers = []
+        flooders = [threading.Thread(target=lambda i=i: answers.append(flood(srv.port, i % 3 == 0)), daemon=True)
+                    for i in range(30)]
+        for t in flooders:
+            t.start()
+        for t in flooders:
+            t.join(timeout=30)
+        done.set()
+        sampler.join(timeout=2)
+        requests += len(answers)
+        want = sorted([400] * 10 + [431] * 20)
+        s.check(sorted(a[0] for a in answers) == want,
+                f"30 header floods: statuses {sorted(a[0] for a in answers)} (want 10 x 400, 20 x 431)")
+        s.check(peak[0] < 2 * idle, f"RSS under 30 header floods: {peak[0]} KiB, idle {idle} KiB (limit 2x)")
+        s.notes.append(f"header floods: RSS idle {idle >> 10} MiB, peak {peak[0] >> 10} MiB, "
+                       f"{max((a[1] for a in answers), default=0) >> 10} KiB sent at most")
+        st, _, body, _ = request(srv.port, "GET", "/health")
+        s.check(st == 200, f"/health after the header floods: {st}")
+        # A reps count that wraps around 32 bits is out of range, not 1.
+        st, _, body, _ = request(srv.port, "POST", "/evaluate", headers=AUTH,
+                                 body=json.dumps({"source": "x", "shapes": [[64, 64, 64]], "reps": 4294967297}))
+        requests += 2
+        s.check(st == 400, f"reps 4294967297: {st} (want 400): {short(body.decode(errors='replace'))}")
+        code, secs = srv.stop()
+        s.check(code == 0, f"SIGTERM after the header floods: {code}")
 
     # One server: slow clients hang on while /health is timed; then bad requests from 50 clients.
     srv = Serve(e, ["--rate", "0", "--queue", "4"])
@@ -739,7 +1140,8 @@ def section_serve(e, sigterm_idle=20, sigterm_loaded=6):
 
 
 SECTIONS = {"tuners": section_tuners, "cli-fuzz": section_cli_fuzz, "stores": section_stores,
-            "full-disk": section_full_disk, "serve": section_serve}
+            "readers": section_readers, "outputs": section_outputs, "full-disk": section_full_disk,
+            "serve": section_serve}
 
 
 def main():
@@ -757,7 +1159,8 @@ def main():
     try:
         for name, fn in SECTIONS.items():
             if only and name not in only and not (name == "tuners" and set(only) & {"stores", "full-disk",
-                                                                                    "cli-fuzz"}):
+                                                                                    "cli-fuzz", "readers",
+                                                                                    "outputs"}):
                 continue
             t = time.monotonic()
             try:

@@ -328,6 +328,7 @@ TEST(StoreSink, WritesEachRecordAsItsRowUnderItsRun) {
   f.median_us = f.p10_us = f.p90_us = f.min_us = std::nullopt;
   f.reward = -1;
   sink.measurement(f);
+  sink.flush();  // the end of the worker job: its rows go in together
   {
     // Another connection sees every row before the run ends: nothing waits for the end.
     auto db = store::Store::open(path);

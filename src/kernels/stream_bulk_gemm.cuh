@@ -47,7 +47,7 @@ template <bool kF16Acc, int kTokTiles, int kChunks, int kStages, int kRowTiles =
 struct Config {
   static constexpr bool kLayoutTN = true, kAccumF16 = kF16Acc;
   static constexpr int NT = kTokTiles, MT = kRowTiles, CH = kChunks, S = kStages;
-  static constexpr int kRows = 16 * MT, kToks = 8 * NT, kStageK = plan::kStageK * CH;
+  static constexpr int kRows = 16 * MT, kToks = 8 * NT;
   static constexpr int kThreads = 32 * (CH + 1);  // consumers, then the producer warp
   // A stage: CH boxes of B (kRows x 128 bytes), then CH boxes of A (tokens x 128 bytes), each a
   // whole number of the swizzle's 1024-byte atoms.
@@ -87,17 +87,13 @@ __device__ __forceinline__ uint4 lds16(uint32_t addr) {
   asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];\n" : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "r"(addr));
   return r;
 }
-// Named barrier among the consumer warps (the producer never joins it).
-__device__ __forceinline__ void consumers_sync(int threads) {
-  asm volatile("bar.sync 1, %0;\n" ::"r"(threads) : "memory");
-}
 
 struct Params {
   const __half* A;
   const __half* B;
   __half* C;
   int64_t m, n, k;
-  int64_t tok_blocks;  // token blocks per 64-row tile (tiles = row tiles x tok_blocks)
+  int64_t tok_blocks;  // token blocks per row tile (tiles = row tiles x tok_blocks)
   int64_t chunks;      // K chunks of 64 per tile
   int64_t units;       // tiles x chunks
   unsigned* counters;  // one per tile, zero between launches
@@ -225,14 +221,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       if (warp > 0)
 #pragma unroll
         for (int e = 0; e < MT * NT; ++e) red[((warp - 1) * MT * NT + e) * 32 + lane] = out[e / NT][e % NT];
-      consumers_sync(32 * CH);
+      ptx::named_sync(1, 32 * CH);  // the consumers only
       if (warp == 0)
 #pragma unroll
         for (int w = 0; w < CH - 1; ++w)
 #pragma unroll
           for (int e = 0; e < MT * NT; ++e)
             out[e / NT][e % NT] = out[e / NT][e % NT] + red[(w * MT * NT + e) * 32 + lane];
-      consumers_sync(32 * CH);
+      ptx::named_sync(1, 32 * CH);  // the consumers only
     }
     if (warp != 0) continue;
     Where at{p.m, p.n, p.k, (st.t / p.tok_blocks) * Cfg::kRows, (st.t % p.tok_blocks) * Cfg::kToks, g, q};
@@ -311,10 +307,14 @@ struct Gemm {
     return nullptr;
   }
 
+  // A counter per tile, then a partial per (tile + CTA) slot.
+  static size_t workspace_bytes(const Work& w) {
+    return plan::counters_bytes(w.tiles) + static_cast<size_t>(w.tiles.x * w.tiles.y + w.ctas) * Cfg::kEntries * 16;
+  }
+
   static size_t workspace_size(const cudal2_gemm_args& a) {
     if (!cudal2_shim::rows_16b_aligned(a, true)) return Fallback::workspace_size(a);
-    const Work w = work_of(a, sm_count());
-    return plan::counters_bytes(w.tiles) + static_cast<size_t>(w.tiles.x * w.tiles.y + w.ctas) * Cfg::kEntries * 16;
+    return workspace_bytes(work_of(a, sm_count()));
   }
 
   // A row-major (rows x k) fp16 matrix seen as (64, rows, k / 64): a box of (64, box_rows, CH) is
@@ -348,7 +348,7 @@ struct Gemm {
     const int sms = sm_count();
     if (sms < 1) return "stream bulk: cannot read the device's SM count";
     const Work w = work_of(a, sms);
-    if (const size_t ws = workspace_size(a); a.workspace == nullptr || a.workspace_bytes < ws)
+    if (a.workspace == nullptr || a.workspace_bytes < workspace_bytes(w))
       return "stream bulk: needs the workspace cudal2_workspace_size asks for";
     if (const cudaError_t e = allow_smem(); e != cudaSuccess) return cudaGetErrorString(e);
     if (!cudal2_tma::encoder()) return "cuTensorMapEncodeTiled not found in the driver";

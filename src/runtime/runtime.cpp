@@ -805,7 +805,7 @@ cudal2_status_t cudal2_gemm(cudal2_handle_t h, cudal2_layout_t layout, cudal2_ac
     return s;
   if (p->path != CUDAL2_PATH_CUBLASLT)
     return run_call(h, p->call, accum, m, n, k, A, B, C, workspace, workspace_bytes, s_);
-  if (h->tune_background && !temp && !p->queued.exchange(true))
+  if (h->tune_background && !p->queued.exchange(true))
     queue_tuning(h, p, layout, accum, m, n, k, workspace_bytes > kZone ? workspace_bytes - kZone : 0);
   return run_lt(h, p->lt_now(), accum, A, B, C, workspace, workspace_bytes, s_);
 }

@@ -9,7 +9,8 @@
 #       `cudal2 eval --spec-list LIST`: each shape's candidates side by side in one job with
 #       auto-tuning as the baseline (the table's entry and our runners-up), into .jit/lat/TAG.db.
 #       TIMERS (default graph) and BASELINES (default cuBLASLt heuristic and auto-tuning, NN and
-#       TN; add runtime-nn,runtime-tn for the shipped table's kernel beside them) are passed on.
+#       TN; add runtime-nn,runtime-tn for the shipped table's kernel beside them) are passed on, and
+#       EVAL_ARGS (e.g. --back-to-back) is added to the command line.
 # Here, afterwards: tar xzf FILES/TAG-store.tgz -C /tmp && python3 python/cudal2/store_csv.py import /tmp/TAG-store TAG.db
 set -uo pipefail
 source "$(dirname "$0")/../device_env.sh" >/dev/null
@@ -39,7 +40,7 @@ case "${1:-}" in
     db=.jit/lat/$tag.db
     "$B/cudal2" eval --spec-list "$2" --timers "${TIMERS:-graph}" --mode offline --reps "${REPS:-20}" \
       --verify-budget 3e7 --timeout 30 --budget-minutes "$3" --baselines "${BASELINES:-$baselines}" --db "$db" \
-      --csv "$OUT/$tag.csv" \
+      --csv "$OUT/$tag.csv" ${EVAL_ARGS:-} \
       >"$OUT/$tag-eval.log" 2>&1
     echo "eval rc=$?"
     tail -3 "$OUT/$tag-eval.log"

@@ -3,7 +3,12 @@
 its token tile (the smallest of 8, 16, 32, 64 that holds M; for M > 64 the 64-token tile, whose
 token blocks share B through L2) at split counts around one full wave of resident CTAs.
 
-    python3 bench/stream/stream_candidates.py SHAPES [--layouts tn,nn] [--accum f32] [--bulk] > LIST
+    python3 bench/stream/stream_candidates.py SHAPES [--layouts tn,nn] [--accum f32] [--bulk | --occupancy] > LIST
+
+--occupancy: configurations compiled for several CTAs an SM (`ctas=`, fewer registers a thread,
+more warps streaming at once) beside the runtime's current one, each without and with stages
+fetched into L2 ahead (`ahead=`), at the split count that fills one wave of the CTAs an SM holds
+(TN only).
 
 --bulk: the bulk pipeline's candidates instead (tile K over 64, TN only): the smallest token tile
 of 8, 16, 32 that holds M (32 beyond), stage K 128, 256, 512, the deepest ring shared memory holds
@@ -80,13 +85,42 @@ def bulk_candidates(m, n, k, accum):
                    f"stages={stages} | splits=1")
 
 
+# (row tiles a warp, warps along rows, k-warps, ring stages, CTAs an SM) by token tile: the
+# runtime's configuration first, then ones ptxas fits without spilling at 2-8 CTAs an SM.
+OCCUPANCY = {
+    8: [(2, 2, 4, 2, 1), (2, 2, 4, 1, 4), (2, 4, 2, 1, 4), (1, 2, 4, 2, 3), (2, 2, 4, 2, 2), (2, 1, 4, 1, 8)],
+    16: [(2, 2, 4, 2, 1), (2, 2, 4, 1, 3), (1, 2, 4, 2, 2), (1, 2, 4, 1, 4), (2, 2, 4, 2, 2)],
+}
+# Stages fetched into L2 ahead (`ahead=`): none, and 4 for every configuration; 2 for the second.
+AHEAD = (0, 4)
+
+
+def occupancy_candidates(m, n, k, accum):
+    toks = 8 if m <= 8 else 16
+    for i, (mt, wr, wk, d, ctas) in enumerate(OCCUPANCY[toks]):
+        rows = 16 * mt * wr
+        tiles = -(-n // rows) * -(-m // toks)
+        cap = max(1, min(64, -(-k // 64) // wk))
+        # The most splits that keep the launch one wave of the CTAs an SM holds.
+        s = max(1, min(cap, SMS * ctas // tiles))
+        for ahead in AHEAD + ((2,) if i == 1 else ()):
+            extra = (f" ctas={ctas}" if ctas > 1 else "") + (f" ahead={ahead}" if ahead else "")
+            yield (f"{m},{n},{k} stream tn {accum} tile={toks}x{rows}x64 warps=1x{wr} kwarps={wk} stages={d}"
+                   f"{extra} | splits={s}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("shapes")
     ap.add_argument("--layouts", default="tn,nn")
     ap.add_argument("--accum", default="f32")
     ap.add_argument("--bulk", action="store_true")
+    ap.add_argument("--occupancy", action="store_true")
     a = ap.parse_args()
+    if a.occupancy:
+        for m, n, k in shapes(a.shapes):
+            print("\n".join(occupancy_candidates(m, n, k, a.accum)))
+        return 0
     if a.bulk:
         for m, n, k in shapes(a.shapes):
             print("\n".join(bulk_candidates(m, n, k, a.accum)))

@@ -4,10 +4,13 @@
 runtime against the better of auto-tuning NN and TN in the same process, and the shape's read
 limit as the run measured it; then geometric means by class.
 
-    python3 bench/stream/summarize_stream.py OUT.csv RUN.csv[.gz] [RUN.csv[.gz] ...]
+    python3 bench/stream/summarize_stream.py [--runtime NAME] OUT.csv RUN.csv[.gz] [RUN.csv[.gz] ...]
+
+--runtime: the runtime's methods are NAME-nn and NAME-tn (default runtime; runtime-b for the
+library in the bench's second slot, CUDAL2_RUNTIME_LIB_B).
 
 Classes (issue targets, docs/kernels-stream.md): decode (M <= 64, B >= 16 MB), in the runtime's
-stream class (TN, M <= 8, B >= the GPU's L2 and one wave of 64-row tiles, from the run's header),
+stream class (TN, M <= 16, B >= the GPU's L2 and one wave of resident CTAs, from the run's header),
 mid (65 <= M <= 256, B >= 32 MB), few-tile long-K (M*N <= 256^2, K >= 4096).
 """
 import csv
@@ -47,9 +50,9 @@ def classes(m, n, k, layout, gpu):
     out = []
     if m <= 64 and b >= 16e6:
         out.append("decode")
-    # src/runtime/stream_rule.hpp: one wave of 64-row tiles at two CTAs an SM (20480-row weights,
-    # measured with the rule as it was before that condition, fall out)
-    if layout == "tn" and m <= 8 and b >= l2 and -(-n // 64) <= 2 * sms:
+    # src/runtime/stream_rule.hpp: one wave of resident CTAs (64-row tiles at two CTAs an SM for 8
+    # tokens, 32-row tiles at four for 16: 20480-row weights fall out)
+    if layout == "tn" and m <= 16 and b >= l2 and -(-n // 64) <= 2 * sms:
         out.append("stream-class")
     if 65 <= m <= 256 and b >= 32e6:
         out.append("mid")
@@ -59,11 +62,15 @@ def classes(m, n, k, layout, gpu):
 
 
 def main():
-    if len(sys.argv) < 3:
+    args = sys.argv[1:]
+    runtime = "runtime"
+    if len(args) >= 2 and args[0] == "--runtime":
+        runtime, args = args[1], args[2:]
+    if len(args) < 2:
         print(__doc__, file=sys.stderr)
         return 2
     rows, by_class = [], defaultdict(list)
-    for path in sys.argv[2:]:
+    for path in args[1:]:
         data, gpu = read(path)
         cell = defaultdict(dict)
         for r in data:
@@ -76,7 +83,7 @@ def main():
             if not auto:
                 continue
             for layout in ("nn", "tn"):
-                name = f"runtime-{layout}"
+                name = f"{runtime}-{layout}"
                 if name not in meth:
                     continue
                 us, lim = meth[name]
@@ -86,7 +93,7 @@ def main():
                              f"{lim_us:.4g}" if lim_us else "", f"{100 * lim_us / us:.1f}" if lim_us else ""])
                 for c in classes(m, n, k, layout, gpu):
                     by_class[(c, layout, mode, timer)].append(ratio)
-    with open(sys.argv[1], "w", newline="") as f:
+    with open(args[0], "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(COLUMNS)
         w.writerows(rows)

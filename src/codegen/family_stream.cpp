@@ -5,7 +5,12 @@
 // any shape.
 //   "stream tn f32 tile=8x64x64 warps=1x2 kwarps=4 stages=2 | splits=8"
 // tile = tokens (8 x token tiles) x B rows per CTA (16 x row tiles x warps) x 64 (the K stage);
-// warps = 1 x warps along B's rows; kwarps = warps along K; stages = K stages in flight per warp.
+// warps = 1 x warps along B's rows; kwarps = warps along K; stages = K stages in flight per warp;
+// ctas (written when not 1) = CTAs an SM must hold at once, which caps a thread's registers so
+// that more warps stream at once; ahead (written when not 0) = stages each warp asks L2 to fetch
+// ahead of the one it loads; pdl (written when not 1) = when the next kernel may launch: 1 once
+// every CTA has started, 2 once every CTA has left its mainloop, 0 without PDL:
+//   "stream tn f32 tile=8x32x64 warps=1x2 kwarps=4 stages=1 ctas=4 ahead=2 pdl=2 | splits=4"
 // A tile K over 64 selects the bulk pipeline (src/kernels/stream_bulk_gemm.cuh, TN): TMA boxes
 // stream stages of tile N (16, 32, 64) rows x tile K into a shared-memory ring `stages` deep, kwarps =
 // tile K / 64 consumer warps multiply them, each CTA takes a contiguous share of every tile's K
@@ -14,6 +19,7 @@
 // No CUDA here: this file only writes and reads text.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -29,9 +35,12 @@ namespace plan = cudal2_stream_plan;
 // Register budget of a thread (of 255) for the stages in flight and the accumulators; ptxas
 // gets the rest for addresses.
 constexpr int kMaxStreamRegs = 200;
+// Registers besides the stages and accumulators (addresses, indices, the loop): measured with
+// ptxas -v on configurations compiled for 2-4 CTAs an SM, where ptxas keeps them tight.
+constexpr int kStreamOverheadRegs = 16;
 
 const std::vector<std::string>& stream_fields() {
-  static const std::vector<std::string> f{"tile", "warps", "kwarps", "stages", "splits"};
+  static const std::vector<std::string> f{"tile", "warps", "kwarps", "stages", "ctas", "ahead", "pdl", "splits"};
   return f;
 }
 
@@ -42,9 +51,14 @@ KernelSpec stream_default_spec() {
   return s;
 }
 
+// ctas=1, ahead=0 and pdl=1 are left out, so that the texts (and hashes) of every kernel measured
+// before those fields existed stay what they were.
 std::string stream_compile_text(const KernelSpec& s) {
-  return fmt::format("{} {} {} tile={}x{}x{} warps={}x{} kwarps={} stages={}", s.family, to_string(s.layout),
-                     to_string(s.accum), s.tile_m, s.tile_n, s.tile_k, s.warps_m, s.warps_n, s.warps_k, s.stages);
+  return fmt::format("{} {} {} tile={}x{}x{} warps={}x{} kwarps={} stages={}{}{}{}", s.family, to_string(s.layout),
+                     to_string(s.accum), s.tile_m, s.tile_n, s.tile_k, s.warps_m, s.warps_n, s.warps_k, s.stages,
+                     s.min_ctas == 1 ? std::string() : fmt::format(" ctas={}", s.min_ctas),
+                     s.prefetch_ahead == 0 ? std::string() : fmt::format(" ahead={}", s.prefetch_ahead),
+                     s.pdl_mode == 1 ? std::string() : fmt::format(" pdl={}", s.pdl_mode));
 }
 
 // Row tiles (16 rows of B) each warp covers; 0 when the tile does not divide.
@@ -69,6 +83,8 @@ int bulk_smem_bytes(const KernelSpec& s) {
 
 std::string invalid_reason_bulk(const KernelSpec& s) {
   if (s.layout != Layout::TN) return "stream bulk (tile K over 64): tn only";
+  if (s.min_ctas != 1 || s.prefetch_ahead != 0 || s.pdl_mode != 1)
+    return "stream bulk: ctas, ahead and pdl are the register kernel's (the bulk pipeline's CTAs per SM are splits)";
   if (s.tile_k % plan::kStageK || s.tile_k > 8 * plan::kStageK)
     return fmt::format("tile K {}: a multiple of {} up to {}", s.tile_k, plan::kStageK, 8 * plan::kStageK);
   // 64 tokens' accumulators and fragments spill (255 registers, measured with ptxas).
@@ -104,6 +120,20 @@ std::string invalid_reason_stream(const KernelSpec& s) {
   const int regs = s.stages * stage_regs(s) + 4 * mt * (s.tile_m / 8);
   if (regs > kMaxStreamRegs)
     return fmt::format("{} stages and the accumulators hold {} registers, over {}", s.stages, regs, kMaxStreamRegs);
+  if (s.prefetch_ahead < 0 || s.prefetch_ahead > 8) return fmt::format("ahead {} not in 0..8", s.prefetch_ahead);
+  if (s.pdl_mode < 0 || s.pdl_mode > 2) return fmt::format("pdl {} not 0, 1 or 2", s.pdl_mode);
+  const int threads = 32 * s.warps_n * s.warps_k;
+  if (s.min_ctas < 1 || s.min_ctas * threads > 2048)
+    return fmt::format("ctas {} not in 1..{} ({} threads a CTA, 2048 an SM)", s.min_ctas, 2048 / threads, threads);
+  // What ptxas may give a thread when an SM holds min_ctas CTAs (in units of 8), against the
+  // stages' and accumulators' registers plus the addresses and loop state (kStreamOverheadRegs):
+  // a configuration that would spill its ring to local memory is not one.
+  if (s.min_ctas > 1) {
+    const int cap = std::min(255, 65536 / (threads * s.min_ctas) / 8 * 8);
+    if (regs + kStreamOverheadRegs > cap)
+      return fmt::format("{} CTAs an SM leave {} registers a thread, under the {} the stages need", s.min_ctas, cap,
+                         regs + kStreamOverheadRegs);
+  }
   const int red = (s.warps_k > 1 ? s.warps_k - 1 : 1) * s.warps_n * mt * (s.tile_m / 8) * 32 * 16;
   if (red > 48 * 1024) return "k-warp reduction over 48 KB of shared memory";
   if (s.splits < 1 || s.splits > plan::kMaxSplits)
@@ -112,7 +142,8 @@ std::string invalid_reason_stream(const KernelSpec& s) {
 }
 
 // Token tiles 1, 2, 4, 8 x rows per warp x warps (1..8 along rows, 1..8 along K, at most 16) x
-// stages 1..4 where the registers allow, x split counts {1, 2, 4, 8, 16, 32} with knobs.
+// stages 1..4 x CTAs an SM 1..4 where the registers allow x 0 or 4 stages fetched ahead, x split counts {1, 2, 4, 8,
+// 16, 32} with knobs.
 std::vector<KernelSpec> enumerate_stream(Layout layout, Accum accum, bool with_runtime_knobs) {
   std::vector<KernelSpec> out;
   for (int toks : {8, 16, 32, 64})
@@ -123,12 +154,16 @@ std::vector<KernelSpec> enumerate_stream(Layout layout, Accum accum, bool with_r
             KernelSpec s = stream_default_spec();
             s.layout = layout, s.accum = accum;
             s.tile_m = toks, s.tile_n = 16 * mt * wr, s.warps_n = wr, s.warps_k = wk, s.stages = stages;
-            if (!invalid_reason_stream(s).empty()) continue;
-            for (int sp : {1, 2, 4, 8, 16, 32}) {
-              s.splits = sp;
-              out.push_back(s);
-              if (!with_runtime_knobs) break;
-            }
+            for (int ctas : {1, 2, 3, 4})
+              for (int ahead : {0, 4}) {
+                s.min_ctas = ctas, s.prefetch_ahead = ahead;
+                if (!invalid_reason_stream(s).empty()) continue;
+                for (int sp : {1, 2, 4, 8, 16, 32}) {
+                  s.splits = sp;
+                  out.push_back(s);
+                  if (!with_runtime_knobs) break;
+                }
+              }
           }
   // The bulk pipeline: tokens x rows x stage K x ring depth where shared memory holds it.
   for (int toks : {8, 16, 32})
@@ -157,10 +192,10 @@ std::string generate_stream_source(const KernelSpec& s) {
     return type_source(stream_compile_text(s), "stream_bulk_gemm.cuh",
                        fmt::format("cudal2_stream_bulk::Gemm<cudal2_stream_bulk::Config<{}, {}, {}, {}, {}>>",
                                    s.accum == Accum::F16, s.tile_m / 8, s.warps_k, s.stages, s.tile_n / 16));
-  return type_source(
-      stream_compile_text(s), "stream_gemm.cuh",
-      fmt::format("cudal2_stream::Gemm<cudal2_stream::Config<{}, {}, {}, {}, {}, {}, {}>>", s.layout == Layout::TN,
-                  s.accum == Accum::F16, s.tile_m / 8, row_tiles(s), s.warps_n, s.warps_k, s.stages));
+  return type_source(stream_compile_text(s), "stream_gemm.cuh",
+                     fmt::format("cudal2_stream::Gemm<cudal2_stream::Config<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}>>",
+                                 s.layout == Layout::TN, s.accum == Accum::F16, s.tile_m / 8, row_tiles(s), s.warps_n,
+                                 s.warps_k, s.stages, s.min_ctas, s.prefetch_ahead, s.pdl_mode));
 }
 
 }  // namespace

@@ -85,6 +85,12 @@ void parse_common_field(KernelSpec& s, std::string_view key, std::string_view va
     s.warps_m = d[0], s.warps_n = d[1];
   } else if (key == "kwarps") {
     s.warps_k = parse_int(val, key);
+  } else if (key == "ctas") {
+    s.min_ctas = parse_int(val, key);
+  } else if (key == "ahead") {
+    s.prefetch_ahead = parse_int(val, key);
+  } else if (key == "pdl") {
+    s.pdl_mode = parse_int(val, key);
   } else if (key == "mainloop") {
     s.mainloop = parse_enum(val, kMainloops, key);
   } else if (key == "epilogue") {

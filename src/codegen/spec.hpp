@@ -42,6 +42,14 @@ struct KernelSpec {
   // mma, tiny: warps per CTA along M and N (warp tile = tile / warps); tiny: warps_k warps split
   // K inside the CTA (reduced through shared memory).
   int warps_m = 0, warps_n = 0, warps_k = 0;
+  // stream: CTAs per SM the kernel is compiled to fit (__launch_bounds__' minimum blocks), which
+  // caps its registers a thread; 1 leaves ptxas free.
+  int min_ctas = 1;
+  // stream: stages of B a warp asks L2 to fetch ahead of the one it loads (0: none).
+  int prefetch_ahead = 0;
+  // stream: when the next kernel may launch (programmatic dependent launch): 1 once every CTA has
+  // started, 2 once every CTA has left its mainloop, 0 never early (no PDL).
+  int pdl_mode = 1;
   // Runtime knobs: no recompile.
   Raster raster = Raster::Heuristic;
   int swizzle = 1;

@@ -47,17 +47,29 @@ namespace plan = cudal2_stream_plan;
 
 // kTokTiles: 8-token column tiles a CTA covers (M <= 8 * kTokTiles in one pass over B; larger M
 // takes several token blocks, each reading B again); kRowTiles: 16-row tiles of B per warp;
-// kWarpsR x kWarpsK warps: along B's rows and along K; kDepth: stages in flight per warp.
-template <bool kTN, bool kF16Acc, int kTokTiles, int kRowTiles, int kWarpsR, int kWarpsK, int kDepth>
+// kWarpsR x kWarpsK warps: along B's rows and along K; kDepth: stages in flight per warp;
+// kMinCtas: CTAs an SM must hold at once (__launch_bounds__), which caps the registers a thread so
+// that more warps, each with its stages in flight, share an SM (bytes in flight per SM are what a
+// streaming read's rate follows); kAhead: stages of its own a warp asks L2 to fetch ahead of the
+// one it loads (prefetch.global.L2: bytes in flight that hold no register; 0: none); kPdlMode:
+// 1 lets the next kernel launch as soon as every CTA has started, 2 only once every CTA has left
+// its mainloop (the next kernel's CTAs then cannot take SM slots while this one still streams),
+// 0 launches without programmatic dependent launch at all.
+template <bool kTN, bool kF16Acc, int kTokTiles, int kRowTiles, int kWarpsR, int kWarpsK, int kDepth, int kMinCtas = 1,
+          int kAheadStages = 0, int kPdlMode = 1>
 struct Config {
   static constexpr bool kLayoutTN = kTN, kAccumF16 = kF16Acc;
-  static constexpr int NT = kTokTiles, MT = kRowTiles, WR = kWarpsR, WK = kWarpsK, D = kDepth;
+  static constexpr int NT = kTokTiles, MT = kRowTiles, WR = kWarpsR, WK = kWarpsK, D = kDepth, kCtas = kMinCtas;
+  static constexpr int kAhead = kAheadStages, kPdl = kPdlMode;
+  static_assert(kAhead >= 0 && kAhead <= 8, "stream: 0..8 stages fetched ahead");
+  static_assert(kPdl >= 0 && kPdl <= 2, "stream: pdl 0, 1 or 2");
   static constexpr int kThreads = 32 * WR * WK;
   static constexpr int kRows = 16 * MT * WR, kToks = 8 * NT;
   static_assert(NT >= 1 && NT <= 8, "stream: 1..8 token tiles");
   static_assert(kTN ? (MT >= 1 && MT <= 4) : (MT == 2 || MT == 4), "stream: row tiles 1..4 (tn), 2 or 4 (nn)");
   static_assert(kThreads <= 512, "stream: at most 16 warps");
   static_assert(D >= 1 && D <= 6, "stream: 1..6 stages in flight");
+  static_assert(kCtas >= 1 && kCtas * kThreads <= 2048, "stream: at most 2048 threads an SM");
   // The k-warps' partial tiles, reduced in shared memory.
   static constexpr int kRedBytes = (WK > 1 ? WK - 1 : 1) * WR * MT * NT * 32 * 16;
   static_assert(kRedBytes <= 48 * 1024, "stream: k-warp reduction over 48 KB of shared memory");
@@ -261,13 +273,13 @@ template <class Cfg, bool kAligned>
 using Frags = typename std::conditional<Cfg::kLayoutTN, FragsTN<Cfg, kAligned>, FragsNN<Cfg, kAligned>>::type;
 
 template <class Cfg, bool kAligned>
-__global__ void __launch_bounds__(Cfg::kThreads, 1) stream_gemm_kernel(const Params p) {
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtas) stream_gemm_kernel(const Params p) {
   constexpr int MT = Cfg::MT, NT = Cfg::NT, WR = Cfg::WR, WK = Cfg::WK, D = Cfg::D;
   constexpr int kEntries = WR * MT * NT * 32;  // float4 entries of a CTA's partial tile
   using F = Frags<Cfg, kAligned>;
   __shared__ float4 red[WK > 1 ? WK - 1 : 1][WR][MT * NT][32];
 
-  launch_dependents();
+  if constexpr (Cfg::kPdl == 1) launch_dependents();
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int wr = warp % WR, wk = warp / WR;
   Where at{p.m,       p.n,     p.k, int64_t(blockIdx.y) * Cfg::kRows + wr * 16 * MT, int64_t(blockIdx.x) * Cfg::kToks,
@@ -275,9 +287,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) stream_gemm_kernel(const Par
   const int splits = static_cast<int>(gridDim.z), z = static_cast<int>(blockIdx.z);
   const plan::Range range = plan::split_stages(p.k, splits, z);
   const int64_t first = range.begin + wk;
-  // This warp's first stage of B into L2 while the previous kernel finishes.
-  if (kAligned && first < range.end) {
-    const int64_t k = first * plan::kStageK;
+  // Stage st of this warp's B rows into L2: a line a lane (B is read-only here, and L2 is where the
+  // previous kernel's writes land, so this may run before waiting for it).
+  auto prefetch_stage = [&](int64_t st) {
+    if (!kAligned || st >= range.end) return;
+    const int64_t k = st * plan::kStageK;
     if constexpr (Cfg::kLayoutTN) {
       const int64_t n = at.n0 + lane % (16 * MT);
       if (lane < 16 * MT && n < p.n) prefetch_l2(p.B + n * p.k + k);
@@ -285,7 +299,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) stream_gemm_kernel(const Par
       const int64_t kk = k + lane * 2;
       if (kk < p.k && at.n0 < p.n) prefetch_l2(p.B + kk * p.n + at.n0);
     }
-  }
+  };
+  // The first stage (and those the mainloop will not ask ahead for) while the previous kernel finishes.
+#pragma unroll
+  for (int d = 0; d < (Cfg::kAhead > 1 ? Cfg::kAhead : 1); ++d) prefetch_stage(first + int64_t(d) * WK);
   grid_dependency_wait();
 
   Acc<Cfg::kAccumF16> acc[MT][NT];
@@ -301,12 +318,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) stream_gemm_kernel(const Par
       for (int d = 0; d < D; ++d) {
         const int64_t st = base + d * WK;
         if (st >= range.end) break;
+        if constexpr (Cfg::kAhead > 0) prefetch_stage(st + int64_t(Cfg::kAhead) * WK);
         if (st + (D - 1) * WK < range.end) buf[(d + D - 1) % D].load(p.A, p.B, at, (st + (D - 1) * WK) * plan::kStageK);
         buf[d].compute(acc);
       }
     }
   }
 
+  if constexpr (Cfg::kPdl == 2) launch_dependents();
   float4 out[MT][NT];
 #pragma unroll
   for (int t = 0; t < MT; ++t)
@@ -400,7 +419,7 @@ struct Gemm {
     cfg.stream = s;
     cudaLaunchAttribute at[1];
     unsigned n_at = 0;
-    add_pdl_attribute(at, n_at);
+    if constexpr (Cfg::kPdl > 0) add_pdl_attribute(at, n_at);
     cfg.attrs = at;
     cfg.numAttrs = n_at;
     return cudaLaunchKernelEx(&cfg, kernel, p);

@@ -487,8 +487,7 @@ void tune_job(cudal2_context* h, const Plan* plan, int layout, int accum, int64_
     return;
   }
   // The worker's own cuBLASLt handle: asking the heuristic for 100 candidates takes milliseconds,
-  // and on the handle's own cuBLASLt handle the caller's next calls would wait for it (measured on
-  // an H200: first calls of 3-4 ms instead of 60 us while a shape was being tuned).
+  // and on the handle's own cuBLASLt handle the caller's next calls could wait for it.
   struct OwnLt {
     cublasLtHandle_t h = nullptr;
     OwnLt() {
@@ -805,9 +804,12 @@ cudal2_status_t cudal2_gemm(cudal2_handle_t h, cudal2_layout_t layout, cudal2_ac
     return s;
   if (p->path != CUDAL2_PATH_CUBLASLT)
     return run_call(h, p->call, accum, m, n, k, A, B, C, workspace, workspace_bytes, s_);
-  if (h->tune_background && !p->queued.exchange(true))
+  // The call is launched before its shape's tuning is queued, so that none of the worker's first
+  // steps (a stream, device memory for its operands, its kernels) can come before it.
+  const cudal2_status_t rc = run_lt(h, p->lt_now(), accum, A, B, C, workspace, workspace_bytes, s_);
+  if (rc == CUDAL2_STATUS_SUCCESS && h->tune_background && !p->queued.exchange(true))
     queue_tuning(h, p, layout, accum, m, n, k, workspace_bytes > kZone ? workspace_bytes - kZone : 0);
-  return run_lt(h, p->lt_now(), accum, A, B, C, workspace, workspace_bytes, s_);
+  return rc;
 }
 
 cudal2_status_t cudal2_tune_wait(cudal2_handle_t h, long* tuned) {

@@ -1,17 +1,22 @@
 // The `stream` kernels every build of libcudal2_runtime carries, whatever its tables: the runtime's
 // rule (runtime/stream_rule.hpp) runs bandwidth-bound shapes that no table holds on them, on any
-// sm_90 GPU: the class it was measured to win (TN, up to 8 tokens) takes one configuration per
-// accumulator, the one that won most of the exploration's shapes (docs/kernels-stream.md).
+// sm_90 GPU: one configuration per token tile (8, 16) and accumulator, the ones that measured
+// fastest on the exploration shapes (docs/kernels-stream.md). None lets the next kernel launch
+// early (pdl=0): replayed back to back, an early launch's CTAs took SM slots while the kernel still
+// streamed (H200: 1x14336x4096 33.9 us with PDL, 31.9 without; the same with a kernel between).
 #include "stream_gemm.cuh"
 #include "stream_portfolio.h"
 
 namespace {
 
-// Config<TN, F16 accumulation, token tiles, row tiles a warp, warps along rows, k-warps, stages>, and
-// the canonical spec text (codegen/family_stream.cpp) of the same kernel.
-#define CUDAL2_STREAM_CONFIGS(X)                                                          \
-  X(true, false, 1, 2, 2, 4, 2, "stream tn f32 tile=8x64x64 warps=1x2 kwarps=4 stages=2") \
-  X(true, true, 1, 2, 2, 4, 2, "stream tn f16 tile=8x64x64 warps=1x2 kwarps=4 stages=2")
+// Config<TN, F16 accumulation, token tiles, row tiles a warp, warps along rows, k-warps, stages, CTAs
+// an SM, stages fetched ahead, PDL mode>, and the canonical spec text (codegen/family_stream.cpp) of
+// the same kernel.
+#define CUDAL2_STREAM_CONFIGS(X)                                                                                 \
+  X(true, false, 1, 2, 2, 4, 2, 1, 0, 0, "stream tn f32 tile=8x64x64 warps=1x2 kwarps=4 stages=2 pdl=0")         \
+  X(true, true, 1, 2, 2, 4, 2, 1, 0, 0, "stream tn f16 tile=8x64x64 warps=1x2 kwarps=4 stages=2 pdl=0")          \
+  X(true, false, 2, 1, 2, 4, 1, 4, 0, 0, "stream tn f32 tile=16x32x64 warps=1x2 kwarps=4 stages=1 ctas=4 pdl=0") \
+  X(true, true, 2, 1, 2, 4, 1, 4, 0, 0, "stream tn f16 tile=16x32x64 warps=1x2 kwarps=4 stages=1 ctas=4 pdl=0")
 
 template <class Cfg>
 int can_implement(const cudal2_gemm_args* a, char* err, size_t len) {
@@ -37,18 +42,19 @@ int resident() {
   return n;
 }
 
-#define CUDAL2_STREAM_CFG(tn, f16, nt, mt, wr, wk, d) cudal2_stream::Config<tn, f16, nt, mt, wr, wk, d>
-#define CUDAL2_STREAM_ENTRY(tn, f16, nt, mt, wr, wk, d, text)                         \
-  cudal2_stream_kernel{text,                                                          \
-                       tn,                                                            \
-                       f16,                                                           \
-                       8 * (nt),                                                      \
-                       16 * (mt) * (wr),                                              \
-                       wk,                                                            \
-                       can_implement<CUDAL2_STREAM_CFG(tn, f16, nt, mt, wr, wk, d)>,  \
-                       workspace_size<CUDAL2_STREAM_CFG(tn, f16, nt, mt, wr, wk, d)>, \
-                       run<CUDAL2_STREAM_CFG(tn, f16, nt, mt, wr, wk, d)>,            \
-                       resident<CUDAL2_STREAM_CFG(tn, f16, nt, mt, wr, wk, d)>},
+#define CUDAL2_STREAM_CFG(tn, f16, nt, mt, wr, wk, d, ctas, ahead, pdl) \
+  cudal2_stream::Config<tn, f16, nt, mt, wr, wk, d, ctas, ahead, pdl>
+#define CUDAL2_STREAM_ENTRY(tn, f16, nt, mt, wr, wk, d, ctas, ahead, pdl, text)                         \
+  cudal2_stream_kernel{text,                                                                            \
+                       tn,                                                                              \
+                       f16,                                                                             \
+                       8 * (nt),                                                                        \
+                       16 * (mt) * (wr),                                                                \
+                       wk,                                                                              \
+                       can_implement<CUDAL2_STREAM_CFG(tn, f16, nt, mt, wr, wk, d, ctas, ahead, pdl)>,  \
+                       workspace_size<CUDAL2_STREAM_CFG(tn, f16, nt, mt, wr, wk, d, ctas, ahead, pdl)>, \
+                       run<CUDAL2_STREAM_CFG(tn, f16, nt, mt, wr, wk, d, ctas, ahead, pdl)>,            \
+                       resident<CUDAL2_STREAM_CFG(tn, f16, nt, mt, wr, wk, d, ctas, ahead, pdl)>},
 
 const cudal2_stream_kernel kKernels[] = {CUDAL2_STREAM_CONFIGS(CUDAL2_STREAM_ENTRY)};
 

@@ -50,14 +50,16 @@ TEST(StreamPlan, WorkspaceHoldsCountersThenEverySplitsPartial) {
   EXPECT_FALSE(plan::grid_fits(plan::grid(1, 64 * 65536, 64, 8, 1))) << "B-row tiles over the grid's y";
 }
 
-const std::vector<StreamKernel> kPortfolio = {{1, 0, 8, 64, 4, 2}, {1, 1, 8, 64, 4, 2}};
+const std::vector<StreamKernel> kPortfolio = {
+    {1, 0, 8, 64, 4, 2}, {1, 1, 8, 64, 4, 2}, {1, 0, 16, 32, 4, 4}, {1, 1, 16, 32, 4, 4}};
 
 constexpr int64_t kL2 = int64_t(60) << 20;  // an H200's
 
 TEST(StreamRule, ClassIsFewTokensAgainstWeightsBeyondTheL2) {
   EXPECT_TRUE(cudal2::rt::in_stream_class(1, 1, 14336, 4096, kL2));  // 117 MB
   EXPECT_TRUE(cudal2::rt::in_stream_class(1, 8, 14336, 4096, kL2));
-  EXPECT_FALSE(cudal2::rt::in_stream_class(1, 9, 14336, 4096, kL2)) << "more tokens measured below auto-tuning";
+  EXPECT_TRUE(cudal2::rt::in_stream_class(1, 16, 14336, 4096, kL2));
+  EXPECT_FALSE(cudal2::rt::in_stream_class(1, 17, 14336, 4096, kL2)) << "more tokens measured below auto-tuning";
   EXPECT_FALSE(cudal2::rt::in_stream_class(1, 1, 4096, 4096, kL2)) << "32 MB stays in a 60 MB L2 between calls";
   EXPECT_TRUE(cudal2::rt::in_stream_class(1, 1, 4096, 4096, int64_t(16) << 20)) << "but not in a 16 MB one";
   EXPECT_FALSE(cudal2::rt::in_stream_class(0, 1, 14336, 4096, kL2)) << "NN measured below auto-tuning";
@@ -72,7 +74,9 @@ TEST(StreamRule, PicksTheSmallestTokenTileOfTheAccumulator) {
   };
   EXPECT_EQ(toks(0, 1), 8);
   EXPECT_EQ(toks(0, 8), 8);
-  EXPECT_EQ(toks(0, 9), -1) << "out of class";
+  EXPECT_EQ(toks(0, 9), 16);
+  EXPECT_EQ(toks(0, 16), 16);
+  EXPECT_EQ(toks(0, 17), -1) << "out of class";
   EXPECT_EQ(toks(1, 4), 8) << "f16 accumulation: its own kernel";
   EXPECT_EQ(kPortfolio[static_cast<size_t>(pick_stream(kPortfolio, 1, 1, 4, 16384, 8192, 132, kL2).kernel)].accum, 1);
   EXPECT_EQ(pick_stream({}, 1, 0, 1, 16384, 8192, 132, kL2).kernel, -1) << "no portfolio (not sm_90)";
@@ -89,6 +93,11 @@ TEST(StreamRule, SplitsKeepTheLaunchWithinOneWave) {
   EXPECT_EQ(cudal2::rt::stream_splits(1000, 264, 64), 1) << "many waves already: no split";
   // 20480 / 64 = 320 tiles on 264 slots: a second, partial wave; out of the class.
   EXPECT_EQ(pick_stream(kPortfolio, 1, 0, 1, 20480, 7168, 132, kL2).kernel, -1);
+  // 16 tokens: 14336 / 32 = 448 tiles on 132 x 4 slots, one wave without a split.
+  const auto p16 = pick_stream(kPortfolio, 1, 0, 16, 14336, 4096, 132, kL2);
+  ASSERT_GE(p16.kernel, 0);
+  EXPECT_EQ(kPortfolio[static_cast<size_t>(p16.kernel)].toks, 16);
+  EXPECT_EQ(p16.splits, 1);
 }
 
 TEST(StreamFamily, SpecsRoundTripAndGenerateTheConfig) {
@@ -104,8 +113,42 @@ TEST(StreamFamily, SpecsRoundTripAndGenerateTheConfig) {
   const auto s = cudal2::parse_spec("stream tn f32 tile=8x64x64 warps=1x2 kwarps=4 stages=2 | splits=8");
   EXPECT_EQ(s.splits, 8);
   const std::string src = cudal2::generate_source(s);
-  EXPECT_NE(src.find("cudal2_stream::Config<true, false, 1, 2, 2, 4, 2>"), std::string::npos) << src;
+  EXPECT_NE(src.find("cudal2_stream::Config<true, false, 1, 2, 2, 4, 2, 1, 0, 1>"), std::string::npos) << src;
   EXPECT_NE(src.find("stream_gemm.cuh"), std::string::npos);
+}
+
+// ctas: the CTAs an SM must hold, a compile-time bound on the registers; written only when not 1,
+// so that the texts of kernels measured before the field existed stay the same.
+TEST(StreamFamily, CtasIsWrittenOnlyWhenNotOneAndReachesTheConfig) {
+  const auto one = cudal2::parse_spec("stream tn f32 tile=8x64x64 warps=1x2 kwarps=4 stages=2 | splits=8");
+  EXPECT_EQ(one.min_ctas, 1);
+  EXPECT_EQ(one.text(), "stream tn f32 tile=8x64x64 warps=1x2 kwarps=4 stages=2 | splits=8");
+  const auto four = cudal2::parse_spec("stream tn f32 tile=8x64x64 warps=1x2 kwarps=4 stages=1 ctas=4 | splits=2");
+  EXPECT_EQ(four.min_ctas, 4);
+  EXPECT_EQ(four.text(), "stream tn f32 tile=8x64x64 warps=1x2 kwarps=4 stages=1 ctas=4 | splits=2");
+  EXPECT_NE(four.compile_hash(),
+            cudal2::parse_spec("stream tn f32 tile=8x64x64 warps=1x2 kwarps=4 stages=1").compile_hash());
+  EXPECT_NE(cudal2::generate_source(four).find("cudal2_stream::Config<true, false, 1, 2, 2, 4, 1, 4, 0, 1>"),
+            std::string::npos);
+  const auto ahead = cudal2::parse_spec("stream tn f32 tile=8x64x64 warps=1x2 kwarps=4 stages=1 ctas=4 ahead=3");
+  EXPECT_EQ(ahead.prefetch_ahead, 3);
+  EXPECT_EQ(ahead.text(), "stream tn f32 tile=8x64x64 warps=1x2 kwarps=4 stages=1 ctas=4 ahead=3 | splits=1");
+  EXPECT_NE(cudal2::generate_source(ahead).find("cudal2_stream::Config<true, false, 1, 2, 2, 4, 1, 4, 3, 1>"),
+            std::string::npos);
+  const auto late = cudal2::parse_spec("stream tn f32 tile=8x64x64 warps=1x2 kwarps=4 stages=2 pdl=2 | splits=2");
+  EXPECT_EQ(late.pdl_mode, 2);
+  EXPECT_EQ(late.text(), "stream tn f32 tile=8x64x64 warps=1x2 kwarps=4 stages=2 pdl=2 | splits=2");
+  EXPECT_NE(cudal2::generate_source(late).find("cudal2_stream::Config<true, false, 1, 2, 2, 4, 2, 1, 0, 2>"),
+            std::string::npos);
+  try {
+    (void)cudal2::parse_spec("stream tn f32 tile=8x64x64 warps=1x2 kwarps=4 stages=2 pdl=3");
+    ADD_FAILURE() << "pdl=3 accepted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("pdl 3"), std::string::npos) << e.what();
+  }
+  bool some = false;
+  for (const auto& s : cudal2::enumerate_specs("stream", Layout::TN, Accum::F32, false)) some = some || s.min_ctas > 1;
+  EXPECT_TRUE(some) << "the search space holds configurations compiled for several CTAs an SM";
 }
 
 TEST(StreamFamily, ValidityRulesNameWhatIsWrong) {
@@ -129,6 +172,17 @@ TEST(StreamFamily, ValidityRulesNameWhatIsWrong) {
             std::string::npos);
   EXPECT_NE(why("stream tn f32 tile=8x64x64 warps=1x2 kwarps=4 stages=7 | splits=1").find("stages"), std::string::npos);
   EXPECT_NE(why("stream tn f32 tile=8x64x64 warps=1x2 kwarps=4 stages=2 | splits=65").find("splits"),
+            std::string::npos);
+  // 256 threads: at most 8 CTAs an SM; at 4 CTAs 64 registers a thread, which one stage of 32 rows fits
+  // and two do not.
+  EXPECT_NE(why("stream tn f32 tile=8x64x64 warps=1x2 kwarps=4 stages=1 ctas=9 | splits=1").find("ctas 9"),
+            std::string::npos);
+  EXPECT_EQ(why("stream tn f32 tile=8x64x64 warps=1x2 kwarps=4 stages=1 ctas=4 | splits=1"), "");
+  EXPECT_NE(why("stream tn f32 tile=8x64x64 warps=1x2 kwarps=4 stages=2 ctas=4 | splits=1").find("registers"),
+            std::string::npos);
+  EXPECT_NE(why("stream tn f32 tile=8x64x256 warps=1x1 kwarps=4 stages=6 ctas=2 | splits=1").find("ctas"),
+            std::string::npos);
+  EXPECT_NE(why("stream tn f32 tile=8x64x64 warps=1x2 kwarps=4 stages=2 ahead=9 | splits=1").find("ahead 9"),
             std::string::npos);
 }
 
@@ -179,10 +233,10 @@ TEST(StreamFamily, BulkValidityRulesNameWhatIsWrong) {
 TEST(StreamRule, BoundsFromTheEnvironmentWidenTheClass) {
   cudal2::rt::StreamBounds wide;
   wide.max_m = 32;
-  EXPECT_FALSE(cudal2::rt::in_stream_class(1, 12, 4096, 16384, kL2)) << "the default bound is 8 tokens";
-  EXPECT_TRUE(cudal2::rt::in_stream_class(1, 12, 4096, 16384, kL2, wide));
-  EXPECT_EQ(pick_stream(kPortfolio, 1, 0, 12, 4096, 16384, 132, kL2, wide).kernel, -1)
-      << "in the class, but no kernel of the portfolio holds 12 tokens";
+  EXPECT_FALSE(cudal2::rt::in_stream_class(1, 24, 4096, 16384, kL2)) << "the default bound is 16 tokens";
+  EXPECT_TRUE(cudal2::rt::in_stream_class(1, 24, 4096, 16384, kL2, wide));
+  EXPECT_EQ(pick_stream(kPortfolio, 1, 0, 24, 4096, 16384, 132, kL2, wide).kernel, -1)
+      << "in the class, but no kernel of the portfolio holds 24 tokens";
   cudal2::rt::StreamBounds small;
   small.min_weight_bytes = 0;
   EXPECT_TRUE(cudal2::rt::in_stream_class(1, 1, 1024, 1024, kL2, small)) << "the weight bound overridden";

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Here (the build machine): copy what the GPU machine needs of build/ into .dev/build (git-excluded,
+# stripped, well under the device tool's 64 MiB carry limit): the CLI, its libraries, the kernel
+# headers the JIT compiles candidates against, the prompts, the runtime library and the GPU tests
+# with their data. Then call the device tool with carry [".dev"] and, there,
+# `export BUILD=.dev/build; source bench/device_env.sh` (bench/stream/stream_call.sh,
+# bench/lat/lat_call.sh honour BUILD); the GPU tests need LD_LIBRARY_PATH=$PWD/.dev/build/src/runtime.
+#   bash bench/carry_build.sh [BUILD_DIR]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+src=${1:-build}
+dst=.dev/build
+rm -rf "$dst"
+mkdir -p "$dst/share/cudal2" "$dst/src/runtime" "$dst/tests"
+cp -a "$src/cudal2" "$dst/"
+[ -d "$src/lib" ] && cp -a "$src/lib" "$dst/"
+cp -a "$src/share/cudal2/kernels" "$src/share/cudal2/prompts" "$dst/share/cudal2/"
+cp src/kernels/* "$dst/share/cudal2/kernels/"  # headers changed since the last configure
+cp -a "$src"/src/runtime/libcudal2_runtime.so* "$dst/src/runtime/"
+if [ -f "$src/tests/cudal2_gpu_tests" ]; then
+  cp -a "$src/tests/cudal2_gpu_tests" "$dst/tests/"
+  [ -d "$src/tests/gpu_data" ] && cp -a "$src/tests/gpu_data" "$dst/tests/"
+fi
+find "$dst" -type f \( -name '*.so*' -o -name cudal2 -o -name cudal2_gpu_tests \) -exec strip --strip-unneeded {} + 2>/dev/null || true
+du -sh "$dst"

@@ -39,7 +39,7 @@ TEST(Candidates, FailuresAreRecordedAndTheRunGoesOn) {
   req.reps = 3;
   req.baselines = {"cublas-nn"};
   const std::string db_path = (dir / "t.db").string();
-  req.worker_exe = cudal2::test::cli();
+  req.judge_exe = cudal2::test::cli();
   req.timeout_s = 10;
   req.job_overhead_s = 30;
   req.batch = 5;  // all in one job: the fault kills it, and the retry one by one finds who did it

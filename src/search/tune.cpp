@@ -117,6 +117,12 @@ double best_baseline_us(const std::string& baseline_json) {
   return best;
 }
 
+// The store's key of problem p measured on gpu in mode.
+store::ProblemKey store_key(const std::string& gpu, const Problem& p, Mode mode) {
+  return {gpu,       std::string(to_string(p.accum)), std::string(to_string(p.layout)), p.shape.m, p.shape.n,
+          p.shape.k, std::string(to_string(mode))};
+}
+
 // What the store already knows about the run's specs on one problem, one observation per spec:
 // its offline graph row when there is one (the objective), else its first row.
 std::vector<Observation> stored_observations(const store::Store& db, const std::string& gpu, const Problem& p,
@@ -124,8 +130,7 @@ std::vector<Observation> stored_observations(const store::Store& db, const std::
   std::map<std::string, const KernelSpec*> by_hash;
   for (const auto& s : space) by_hash.emplace(s.hash(), &s);
   std::map<std::string, store::MeasurementRow> pick;
-  for (auto& r : db.list_measurements(gpu, to_string(p.accum), to_string(p.layout), p.shape.m, p.shape.n, p.shape.k,
-                                      to_string(mode))) {
+  for (auto& r : db.list_measurements(store_key(gpu, p, mode))) {
     if (!by_hash.count(r.spec_hash)) continue;
     auto it = pick.find(r.spec_hash);
     const bool graph = r.mode == "offline" && r.timer == "graph";
@@ -349,7 +354,7 @@ std::vector<std::pair<Shape, std::vector<KernelSpec>>> top_candidates(const std:
     std::vector<KernelSpec> specs;
     for (auto layout : {Layout::NN, Layout::TN})
       for (const auto& [hash, us] :
-           db.top_specs(gpu, to_string(accum), to_string(layout), sh.m, sh.n, sh.k, "offline", "graph", top)) {
+           db.top_specs(store_key(gpu, Problem{sh, layout, accum}, Mode::Offline), "graph", top)) {
         const auto row = db.get_spec(hash);
         if (!row || row->family == "source" || row->family == "artifact") continue;  // no spec to re-run
         specs.push_back(parse_spec(row->text));

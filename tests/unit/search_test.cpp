@@ -294,15 +294,15 @@ TEST(StoreReward, NewColumnRoundTripsAndOldStoresMigrate) {
   }
   auto st = store::Store::open(path);
   EXPECT_EQ(st.schema_version(), store::Store::latest_schema_version());
-  const auto rows = st.list_measurements("G", "f32", "nn", 1, 2, 3, "offline");
+  const auto rows = st.list_measurements({"G", "f32", "nn", 1, 2, 3, "offline"});
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_FALSE(rows[0].reward);
   store::MeasurementRow m = rows[0];
   m.reward = 1.25;
   const auto id = st.put_measurement(m).id;
   EXPECT_EQ(st.get_measurement(id)->reward, 1.25);
-  EXPECT_EQ(st.list_measurements("G", "f32", "nn", 1, 2, 3, "offline").size(), 2u);
-  EXPECT_TRUE(st.list_measurements("G", "f32", "nn", 1, 2, 3, "server").empty());
+  EXPECT_EQ(st.list_measurements({"G", "f32", "nn", 1, 2, 3, "offline"}).size(), 2u);
+  EXPECT_TRUE(st.list_measurements({"G", "f32", "nn", 1, 2, 3, "server"}).empty());
   std::filesystem::remove_all(dir);
 }
 
@@ -342,7 +342,7 @@ TEST(StoreSink, WritesEachRecordAsItsRowUnderItsRun) {
     EXPECT_EQ(build->compile_seconds, 1.5);
     EXPECT_EQ(build->log, "nvcc log");
     EXPECT_EQ(build->artifact_path, "/cache/k.so");
-    const auto rows = db.list_measurements("G", "f32", "nn", 64, 32, 16, "offline");
+    const auto rows = db.list_measurements({"G", "f32", "nn", 64, 32, 16, "offline"});
     ASSERT_EQ(rows.size(), 2u);
     for (size_t i = 0; i < 2; ++i) {
       auto want = measurement_row(i == 0 ? m : f, sink.run_id());
@@ -353,8 +353,8 @@ TEST(StoreSink, WritesEachRecordAsItsRowUnderItsRun) {
     EXPECT_EQ(rows[0].median_us, 10.0);
     EXPECT_EQ(rows[1].failure, "max rel err 0.5");
     EXPECT_EQ(rows[1].reward, -1.0);
-    ASSERT_TRUE(db.get_best("G", "f32", "nn", 64, 32, 16));  // the ok graph row is the best
-    EXPECT_EQ(db.get_best("G", "f32", "nn", 64, 32, 16)->measurement_id, rows[0].id);
+    ASSERT_TRUE(db.get_best({"G", "f32", "nn", 64, 32, 16}));  // the ok graph row is the best
+    EXPECT_EQ(db.get_best({"G", "f32", "nn", 64, 32, 16})->measurement_id, rows[0].id);
     const auto run = db.get_run(sink.run_id());
     ASSERT_TRUE(run);
     EXPECT_EQ(run->command, "cudal2 eval --spec x");
@@ -437,7 +437,7 @@ TEST_F(TuneLoop, ExhaustiveStoresRewardsAndResumes) {
   }
   {
     auto db = store::Store::open(options().db_path);
-    const auto rows = db.list_measurements("unknown", "f32", "nn", 64, 64, 64, "offline");
+    const auto rows = db.list_measurements({"unknown", "f32", "nn", 64, 64, 64, "offline"});
     ASSERT_EQ(rows.size(), 2u);
     EXPECT_DOUBLE_EQ(*rows[0].reward, 1.2);
   }
@@ -466,8 +466,8 @@ TEST_F(TuneLoop, LayoutsLimitTheProblemsToThoseNamed) {
   ASSERT_EQ(r.outcomes.size(), 6u);
   for (const auto& c : r.outcomes) EXPECT_NE(c.spec_text.find("tiny tn "), std::string::npos) << c.spec_text;
   auto db = store::Store::open(o.db_path);
-  EXPECT_TRUE(db.list_measurements("unknown", "f32", "nn", 64, 64, 64, "offline").empty());
-  EXPECT_EQ(db.list_measurements("unknown", "f32", "tn", 64, 64, 64, "offline").size(), 6u);
+  EXPECT_TRUE(db.list_measurements({"unknown", "f32", "nn", 64, 64, 64, "offline"}).empty());
+  EXPECT_EQ(db.list_measurements({"unknown", "f32", "tn", 64, 64, 64, "offline"}).size(), 6u);
   o.layouts.clear();
   EXPECT_THROW(run_tune(o), InputError);
 }
@@ -559,7 +559,7 @@ TEST_F(TuneLoop, ARoundTheGpuWasDisturbedForStoresNothingAndStops) {
   EXPECT_EQ(r.outcomes[0].status, Status::GpuDisturbed) << r.outcomes[0].detail;
   EXPECT_TRUE(r.outcomes[0].score.empty());
   auto db = store::Store::open(o.db_path);
-  EXPECT_TRUE(db.list_measurements("unknown", "f32", "nn", 64, 64, 64, "offline").empty());
+  EXPECT_TRUE(db.list_measurements({"unknown", "f32", "nn", 64, 64, 64, "offline"}).empty());
 }
 
 // --round 0 --per-problem 1: every problem proposes one spec per round (its next one here, in
@@ -739,7 +739,7 @@ TEST_F(TuneLanes, EveryCandidateOnceOnItsLanesGpuObservedAndStored) {
   }
   {
     auto db = store::Store::open(lanes().db_path);
-    const auto rows = db.list_measurements("unknown", "f32", "nn", 64, 64, 64, "offline");
+    const auto rows = db.list_measurements({"unknown", "f32", "nn", 64, 64, 64, "offline"});
     std::set<std::string> hashes;
     for (const auto& r : rows) hashes.insert(r.spec_hash);
     EXPECT_EQ(rows.size(), 6u);  // one graph row per candidate: stored once

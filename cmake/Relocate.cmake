@@ -2,8 +2,9 @@
 # (src/core/paths.hpp), in share/cudal2/ beside bin/ (installed) or in the build directory:
 #   kernels/   our kernel headers (the JIT's -I)        prompts/   the LLM proposer's template
 #   cutlass/   CUTLASS's include/ and tools/util/include/ (the JIT's -I for sm90_cutlass)
-#   report.py  `cudal2 report`'s generator, with analysis.py beside it, and replay_judge.py
-#              (`--replay`) with store_csv.py (installed only; the build tree uses python/ of the checkout)
+#   report.py  `cudal2 report`'s generator, with analysis.py and store_csv.py (which reads stores)
+#              beside it, and replay_judge.py (`--replay`) (installed only; the build tree uses python/
+#              of the checkout)
 # No path of the build machine is compiled into a program.
 include(GNUInstallDirs)
 set(_share "${CMAKE_BINARY_DIR}/share/cudal2")

@@ -34,7 +34,6 @@ import json
 import math
 import os
 import shutil
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -44,7 +43,7 @@ from concurrent.futures import ThreadPoolExecutor
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from evaluate_policy import split, gmean  # noqa: E402  (the same split and geometric mean)
-from _analysis import replay_judge  # noqa: E402  (the same value per spec as the judge answers)
+from _analysis import offline_graph_rows, replay_judge  # noqa: E402  (the same value per spec as the judge answers)
 
 Replay = replay_judge.Replay
 
@@ -63,12 +62,9 @@ def run(cmd, log, env):
 
 def rows_in_order(db):
     """(m, n, k, layout) -> [spec_hash] of offline graph rows, in measurement order."""
-    con = sqlite3.connect(db)
     out = defaultdict(list)
-    for m, n, k, layout, h in con.execute("SELECT m, n, k, layout, spec_hash FROM measurements "
-                                          "WHERE mode = 'offline' AND timer = 'graph' ORDER BY id"):
+    for _, m, n, k, layout, h, _, _, _ in offline_graph_rows(db):
         out[(m, n, k, layout)].append(h)
-    con.close()
     return out
 
 

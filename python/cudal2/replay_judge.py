@@ -37,9 +37,14 @@ Only mode offline and timer graph are recorded: ask tune for `--mode offline --t
 import json
 import math
 import os
-import sqlite3
 import statistics
 import sys
+
+try:
+    from . import store_csv
+except ImportError:  # run as a program (the tuner starts it) or loaded as a file: its sibling
+    sys.path.append(os.path.dirname(os.path.abspath(__file__)))
+    import store_csv
 
 
 def summary(row):
@@ -55,7 +60,7 @@ def pick_median(rows, key):
 
 class Replay:
     def __init__(self, path, accum="f32"):
-        self.con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        self.con = store_csv.open_store(path)  # read only, its schema checked
         self.text_to_hash = dict(
             (t, h) for h, t in self.con.execute("SELECT hash, text FROM specs"))
         self.cache = {}
@@ -167,7 +172,11 @@ def main():
     if not path or not os.path.exists(path):
         print(f"replay_judge: no store (set CUDAL2_REPLAY_DB or pass a path; got '{path}')", file=sys.stderr)
         return 1
-    replay = Replay(path)
+    try:
+        replay = Replay(path)
+    except store_csv.StoreError as e:
+        print(f"replay_judge: {e}", file=sys.stderr)
+        return 1
     for line in sys.stdin:
         if not line.strip():
             continue

@@ -15,6 +15,7 @@
 #include <functional>
 #include <optional>
 #include <random>
+#include <sstream>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -374,6 +375,17 @@ TEST(StoreTypedCalls, LlmTurnsProfilesAndFailures) {
   store.put_build(BuildRow{0, "a", "src", "compile-error", 1.0, "error: x", "", ""});
   EXPECT_EQ(store.failure_detail("a"), "error: x");  // a failed build's log comes first
   EXPECT_EQ(store.failure_detail("b"), "");
+}
+
+// The Python readers (python/cudal2/store_csv.py) refuse a store of a schema newer than they know:
+// their constants must follow the migrations, or they would refuse the stores this build writes.
+TEST(StoreTypedCalls, PythonReadersKnowTheLatestSchema) {
+  std::ifstream f(std::string(CUDAL2_SOURCE_DIR) + "/python/cudal2/store_csv.py");
+  ASSERT_TRUE(f) << "python/cudal2/store_csv.py";
+  std::stringstream text;
+  text << f.rdbuf();
+  EXPECT_NE(text.str().find(fmt::format("\nSCHEMA_VERSION = {}\n", kMigrations.size())), std::string::npos);
+  EXPECT_NE(text.str().find(fmt::format("\nAPPLICATION_ID = 0x{:08x}\n", kApplicationId)), std::string::npos);
 }
 
 TEST(StoreBest, OnlyAFasterOkOfflineGraphMeasurementUpdatesIt) {

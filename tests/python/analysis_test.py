@@ -201,5 +201,30 @@ class Csv(unittest.TestCase):
         self.assertEqual(len(A.store_measurements(out)), 3)
 
 
+class StoreBoundary(unittest.TestCase):
+    """Who may query a store: the C++ sources under src/store/ (typed calls of store::Store), and on the
+    Python side store_csv.py and analysis.py (the schema check, then the queries). A reader elsewhere
+    would read a store without that check."""
+
+    def files(self, top, exts):
+        for d, dirs, names in os.walk(os.path.join(REPO, top)):
+            skip = ("bench/results", "src/store")
+            dirs[:] = [x for x in dirs if os.path.relpath(os.path.join(d, x), REPO) not in skip]
+            for n in names:
+                if n.endswith(exts):
+                    yield os.path.relpath(os.path.join(d, n), REPO)
+
+    def test_only_the_store_modules_open_stores(self):
+        allowed = {"python/cudal2/store_csv.py", "python/cudal2/analysis.py"}
+        found = [f for top in ("python/cudal2", "bench") for f in self.files(top, (".py", ".sh"))
+                 if f not in allowed and "sqlite3" in open(os.path.join(REPO, f), errors="replace").read()]
+        self.assertEqual(found, [])
+
+    def test_no_sql_outside_src_store(self):
+        found = [f for f in self.files("src", (".cpp", ".hpp", ".h"))
+                 if "sqlite" in open(os.path.join(REPO, f), errors="replace").read()]
+        self.assertEqual(found, [])
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2 if "-v" in sys.argv else 1, argv=[a for a in sys.argv if a != "-v"])

@@ -51,6 +51,8 @@ struct TuneArgs {
 }  // namespace
 
 Run add_tune(CLI::App& cmd, const Context& ctx) {
+  // The command line is the composition root that links the LLM room: search/ does not name it.
+  llm::register_llm_policy();
   auto a = std::make_shared<TuneArgs>();
   auto* tune = &cmd;
   tune->add_option("--search", a->search, fmt::format("Search policy: {}", fmt::join(search::policy_names(), ", ")))

@@ -486,6 +486,7 @@ for line in sys.stdin:
   o.eval.judge_exe = judge;
   o.eval.progress = false;
   o.families = {"tiny"};
+  llm::register_llm_policy();  // as `cudal2 tune` does: search/ does not know the LLM policy
   o.search = "llm";
   o.policy.extra = {{"llm-url", srv.url()}, {"llm-model", "scripted"}, {"db", o.db_path}};
   o.round = 1;

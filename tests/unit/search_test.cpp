@@ -60,6 +60,19 @@ TEST(Registry, KnowsExhaustiveAndRandomAndRefusesOthers) {
   }
 }
 
+// A room above search/ (the LLM proposer) adds its policy through register_policy, from the
+// composition root: the registry lists and makes it without search/ naming that room.
+TEST(Registry, RegisteredPoliciesAreListedAfterTheBuiltInsAndMade) {
+  register_policy("registered-for-test", [](const PolicyOptions& o) { return make_policy("random", o); });
+  register_policy("registered-for-test", [](const PolicyOptions& o) { return make_policy("exhaustive", o); });
+  const auto names = policy_names();
+  const auto at = std::find(names.begin(), names.end(), "registered-for-test");
+  ASSERT_NE(at, names.end());
+  EXPECT_EQ(std::count(names.begin(), names.end(), "registered-for-test"), 1);  // registered again: replaced
+  EXPECT_GT(at - names.begin(), std::find(names.begin(), names.end(), "rl") - names.begin());
+  EXPECT_EQ(make_policy("registered-for-test")->name(), "exhaustive");
+}
+
 TEST(Exhaustive, ProposesTheSpaceInOrderSkippingWhatIsObserved) {
   const auto space = mma_space(Layout::NN);
   ASSERT_GT(space.size(), 10u);

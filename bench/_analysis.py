@@ -5,8 +5,8 @@ tree without installing or importing the cudal2 package (whose __init__ needs to
     from _analysis import gmean, load  # noqa: E402
 
 Every name of python/cudal2/analysis.py's __all__ is re-exported here; python/cudal2/store_csv.py
-(a store as CSV files and back) and python/cudal2/replay_worker.py (answers from recorded
-measurements) are the modules `store_csv` and `replay_worker`.
+(a store as CSV files and back) and python/cudal2/replay_judge.py (answers from recorded
+measurements) are the modules `store_csv` and `replay_judge`.
 """
 import importlib.util
 import os
@@ -26,7 +26,7 @@ def _load(name):
 
 
 analysis = _load("analysis")
-store_csv = _load("store_csv")
-replay_worker = _load("replay_worker")
+store_csv = analysis.store_csv  # the one analysis reads stores through (one StoreError class)
+replay_judge = _load("replay_judge")
 globals().update({name: getattr(analysis, name) for name in analysis.__all__})
-__all__ = ["analysis", "store_csv", "replay_worker"] + list(analysis.__all__)
+__all__ = ["analysis", "store_csv", "replay_judge"] + list(analysis.__all__)

@@ -2,8 +2,9 @@
 # (src/core/paths.hpp), in share/cudal2/ beside bin/ (installed) or in the build directory:
 #   kernels/   our kernel headers (the JIT's -I)        prompts/   the LLM proposer's template
 #   cutlass/   CUTLASS's include/ and tools/util/include/ (the JIT's -I for sm90_cutlass)
-#   report.py  `cudal2 report`'s generator, with analysis.py beside it, and replay_worker.py
-#              (`--replay`) with store_csv.py (installed only; the build tree uses python/ of the checkout)
+#   report.py  `cudal2 report`'s generator, with analysis.py and store_csv.py (which reads stores)
+#              beside it, and replay_judge.py (`--replay`) (installed only; the build tree uses python/
+#              of the checkout)
 # No path of the build machine is compiled into a program.
 include(GNUInstallDirs)
 set(_share "${CMAKE_BINARY_DIR}/share/cudal2")
@@ -47,8 +48,8 @@ install(DIRECTORY "${PROJECT_SOURCE_DIR}/src/kernels/" DESTINATION ${CMAKE_INSTA
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/prompts/" DESTINATION ${CMAKE_INSTALL_DATADIR}/cudal2/prompts)
 install(FILES "${PROJECT_SOURCE_DIR}/python/cudal2/report.py" "${PROJECT_SOURCE_DIR}/python/cudal2/analysis.py"
         DESTINATION ${CMAKE_INSTALL_DATADIR}/cudal2)
-# `--replay`'s worker (executable: the judge starts it as a program) and the store <-> CSV tool.
-install(PROGRAMS "${PROJECT_SOURCE_DIR}/python/cudal2/replay_worker.py" DESTINATION ${CMAKE_INSTALL_DATADIR}/cudal2)
+# `--replay`'s stand-in judge (executable: the tuner starts it as a program) and the store <-> CSV tool.
+install(PROGRAMS "${PROJECT_SOURCE_DIR}/python/cudal2/replay_judge.py" DESTINATION ${CMAKE_INSTALL_DATADIR}/cudal2)
 install(FILES "${PROJECT_SOURCE_DIR}/python/cudal2/store_csv.py" DESTINATION ${CMAKE_INSTALL_DATADIR}/cudal2)
 if(CUDAL2_INSTALL_CUTLASS AND CUTLASS_FOUND)
   install(DIRECTORY "${CUTLASS_ROOT}/include/" DESTINATION ${CMAKE_INSTALL_DATADIR}/cudal2/cutlass/include)

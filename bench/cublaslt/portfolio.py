@@ -7,11 +7,10 @@ STORE: a SQLite store, or a directory holding its CSV export (python/cudal2/stor
 """
 import argparse
 import os
-import sqlite3
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # bench/: _analysis
-from _analysis import store_csv  # noqa: E402
+from _analysis import best_spec_times  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("dbs")
@@ -25,11 +24,7 @@ if a.shapes:
     only = {tuple(int(x) for x in l.split(",")) for l in open(a.shapes) if l.strip() and not l.startswith("#")}
 out = []
 for path in a.dbs.split(","):
-    c = store_csv.load(path, ":memory:") if os.path.isdir(path) else sqlite3.connect(path)
-    rows = c.execute(
-        "SELECT s.family, s.text, m.m, m.n, m.k, m.layout, MIN(m.median_us) FROM measurements m JOIN specs s "
-        "ON s.hash = m.spec_hash WHERE m.mode='offline' AND m.timer='graph' AND m.status='ok' "
-        "GROUP BY s.hash, m.m, m.n, m.k").fetchall()
+    rows = best_spec_times(path)  # a store file or its CSV export, schema checked
     best = {}
     for fam, text, m, n, k, layout, us in rows:
         if (fams and fam not in fams) or (only and (m, n, k) not in only):

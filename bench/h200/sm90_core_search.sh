@@ -18,7 +18,7 @@ DB=.jit/tune.db
 [ -f "$DB" ] || { [ -d "$R/tune" ] && python3 python/cudal2/store_csv.py import "$R/tune" "$DB"; }
 space=(--grid sample --space core --families "${FAMILIES:-sm90_cutlass}")
 search=(--timers graph --reps 10 --baselines cublas-nn,cublas-tn --verify-budget 6.7e7)
-count() { python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(c.execute(\"select count(*), count(distinct spec_hash) from measurements\").fetchone())" "$1"; }
+count() { python3 -c "import sys; sys.path.insert(0, 'bench'); from _analysis import measurement_counts; print(measurement_counts(sys.argv[1]))" "$1"; }
 for step in "$@"; do
   t0=$(date +%s)
   case "$step" in

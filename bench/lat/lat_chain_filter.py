@@ -25,10 +25,13 @@ import argparse
 import csv
 import gzip
 import json
+import os
 import re
-import sqlite3
 import sys
 from collections import defaultdict
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # bench/: _analysis
+from _analysis import store_csv  # noqa: E402
 
 
 DROP_LINE = re.compile(r"^  (\d+)x(\d+)x(\d+) (nn|tn) (\S+)\s*$")
@@ -91,13 +94,7 @@ def main():
             ap.error("give --runtime-csv and --table, or --drop-list")
         drop = drop_from_runtime(a.runtime_csv, a.table, a.below)
     for path in a.store:
-        c = sqlite3.connect(path)
-        n = 0
-        for (m, nn, k), layout, _ in drop:
-            n += c.execute(
-                "DELETE FROM measurements WHERE m = ? AND n = ? AND k = ? AND layout = ? AND spec_hash IN "
-                "(SELECT hash FROM specs WHERE family = ?)", (m, nn, k, layout, a.family)).rowcount
-        c.commit()
+        n = store_csv.drop_family_measurements(path, a.family, [(m, nn, k, layout) for (m, nn, k), layout, _ in drop])
         print(f"{path}: {n} {a.family} measurement(s) removed")
     print(f"{len(drop)} {a.family} entries lost under the chain timer (below {a.below}):")
     for (m, nn, k), layout, ratio in sorted(drop, key=lambda x: x[2]):

@@ -24,14 +24,15 @@ for shape in 1024,1024,1024 256,4096,1024; do
 done
 kill "$LLM_PID" 2>/dev/null
 "$B/cudal2" export --db "$OUT/llm.db" --trajectories "$OUT/trajectories.jsonl" --include-unscored
-python3 - "$OUT/llm.db" <<'PY'
-import sqlite3, sys
-db = sqlite3.connect(sys.argv[1])
+python3 - "$OUT/llm.db" "$(cd "$(dirname "$0")/.." && pwd)" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[2])  # bench/: _analysis
+from _analysis import llm_turns
+turns = llm_turns(sys.argv[1])
 print("%-16s %4s %-7s %-16s %10s %10s %8s" % ("shape", "turn", "kind", "status", "time_us", "best_us", "reward"))
-for shape in db.execute("SELECT DISTINCT m, n, k FROM llm_turns ORDER BY m"):
+for shape in sorted({t[:3] for t in turns}):
     best = None
-    for kind, status, t, r in db.execute(
-            "SELECT kind, status, time_us, reward FROM llm_turns WHERE m=? AND n=? AND k=? ORDER BY id", shape):
+    for kind, status, t, r in [t[3:] for t in turns if t[:3] == shape]:
         if t is not None and (best is None or t < best):
             best = t
         print("%-16s %4s %-7s %-16s %10s %10s %8s" % ("x".join(map(str, shape)), "", kind, status,

@@ -29,13 +29,12 @@ import math
 import os
 import random
 import shutil
-import sqlite3
 import subprocess
 import sys
 from collections import defaultdict
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # bench/: _analysis
-from _analysis import gmean  # noqa: E402
+from _analysis import gmean, offline_graph_rows  # noqa: E402
 
 PAPER_SIZES = [64, 128, 256, 512, 1024, 2048, 4096, 8192, 12288, 16384]
 
@@ -73,13 +72,8 @@ def run(cmd, log):
 
 def ok_graph_rows(db, shapes=None):
     """(m, n, k, layout) -> [(id, spec_hash, median or None)] of offline graph rows, in id order."""
-    con = sqlite3.connect(db)
-    rows = con.execute(
-        "SELECT id, m, n, k, layout, spec_hash, status, median_us, baseline_json FROM measurements "
-        "WHERE mode = 'offline' AND timer = 'graph' ORDER BY id").fetchall()
-    con.close()
     out = defaultdict(list)
-    for i, m, n, k, layout, h, status, med, bj in rows:
+    for i, m, n, k, layout, h, status, med, bj in offline_graph_rows(db):
         if shapes is not None and (m, n, k) not in shapes:
             continue
         out[(m, n, k, layout)].append((i, h, med if status == "ok" else None, bj))

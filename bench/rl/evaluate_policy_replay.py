@@ -3,11 +3,11 @@
 
 The same protocol as bench/rl/evaluate_policy.py (same fixed-seed 80/20 split of the 1000 paper-grid
 shapes: evaluate_policy.split), restricted to the shapes the replay store has data for, with
-`cudal2 tune` talking to python/cudal2/replay_worker.py instead of a GPU worker (`--worker ...
+`cudal2 tune` talking to python/cudal2/replay_judge.py instead of a GPU judge (`--judge ...
 --no-gpu-check`): every "measurement" is the recorded median of that spec on that shape, every
 shape's space is the recorded one (cuBLASLt's heuristic suggestions plus one-attribute variations,
-family cublaslt), listed as the real worker lists it, cuBLASLt's heuristic top-1 first (inferred:
-replay_worker.py's docstring), no noise is re-measured.
+family cublaslt), listed as the real judge lists it, cuBLASLt's heuristic top-1 first (inferred:
+replay_judge.py's docstring), no noise is re-measured.
 
   1. Train: `cudal2 tune --search rl --policy-file policy.json` on the training shapes
      (--train-round specs per round, --train-budget specs in all).
@@ -34,7 +34,6 @@ import json
 import math
 import os
 import shutil
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -44,9 +43,9 @@ from concurrent.futures import ThreadPoolExecutor
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from evaluate_policy import split, gmean  # noqa: E402  (the same split and geometric mean)
-from _analysis import replay_worker  # noqa: E402  (the same value per spec as the worker answers)
+from _analysis import offline_graph_rows, replay_judge  # noqa: E402  (the same value per spec as the judge answers)
 
-Replay = replay_worker.Replay
+Replay = replay_judge.Replay
 
 BASELINES = "cublaslt-autotune-nn,cublaslt-autotune-tn,cublaslt-heuristic-nn,cublaslt-heuristic-tn"
 
@@ -63,12 +62,9 @@ def run(cmd, log, env):
 
 def rows_in_order(db):
     """(m, n, k, layout) -> [spec_hash] of offline graph rows, in measurement order."""
-    con = sqlite3.connect(db)
     out = defaultdict(list)
-    for m, n, k, layout, h in con.execute("SELECT m, n, k, layout, spec_hash FROM measurements "
-                                          "WHERE mode = 'offline' AND timer = 'graph' ORDER BY id"):
+    for _, m, n, k, layout, h, _, _, _ in offline_graph_rows(db):
         out[(m, n, k, layout)].append(h)
-    con.close()
     return out
 
 
@@ -110,9 +106,9 @@ def main():
     os.makedirs(a.work, exist_ok=True)
     log = os.path.join(a.out, "commands.log")
     env = dict(os.environ, CUDAL2_REPLAY_DB=os.path.abspath(a.store))
-    worker = os.path.join(HERE, "replay_worker.py")
+    judge = os.path.join(HERE, "replay_judge.py")
     common = ["--families", "cublaslt", "--accum", "f32", "--mode", "offline", "--timers", "graph", "--baselines",
-              BASELINES, "--worker", worker, "--no-gpu-check"]
+              BASELINES, "--judge", judge, "--no-gpu-check"]
 
     replay = Replay(a.store)
     have = {tuple(r) for r in replay.con.execute("SELECT DISTINCT m, n, k FROM measurements")}
@@ -120,7 +116,7 @@ def main():
     train = [s for s in train_all if s in have]
     held = [s for s in held_all if s in have]
     # Per held-out problem: recorded space (hash -> replayed median), best, heuristic top-1 (its
-    # recorded baseline time; the spec inferred to be it, first in the space: replay_worker.py).
+    # recorded baseline time; the spec inferred to be it, first in the space: replay_judge.py).
     space, best, heur, top1 = {}, {}, {}, {}
     for m, n, k in held:
         spaces, base = replay.shape(m, n, k, "f32")
@@ -153,7 +149,7 @@ def main():
             for m, n, k in held:
                 spaces, _ = replay.shape(m, n, k, "f32")
                 for layout in spaces:
-                    for _, text, _ in replay.ordered(m, n, k, "f32", layout):  # the worker's order
+                    for _, text, _ in replay.ordered(m, n, k, "f32", layout):  # the judge's order
                         f.write(f"{m},{n},{k}\t{layout}\t{text}\n")
         rows = []
         for layout in ("nn", "tn"):
@@ -271,7 +267,7 @@ def main():
             summary["top1_spec_gmean_vs_best"] = gmean([float(r["top1_ratio"]) for r in z])
             summary["top1_spec_within_2pct"] = sum(1 for r in z if float(r["top1_ratio"]) >= 1 / 1.02) / len(z)
             summary["top1_spec_below_0.8"] = sum(1 for r in z if float(r["top1_ratio"]) < 0.8)
-        # How well the heuristic's top-1 was inferred (replay_worker.py): its spec's times against
+        # How well the heuristic's top-1 was inferred (replay_judge.py): its spec's times against
         # the heuristic's in the same jobs, over every problem of the store.
         miss = []
         for m, n, k in sorted(have):

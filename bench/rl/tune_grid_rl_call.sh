@@ -8,8 +8,8 @@
 # is not part of the search's time. Resumable: the store and the policy file stay in .jit/rl/
 # (carry it to the next call), the run stops starting rounds after MINUTES.
 #   bash bench/rl/tune_grid_rl_call.sh MINUTES CALL [tune options]   e.g. bash bench/rl/tune_grid_rl_call.sh 8.5 1
-# (on a CPU, against recorded measurements: ... 1 1 --worker python/cudal2/replay_worker.py --no-gpu-check
-#  with CUDAL2_REPLAY_DB set; python/cudal2/replay_worker.py)
+# (on a CPU, against recorded measurements: ... 1 1 --judge python/cudal2/replay_judge.py --no-gpu-check
+#  with CUDAL2_REPLAY_DB set; python/cudal2/replay_judge.py)
 # Here, afterwards: tar xzf $FILES/rl.tgz -C /tmp && python3 python/cudal2/store_csv.py import /tmp/store
 #   .jit/rl/grid-rl.db && gunzip -c /tmp/policy.json.gz > .jit/rl/policy.json
 set -uo pipefail

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Nsight Compute profile of wgmma_swapab specs (the current best variants), on the GPU machine:
 #   source bench/device_env.sh >/dev/null; bash bench/wgmma/profile_swapab.sh
-# Per profile, `cudal2 eval` runs the spec on one shape (unconfined, so ncu can follow the worker)
+# Per profile, `cudal2 eval` runs the spec on one shape (unconfined, so ncu can follow the judge)
 # and ncu profiles one launch of swapab_kernel after a few warm-up calls: speed of light, memory
 # workload, warp stall reasons, occupancy. Writes $OUT/prof-TAG.txt and prints the key lines.
 # ncu locks clocks to base and flushes caches before each pass (its defaults): read percentages of

@@ -5,6 +5,9 @@ scripts load it straight from the source tree (bench/_analysis.py) without insta
 
 Every ratio the callers form is between two methods of the same run (same process, same inputs,
 interleaved); nothing here divides times from two runs.
+
+Stores are read only here and in store_csv.py (open_store checks the schema version first): the
+queries below are every question the Python side asks a store.
 """
 import csv
 import glob
@@ -12,12 +15,21 @@ import gzip
 import math
 import os
 import sqlite3
-import urllib.parse
+import sys
 from collections import defaultdict
 
+try:
+    from . import store_csv
+except ImportError:  # loaded as a file (bench/_analysis.py, the installed report generator): its sibling
+    sys.path.append(os.path.dirname(os.path.abspath(__file__)))
+    import store_csv
+
+StoreError = store_csv.StoreError
+
 __all__ = ["CLASSES", "shape_class", "row_class", "load", "expand", "load_many", "gmean", "family",
-           "best_of_layouts", "add_best_of_layouts", "times", "paired_ratios", "store_measurements",
-           "best_store_measurements", "compute_us", "memory_us", "roof_us", "write_rows"]
+           "best_of_layouts", "add_best_of_layouts", "times", "paired_ratios", "StoreError", "store_measurements",
+           "best_store_measurements", "offline_graph_rows", "best_spec_times", "llm_turns", "measurement_counts",
+           "compute_us", "memory_us", "roof_us", "write_rows"]
 
 CLASSES = ["small", "skinny", "medium", "large"]
 
@@ -156,23 +168,48 @@ def paired_ratios(rows):
 # ---------------------------------------------------------------------------------------------- stores
 
 
+def _query(path, sql, args=()):
+    """All rows of one query of the store at path (store_csv.open_store: a file or an exported
+    directory, its schema checked); StoreError where it is not a readable cudal2 store."""
+    db = store_csv.open_store(path)
+    try:
+        return db.execute(sql, args).fetchall()
+    except sqlite3.Error as e:
+        raise StoreError(f"{path}: not a cudal2 store ({e})") from e
+    finally:
+        db.close()
+
+
 def store_measurements(path):
-    """The ok measurements of a results store (SQLite, read only) as tuples (gpu, dtype, layout, m, n,
-    k, mode, timer, median_us, baseline_json); sqlite3.Error where it is not a cudal2 store. A store in
-    WAL mode where this process cannot write (a read-only mount: SQLite cannot make its -shm file) is
-    read as immutable."""
-    query = ("SELECT gpu, dtype, layout, m, n, k, mode, timer, median_us, baseline_json FROM measurements "
-             "WHERE status = 'ok' AND median_us IS NOT NULL")
-    uri = "file:" + urllib.parse.quote(os.path.abspath(path))
-    for mode in ("mode=ro", "immutable=1"):
-        db = sqlite3.connect(f"{uri}?{mode}", uri=True)
-        try:
-            return db.execute(query).fetchall()
-        except sqlite3.OperationalError:
-            if mode != "mode=ro" or os.access(os.path.dirname(os.path.abspath(path)), os.W_OK):
-                raise
-        finally:
-            db.close()
+    """The ok measurements of a results store (read only) as tuples (gpu, dtype, layout, m, n, k,
+    mode, timer, median_us, baseline_json); StoreError where it is not a cudal2 store."""
+    return _query(path, "SELECT gpu, dtype, layout, m, n, k, mode, timer, median_us, baseline_json FROM measurements "
+                  "WHERE status = 'ok' AND median_us IS NOT NULL")
+
+
+def offline_graph_rows(path):
+    """Every offline graph-timer measurement (failed ones included), oldest first, as tuples (id, m,
+    n, k, layout, spec_hash, status, median_us, baseline_json)."""
+    return _query(path, "SELECT id, m, n, k, layout, spec_hash, status, median_us, baseline_json FROM measurements "
+                  "WHERE mode = 'offline' AND timer = 'graph' ORDER BY id")
+
+
+def best_spec_times(path):
+    """Per spec and shape its fastest ok offline graph median, as tuples (family, spec text, m, n, k,
+    layout, median_us)."""
+    return _query(path, "SELECT s.family, s.text, m.m, m.n, m.k, m.layout, MIN(m.median_us) FROM measurements m "
+                  "JOIN specs s ON s.hash = m.spec_hash WHERE m.mode = 'offline' AND m.timer = 'graph' "
+                  "AND m.status = 'ok' GROUP BY s.hash, m.m, m.n, m.k")
+
+
+def llm_turns(path):
+    """The LLM proposer's turns, oldest first, as tuples (m, n, k, kind, status, time_us, reward)."""
+    return _query(path, "SELECT m, n, k, kind, status, time_us, reward FROM llm_turns ORDER BY id")
+
+
+def measurement_counts(path):
+    """(measurements, distinct specs measured) of the store."""
+    return tuple(_query(path, "SELECT count(*), count(DISTINCT spec_hash) FROM measurements")[0])
 
 
 def best_store_measurements(rows):

@@ -34,7 +34,6 @@ import io
 import json
 import math
 import os
-import sqlite3
 import sys
 from collections import defaultdict
 
@@ -148,8 +147,8 @@ def read_store(path):
     ds.files.append(path)
     try:
         rows = analysis.store_measurements(path)
-    except sqlite3.Error as e:
-        raise ReportError(f"{path}: not a cudal2 store ({e})")
+    except analysis.StoreError as e:
+        raise ReportError(str(e)) from e
     best = analysis.best_store_measurements(rows)
     gpus = sorted({k[0] for k in best})
     ds.meta.append(f"# store {path}: {len(rows)} ok measurements, GPU(s): {', '.join(gpus) or 'none'}")

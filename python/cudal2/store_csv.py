@@ -8,17 +8,93 @@ Results are committed as DIR (text that diffs and reviews), never as SQLite file
 as \\N, so it stays distinct from the empty string. The import recreates the exact schema (with the
 store's application_id and user_version): a newer cudal2 migrates it on open as it would the
 original file. bench/cublaslt/portfolio.py reads DIR directly. Tested by tests/replay/replay_test.py.
+
+The Python side reads stores only through open_store (here) and the queries of analysis.py, so the
+check of what a store is (application_id, schema version) is made in one place.
 """
 import csv
 import gzip
 import os
 import sqlite3
 import sys
+import urllib.parse
 
 NULL = "\\N"
 # Parents before children (foreign keys).
 TABLE_ORDER = ["specs", "runs", "builds", "measurements", "best"]
 GZIP_ABOVE = 1 << 20
+# What a cudal2 store is: src/store/schema.hpp's kApplicationId and the newest schema version its
+# migrations reach (tests/unit/store_test.cpp keeps both in step). A store of a newer schema is
+# refused, as cudal2 refuses it: a later schema may change what these readers' queries mean.
+APPLICATION_ID = 0x63756432
+SCHEMA_VERSION = 4
+
+
+class StoreError(Exception):
+    """Not a cudal2 store, one of a schema newer than SCHEMA_VERSION, or one that cannot be read."""
+
+
+def check_schema(c, name):
+    """The schema version of the store on connection c (name: for messages); StoreError unless it
+    is a cudal2 store of a schema this code knows."""
+    app_id = c.execute("PRAGMA application_id").fetchone()[0]
+    version = c.execute("PRAGMA user_version").fetchone()[0]
+    if app_id != APPLICATION_ID or version < 1:
+        raise StoreError(f"{name}: not a cudal2 store (application_id {app_id}, schema {version})")
+    if version > SCHEMA_VERSION:
+        raise StoreError(f"{name}: store schema {version} is newer than this reader knows ({SCHEMA_VERSION}); "
+                         "read it with the cudal2 that wrote it")
+    return version
+
+
+def open_store(path, write=False):
+    """A connection to the cudal2 store at path, its schema checked (check_schema). A directory (an
+    export of this module) is loaded into memory. A file is opened read-only, as immutable where
+    this process cannot write beside it (a WAL store on a read-only mount: SQLite cannot make its
+    -shm file), or read-write with write=True (maintenance scripts that delete rows)."""
+    try:
+        if os.path.isdir(path):
+            c = load(path, ":memory:")
+            check_schema(c, path)
+            return c
+        if not os.path.isfile(path):
+            raise StoreError(f"{path}: no such store")
+        if write:
+            c = sqlite3.connect(path)
+            check_schema(c, path)
+            return c
+        uri = "file:" + urllib.parse.quote(os.path.abspath(path))
+        for mode in ("mode=ro", "immutable=1"):
+            c = sqlite3.connect(f"{uri}?{mode}", uri=True)
+            try:
+                check_schema(c, path)
+                return c
+            except sqlite3.OperationalError:
+                c.close()
+                if mode != "mode=ro" or os.access(os.path.dirname(os.path.abspath(path)), os.W_OK):
+                    raise
+            except StoreError:
+                c.close()
+                raise
+    except sqlite3.Error as e:
+        raise StoreError(f"{path}: not a cudal2 store ({e})") from e
+
+
+def drop_family_measurements(path, family, problems):
+    """Deletes the measurements of specs of `family` on each (m, n, k, layout) of `problems` from the
+    store at path (schema checked; rows only, `best` is left as it is: the caller re-exports from
+    other stores); returns how many were deleted."""
+    c = open_store(path, write=True)
+    try:
+        n = 0
+        for m, nn, k, layout in problems:
+            n += c.execute(
+                "DELETE FROM measurements WHERE m = ? AND n = ? AND k = ? AND layout = ? AND spec_hash IN "
+                "(SELECT hash FROM specs WHERE family = ?)", (m, nn, k, layout, family)).rowcount
+        c.commit()
+        return n
+    finally:
+        c.close()
 
 
 def tables(c):

@@ -147,6 +147,8 @@ def test_single_method_has_no_baseline(tmp_path):
 def test_store(tmp_path):
     db = tmp_path / "t.db"
     con = sqlite3.connect(db)
+    con.execute("PRAGMA application_id = 1668637746")  # cudal2's (src/store/schema.hpp), schema 4
+    con.execute("PRAGMA user_version = 4")
     con.execute("CREATE TABLE measurements (gpu TEXT, dtype TEXT, layout TEXT, m INT, n INT, k INT, mode TEXT, "
                 "timer TEXT, status TEXT, median_us REAL, baseline_json TEXT)")
     for i, (m, n, k) in enumerate([(64, 64, 64), (128, 128, 128), (256, 256, 256), (4096, 64, 4096)]):

@@ -1,5 +1,5 @@
 // `cudal2 eval`: compile, verify and time kernel candidates (specs or free-form sources; or judge
-// prebuilt artifacts as they are) in a sandboxed worker process against the baselines; the results
+// prebuilt artifacts as they are) in a sandboxed judge process against the baselines; the results
 // go to the store.
 #include <CLI/CLI.hpp>
 

@@ -1,6 +1,5 @@
-// `cudal2 judge` (internal; also by its old name `cudal2 worker`, the one the tuner spawns): the
-// judge process, serving evaluation jobs on stdin/stdout for `eval`, `tune` and `serve`
-// (docs/worker-protocol.md, judge/jobs.hpp).
+// `cudal2 judge` (internal): the judge process, serving evaluation jobs on stdin/stdout for
+// `eval`, `tune` and `serve`, which spawn it by this name (docs/judge-protocol.md, judge/jobs.hpp).
 #include <CLI/CLI.hpp>
 
 #include "cli/command.hpp"

@@ -39,7 +39,7 @@ struct SuggestArgs {
 // --candidates FILE: lines "M,N,K<TAB>layout<TAB>spec text" ('#' comments): the specs each problem
 // may be given, for families whose space is per shape and needs a GPU to list (cublaslt: cuBLASLt's
 // suggestions, as `cudal2 tune` recorded them). Problems with no line are skipped, with a note.
-// A problem's lines keep their order: its space as the lt-space worker lists it, cuBLASLt's
+// A problem's lines keep their order: its space as the lt-space judge lists it, cuBLASLt's
 // heuristic suggestions first, best first (the policy treats the first cublaslt spec as the
 // heuristic's top-1: src/search/rl_policy.hpp, "Ranked spaces").
 std::map<std::pair<std::string, std::string>, std::vector<KernelSpec>> read_candidates(const std::string& path) {

@@ -44,13 +44,15 @@ struct TuneArgs {
   int final_reps = 30;
   std::string final_baselines = "cublas-nn,cublas-tn,cublaslt-autotune-nn,cublaslt-autotune-tn";
   std::string gpus;
-  std::string worker;
+  std::string judge;
   bool no_gpu_check = false;
 };
 
 }  // namespace
 
 Run add_tune(CLI::App& cmd, const Context& ctx) {
+  // The command line is the composition root that links the LLM room: search/ does not name it.
+  llm::register_llm_policy();
   auto a = std::make_shared<TuneArgs>();
   auto* tune = &cmd;
   tune->add_option("--search", a->search, fmt::format("Search policy: {}", fmt::join(search::policy_names(), ", ")))
@@ -87,13 +89,13 @@ Run add_tune(CLI::App& cmd, const Context& ctx) {
   tune->add_option("--final-baselines", a->final_baselines, "Baselines of the final measurement")
       ->capture_default_str();
   tune->add_option("--gpus", a->gpus,
-                   "GPUs that measure: all, or device numbers such as 0,1 (one worker per GPU, one store and "
+                   "GPUs that measure: all, or device numbers such as 0,1 (one judge per GPU, one store and "
                    "policy; default: the first GPU)");
-  // A stand-in worker (tests: a script answering jobs; --replay is the supported way to tune
+  // A stand-in judge (tests: a script answering jobs; --replay is the supported way to tune
   // without a GPU). Hidden: not for real runs.
-  tune->add_option("--worker", a->worker, "Worker executable speaking `cudal2 worker`'s protocol (default: this one)")
+  tune->add_option("--judge", a->judge, "Judge executable speaking `cudal2 judge`'s protocol (default: this one)")
       ->group("");
-  tune->add_flag("--no-gpu-check", a->no_gpu_check, "Do not require a local GPU (only with a --worker that needs none)")
+  tune->add_flag("--no-gpu-check", a->no_gpu_check, "Do not require a local GPU (only with a --judge that needs none)")
       ->group("");
   a->e.add(tune);
   return [a, &ctx, layouts_opt] {
@@ -105,7 +107,7 @@ Run add_tune(CLI::App& cmd, const Context& ctx) {
       if (!is_baseline(b))
         throw InputError(
             fmt::format("--final-baselines: unknown baseline '{}' (known: {})", b, fmt::join(baseline_names(), ", ")));
-    if (!a->worker.empty()) check_executable_arg(a->worker, "--worker");
+    if (!a->judge.empty()) check_executable_arg(a->judge, "--judge");
     if (const auto& pf = a->policy_opts.state_path; !pf.empty()) {
       std::error_code ec;
       if (!std::filesystem::exists(pf, ec)) {
@@ -148,16 +150,16 @@ Run add_tune(CLI::App& cmd, const Context& ctx) {
     to.final_reps = a->final_reps;
     to.final_baselines = split_list(a->final_baselines);
     to.gpus = a->gpus;
-    if (!a->worker.empty() && a->e.replaying()) throw InputError("--worker and --replay both name the worker");
-    if (!a->worker.empty()) to.eval.worker_exe = a->worker;
+    if (!a->judge.empty() && a->e.replaying()) throw InputError("--judge and --replay both name the judge");
+    if (!a->judge.empty()) to.eval.judge_exe = a->judge;
     to.check_gpu = !a->no_gpu_check && !a->e.replaying();
     to.local = local_gpus();  // the tuning loop does not call CUDA itself
-    // SIGTERM/SIGINT (blocked since main()): finish the worker job in flight, record it, close the
+    // SIGTERM/SIGINT (blocked since main()): finish the judge job in flight, record it, close the
     // run and exit; a second one ends the process at once. A resumed run measures the rest.
     std::atomic<bool> stop{false};
     serve::StopOnSignal on_signal([&stop] {
       if (stop.exchange(true)) std::_Exit(130);
-      std::fprintf(stderr, "cudal2 tune: stopping after the worker job in flight (again to stop at once)\n");
+      std::fprintf(stderr, "cudal2 tune: stopping after the judge job in flight (again to stop at once)\n");
     });
     to.stop = &stop;
     const auto result = search::run_tune(to);

@@ -28,7 +28,7 @@ struct Command {
   // Adds the command's options to `cmd` (already made by the registry with name and summary) and
   // returns what runs when it is the command given. The returned function owns the option values.
   Run (*add)(CLI::App& cmd, const Context& ctx) = nullptr;
-  bool hidden = false;  // internal (judge, worker, runner): left out of --help and the unknown-command message
+  bool hidden = false;  // internal (judge, runner): left out of --help and the unknown-command message
   // A command that takes its arguments unparsed (report hands them to a Python generator) has this
   // instead of `add`: called with argv[0] the command's name, it returns the exit code.
   int (*raw_main)(int argc, char** argv) = nullptr;
@@ -45,7 +45,7 @@ Run add_bench(CLI::App& cmd, const Context& ctx);     // cmd_bench.cpp
 Run add_eval(CLI::App& cmd, const Context& ctx);      // cmd_eval.cpp
 Run add_tune(CLI::App& cmd, const Context& ctx);      // cmd_tune.cpp
 Run add_show(CLI::App& cmd, const Context& ctx);      // cmd_show.cpp
-Run add_judge(CLI::App& cmd, const Context& ctx);     // cmd_judge.cpp: judge and its alias worker
+Run add_judge(CLI::App& cmd, const Context& ctx);     // cmd_judge.cpp: judge
 Run add_runner(CLI::App& cmd, const Context& ctx);    // cmd_runner.cpp
 Run add_export(CLI::App& cmd, const Context& ctx);    // cmd_export.cpp
 Run add_serve(CLI::App& cmd, const Context& ctx);     // cmd_serve.cpp

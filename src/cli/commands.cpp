@@ -26,7 +26,7 @@ constexpr Command kCommands[] = {
      .summary = "Verify and time the baselines (cuBLAS, cuBLASLt, torch.matmul) on shapes",
      .add = add_bench},
     {.name = "eval",
-     .summary = "Compile, verify and time kernel candidates (in a worker process) against the baselines",
+     .summary = "Compile, verify and time kernel candidates (in a judge process) against the baselines",
      .add = add_eval},
     {.name = "tune",
      .summary = "Search the kernel space for the given shapes; results go to the store (resumable)",
@@ -38,8 +38,6 @@ constexpr Command kCommands[] = {
      .summary = "Internal: the judge process, serving evaluation jobs on stdin/stdout",
      .add = add_judge,
      .hidden = true},
-    // The judge's old name: the tuner spawns it (and --worker stand-ins answer it) by this name.
-    {.name = "worker", .summary = "Internal: the judge process (alias of judge)", .add = add_judge, .hidden = true},
     {.name = "runner",
      .summary = "Internal: run one untrusted candidate for the judge (confined)",
      .add = add_runner,

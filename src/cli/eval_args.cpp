@@ -26,8 +26,8 @@ void EvalArgs::add(CLI::App* c) {
   timers_opt_ = c->add_option("--timers", timers, "Timers to run: graph, eager, host, chain (comma-separated)")
                     ->capture_default_str();
   c->add_option("--db", db_path, "SQLite results store")->capture_default_str();
-  c->add_option("--timeout", ev.timeout_s, "Seconds per candidate before its worker is killed")->capture_default_str();
-  c->add_option("--batch", ev.batch, "Candidates per worker job (a failed job is retried one by one)")
+  c->add_option("--timeout", ev.timeout_s, "Seconds per candidate before its judge is killed")->capture_default_str();
+  c->add_option("--batch", ev.batch, "Candidates per judge job (a failed job is retried one by one)")
       ->capture_default_str();
   c->add_option("--csv", ev.csv_path, "Also append the bench's CSV rows (candidates and baselines) to FILE");
   c->add_option("--verify-budget", ev.verify_budget, "CPU multiply-adds per reference before sampling")
@@ -52,13 +52,13 @@ void EvalArgs::add(CLI::App* c) {
                 "needed): a campaign replayed, e.g. to compare search policies (docs/tuning.md)");
 }
 
-// The replay worker answers a job from the store's rows: offline graph-timer medians, nothing else
+// The replay judge answers a job from the store's rows: offline graph-timer medians, nothing else
 // was recorded. It reads the store named by CUDAL2_REPLAY_DB, which it inherits from this process.
 void EvalArgs::finish_replay() {
-  // Checked like any store before a worker reads it: a file that was none made the worker exit,
+  // Checked like any store before a judge reads it: a file that was none made the judge exit,
   // and that was stored as the candidate's failure (with a penalty, under GPU "unknown").
   store::check_store(replay, store::Verify::Full, "--replay");
-  // The replay worker answers from recorded summaries and writes no CSV rows: --csv was ignored.
+  // The replay judge answers from recorded summaries and writes no CSV rows: --csv was ignored.
   if (!ev.csv_path.empty())
     throw InputError("--csv: --replay answers from a store's recorded results and writes no CSV rows");
   if (mode_opt_->count() > 0 && mode != "offline")
@@ -66,12 +66,12 @@ void EvalArgs::finish_replay() {
   if (timers_opt_->count() > 0 && timers != "graph")
     throw InputError(fmt::format("--replay answers the graph timer only (got --timers {})", timers));
   mode = "offline", timers = "graph";
-  const auto worker = find_python_script("replay_worker.py", "CUDAL2_REPLAY_WORKER");
-  if (worker.empty())
+  const auto judge = find_python_script("replay_judge.py", "CUDAL2_REPLAY_JUDGE");
+  if (judge.empty())
     throw InputError(
-        "--replay: the replay worker python/cudal2/replay_worker.py was not found next to this executable (set "
-        "CUDAL2_REPLAY_WORKER=/path/to/replay_worker.py)");
-  ev.worker_exe = worker.string();
+        "--replay: the replay judge python/cudal2/replay_judge.py was not found next to this executable (set "
+        "CUDAL2_REPLAY_JUDGE=/path/to/replay_judge.py)");
+  ev.judge_exe = judge.string();
   ::setenv("CUDAL2_REPLAY_DB", std::filesystem::absolute(replay).c_str(), 1);
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 // The options `eval` and `tune` share: candidates compiled by the JIT and run only in a sandboxed
-// worker process, measured against baselines timed in the same jobs, recorded in the store.
+// judge process, measured against baselines timed in the same jobs, recorded in the store.
 #include <string>
 
 #include "cli/shape_args.hpp"
@@ -20,8 +20,8 @@ struct EvalArgs {
   std::string timers = "graph,eager,host";
   std::string baselines = "cublas-nn,cublas-tn,cublaslt-autotune-nn,cublaslt-autotune-tn";
   ShapeArgs shapes;
-  // --replay STORE: a worker answering from STORE's recorded measurements instead of a GPU
-  // (python/cudal2/replay_worker.py): offline, graph timer, no GPU needed.
+  // --replay STORE: a judge answering from STORE's recorded measurements instead of a GPU
+  // (python/cudal2/replay_judge.py): offline, graph timer, no GPU needed.
   std::string replay;
   bool replaying() const { return !replay.empty(); }
 
@@ -29,7 +29,7 @@ struct EvalArgs {
   // --verify-budget --baselines --no-confine --back-to-back --replay.
   void add(CLI::App* c);
   // Checks the options and fills ev's shapes, modes, timers, baselines, command line and scorer
-  // (and, with --replay, the worker and its store).
+  // (and, with --replay, the judge and its store).
   void finish(const std::string& command_line);
 
  private:

@@ -12,7 +12,7 @@ namespace {
 // signals, src/serve/signals.hpp) have them blocked before anything else runs: from the
 // executable's .preinit_array, which the dynamic loader calls before any library's initializer.
 // cuBLASLt's alone takes over 100 ms, and a SIGTERM in that time (or while the options were
-// parsed) killed `cudal2 serve` outright. Their workers unblock them (src/sandbox/worker.cpp).
+// parsed) killed `cudal2 serve` outright. Their sandboxed children unblock them (src/sandbox/child.cpp).
 void block_stop_signals_first(int argc, char** argv, char** /*envp*/) {
   if (argc < 2 || argv == nullptr || argv[1] == nullptr) return;
   if (std::strcmp(argv[1], "serve") != 0 && std::strcmp(argv[1], "tune") != 0) return;

@@ -1,5 +1,5 @@
 #pragma once
-// Where the CLI finds a Python program it runs (`cudal2 report`'s generator, the replay worker of
+// Where the CLI finds a Python program it runs (`cudal2 report`'s generator, the replay judge of
 // `--replay`): one lookup for all of them, so an installed tree and a checkout behave the same.
 #include <filesystem>
 

@@ -12,7 +12,7 @@ namespace cudal2::cli {
 // Throws InputError or store::StoreError naming option and path.
 void check_store_arg(const std::string& path, std::string_view option);
 
-// An executable the command will start (a stand-in worker).
+// An executable the command will start (a stand-in judge).
 void check_executable_arg(const std::string& path, std::string_view option);
 
 }  // namespace cudal2::cli

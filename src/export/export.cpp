@@ -15,8 +15,6 @@
 #include "codegen/spec.hpp"
 #include "core/atomic_file.hpp"
 #include "core/problem.hpp"
-#include "store/reader.hpp"
-#include "store/sqlite.hpp"
 #include "store/store.hpp"
 
 namespace cudal2::exporter {
@@ -94,7 +92,7 @@ Table collect(const Options& opt) {
   std::set<std::string> gpus;
   struct Open {
     std::string path;
-    std::unique_ptr<store::sql::Db> db;
+    store::Store db;
     bool confirmation = false;
   };
   std::vector<Open> dbs;
@@ -105,9 +103,8 @@ Table collect(const Options& opt) {
     if (!std::filesystem::is_regular_file(path)) throw InputError(fmt::format("no such store '{}'", path));
     // Checks it is a cudal2 store, intact to the last index (a damaged one exported half its
     // entries without a word); read-only, an older schema through a migrated copy (store/reader.hpp).
-    auto db = std::make_unique<store::sql::Db>(store::open_for_reading(path, store::Verify::Full).db);
-    store::sql::Stmt g(*db, "SELECT DISTINCT gpu FROM best ORDER BY gpu");
-    while (g.step()) gpus.insert(g.text(0));
+    auto db = store::Store::open_to_read(path, store::Verify::Full);
+    for (auto& g : db.gpus_with_best()) gpus.insert(std::move(g));
     dbs.push_back({path, std::move(db), confirmation});
   }
   std::string gpu = opt.gpu;
@@ -126,28 +123,21 @@ Table collect(const Options& opt) {
   std::map<Key, std::pair<std::string, std::vector<Seen>>> confirmed;
   for (const auto& o : dbs) {
     // Per (shape, spec) the fastest ok offline graph measurement, with the baselines of its job.
-    store::sql::Stmt q(*o.db, R"sql(
-      SELECT m.dtype, m.layout, m.m, m.n, m.k, s.text, s.family, m.median_us, m.baseline_json, m.run_id
-      FROM measurements m JOIN specs s ON s.hash = m.spec_hash
-      WHERE m.gpu = ? AND m.status = 'ok' AND m.mode = 'offline' AND m.timer = 'graph'
-        AND m.median_us IS NOT NULL
-      ORDER BY m.id)sql");
-    q.bind_all(gpu);
-    while (q.step()) {
-      if (!fams.empty() && !fams.count(q.text(6))) continue;
+    for (auto& row : o.db.timed_specs(gpu)) {
+      if (!fams.empty() && !fams.count(row.family)) continue;
       // Free-form sources and prebuilt artifacts (eval --source/--artifact) have no spec a table
       // could rebuild them from.
-      if (q.text(6) == "source" || q.text(6) == "artifact") continue;
-      const Key key{q.text(0), q.text(1), q.int64(2), q.int64(3), q.int64(4)};
-      Seen seen{q.text(5), q.real(7), parse_baselines(q.text(8))};
+      if (row.family == "source" || row.family == "artifact") continue;
+      const Key key{row.dtype, row.layout, row.m, row.n, row.k};
+      Seen seen{std::move(row.spec_text), row.median_us, parse_baselines(row.baseline_json)};
       if (!o.confirmation) {
         all[key].push_back(std::move(seen));
         continue;
       }
       // rows come in insertion order: a newer run replaces the one before
       auto& [job, rows] = confirmed[key];
-      if (job != q.text(9)) {
-        job = q.text(9);
+      if (job != row.run_id) {
+        job = row.run_id;
         rows.clear();
       }
       rows.push_back(std::move(seen));

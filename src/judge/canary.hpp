@@ -1,6 +1,6 @@
 #pragma once
 // The trusted canary: is the GPU itself healthy right now? Run by the judge side in a fresh
-// `cudal2 worker` process (a fresh CUDA context), never loading candidate code: cuBLAS GEMMs on
+// `cudal2 judge` process (a fresh CUDA context), never loading candidate code: cuBLAS GEMMs on
 // fixed inputs for a fixed window, every output checked against an exact host reference, every
 // launch timed with CUDA events. Disturbed when a CUDA or cuBLAS call fails (a fault a neighbour's
 // teardown caused, a lost context), an output is wrong (a launch lost without an error), the
@@ -11,7 +11,7 @@
 
 namespace cudal2 {
 
-// Worker side of op "canary" (never throws: a failure is an unhealthy answer saying why).
+// Judge side of op "canary" (never throws: a failure is an unhealthy answer saying why).
 protocol::CanaryAnswer run_canary(const protocol::CanaryJob& job);
 
 }  // namespace cudal2

@@ -1,4 +1,4 @@
-// The judge's jobs (judge/jobs.hpp): a worker request translated into a bench of the candidates
+// The judge's jobs (judge/jobs.hpp): a judge request translated into a bench of the candidates
 // and the baselines, and the bench's report translated back into the answer.
 #include "judge/jobs.hpp"
 

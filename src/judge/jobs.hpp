@@ -1,5 +1,5 @@
 #pragma once
-// The judge process (`cudal2 judge`, alias `cudal2 worker`; docs/worker-protocol.md): serves the
+// The judge process (`cudal2 judge`; docs/judge-protocol.md): serves the
 // ops of protocol/protocol.hpp on stdin/stdout until end of input. It owns every GPU buffer, the
 // inputs, references, checks and verdicts, runs the baselines, and never loads candidate code:
 // each candidate runs in a confined runner (judge/runner_proxy.hpp; docs/threat-model.md).

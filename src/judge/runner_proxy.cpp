@@ -193,7 +193,7 @@ class RemoteRunner final : public Method {
   json call(const protocol::RunnerRequest& req) {
     if (dead_kind_ != FailureKind::None) throw CandidateFault(dead_kind_, dead_detail_);
     const auto t0 = Clock::now();
-    const sandbox::Result r = worker_->call(to_json(req));
+    const sandbox::Result r = judge_->call(to_json(req));
     last_request_us_ = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
     // The GPU right after the answer, outside the request's wall time.
     const ContentionMonitor::Seen seen = ContentionMonitor::get().check();
@@ -275,18 +275,18 @@ class RemoteRunner final : public Method {
   }
 
   void start() {
-    if (worker_) return;
+    if (judge_) return;
     sandbox::Options opt;
     opt.timeout = cfg_.timeout;
     opt.confinement.enabled = cfg_.confine;
     // CUDA IPC needs no /dev/shm; a writable one (even private) is a place to leave files.
     opt.confinement.dev_shm = sandbox::Confinement::DevShm::Deny;
-    worker_ = std::make_unique<sandbox::Worker>(std::vector<std::string>{cfg_.runner_exe, "runner"}, opt);
+    judge_ = std::make_unique<sandbox::Child>(std::vector<std::string>{cfg_.runner_exe, "runner"}, opt);
     GuardedBuffer warm(4096);
     payload_or_die(call(protocol::InitRequest{export_buffer(warm), cfg_.confine}), protocol::parse_init_answer);
-    pid_ = worker_->pid();  // ours, not the one it reports (it may live in another pid namespace)
+    pid_ = judge_->pid();  // ours, not the one it reports (it may live in another pid namespace)
     ContentionMonitor::get().runner_started(pid_);
-    confinement_ = cfg_.confine ? worker_->confinement().summary() + " seccomp[no sockets]" : "off";
+    confinement_ = cfg_.confine ? judge_->confinement().summary() + " seccomp[no sockets]" : "off";
     // Each round as a sample goes: the judge works on the GPU first (so the GPU switches from the
     // judge's context to the runner's inside the request, as it does before every sample).
     std::vector<double> spread;
@@ -318,7 +318,7 @@ class RemoteRunner final : public Method {
   std::string artifact_;
   KernelSpec spec_;
   std::string text_, name_;
-  std::unique_ptr<sandbox::Worker> worker_;
+  std::unique_ptr<sandbox::Child> judge_;
   std::string confinement_;
   pid_t pid_ = -1;
   std::set<std::string> base_threads_;

@@ -1,6 +1,6 @@
 #pragma once
 // The judge's side of the judge/runner split (docs/threat-model.md). Candidate code never runs in the process that
-// decides verdicts. The judge (the evaluation worker) owns every buffer, the inputs, the
+// decides verdicts. The judge (the evaluation judge) owns every buffer, the inputs, the
 // references and the checks; each candidate runs in a runner process of its own (`cudal2
 // runner`), confined by the sandbox, which maps the judge's buffers through CUDA IPC, runs the
 // candidate on them and times it with CUDA events. Nothing the runner says is believed without a

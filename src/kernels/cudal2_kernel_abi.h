@@ -1,4 +1,4 @@
-/* The C ABI every generated kernel artifact (a shared object) exposes. The evaluator's worker
+/* The C ABI every generated kernel artifact (a shared object) exposes. The evaluator's judge
  * dlopens an artifact and calls only these; nothing links them. Return 0 on success; on failure
  * write a message into err (may be NULL). */
 #ifndef CUDAL2_KERNEL_ABI_H

@@ -110,10 +110,10 @@ void add_llm_options(CLI::App* tune, std::map<std::string, std::string>& extra) 
   opt("profile-timeout", "--search llm --profile: seconds one ncu run may take (default 600)");
 }
 
-}  // namespace cudal2::llm
-
-namespace cudal2::search {
-std::unique_ptr<Policy> make_llm_policy(const PolicyOptions& options) {
-  return std::make_unique<llm::LlmPolicy>(llm::llm_config_from(options.extra));
+void register_llm_policy() {
+  search::register_policy("llm", [](const search::PolicyOptions& options) -> std::unique_ptr<search::Policy> {
+    return std::make_unique<LlmPolicy>(llm_config_from(options.extra));
+  });
 }
-}  // namespace cudal2::search
+
+}  // namespace cudal2::llm

@@ -115,9 +115,8 @@ LlmConfig llm_config_from(const std::map<std::string, std::string>& extra);
 // `tune`; each given option lands in `extra` under its name without the dashes.
 void add_llm_options(CLI::App* tune, std::map<std::string, std::string>& extra);
 
-}  // namespace cudal2::llm
+// Registers `--search llm` with search's policy registry (search::register_policy; a policy made
+// with llm_config_from(extra)). The composition root calls it: search/ does not link this room.
+void register_llm_policy();
 
-namespace cudal2::search {
-// The registry's factory for `--search llm` (src/search/registry.cpp): llm_config_from(extra).
-std::unique_ptr<Policy> make_llm_policy(const PolicyOptions& options);
-}  // namespace cudal2::search
+}  // namespace cudal2::llm

@@ -63,7 +63,7 @@ namespace cudal2::llm {
 
 // The `--profile` observer's whole step for one candidate on one problem (needs the GPU and ncu):
 // runs `ncu ... -- <cudal2> eval --source FILE --layout L --accum A --shape M,N,K --timers eager
-// --reps 3 --baselines '' --no-confine` (ncu follows the worker and the runner, which it cannot do
+// --reps 3 --baselines '' --no-confine` (ncu follows the judge and the runner, which it cannot do
 // into a confined runner: the confinement's fresh environment drops the variables ncu injects
 // itself with; only candidates that already passed the judge are profiled), picks the candidate's launches (excluding
 // the judge's kernels), summarises and stores them in the profiles table. Returns the stored row, or nullopt with `why`

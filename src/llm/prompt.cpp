@@ -13,7 +13,7 @@
 #include "codegen/codegen.hpp"
 #include "codegen/spec.hpp"
 #include "core/paths.hpp"
-#include "store/sqlite.hpp"
+#include "store/store.hpp"
 
 namespace cudal2::llm {
 
@@ -92,25 +92,17 @@ std::optional<Reference> retrieve_reference(const std::string& db_path, const Pr
                                             size_t max_chars) {
   std::error_code ec;
   if (db_path.empty() || !std::filesystem::exists(db_path, ec)) return std::nullopt;
-  store::sql::Db db(db_path);
-  sqlite3_busy_timeout(db.get(), 5000);
-  {
-    store::sql::Stmt t(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'best'");
-    if (!t.step() || t.int64(0) == 0) return std::nullopt;
-  }
-  store::sql::Stmt s(
-      db,
-      "SELECT b.gpu, b.m, b.n, b.k, b.median_us, b.spec_hash, s.family, s.text FROM best b "
-      "JOIN specs s ON s.hash = b.spec_hash WHERE b.dtype = ? AND b.layout = ? AND (? = '' OR b.gpu = ?)");
-  s.bind_all(std::string(to_string(p.accum)), std::string(to_string(p.layout)), gpu, gpu);
+  // Read only: the tuner that asks owns the store and writes it meanwhile.
+  const auto db = store::Store::open_to_read(db_path, store::Verify::Quick);
   std::optional<Reference> best;
   double best_d = 0;
   std::string family;
-  while (s.step()) {
+  for (const auto& row : db.best_with_specs(to_string(p.accum), to_string(p.layout), gpu)) {
     Reference r;
-    r.gpu = s.text(0), r.shape = {s.int64(1), s.int64(2), s.int64(3)}, r.median_us = s.real(4);
-    r.spec_hash = s.text(5);
-    const std::string fam = s.text(6), text = s.text(7);
+    r.gpu = row.best.gpu, r.shape = {row.best.m, row.best.n, row.best.k}, r.median_us = row.best.median_us;
+    r.spec_hash = row.best.spec_hash;
+    const std::string& fam = row.family;
+    const std::string& text = row.text;
     const double d = shape_distance(r.shape, p.shape);
     // Nearest shape; on the same shape (several GPUs) the fastest.
     if (best && (d > best_d || (d == best_d && r.median_us >= best->median_us))) continue;
@@ -132,31 +124,23 @@ std::optional<Reference> retrieve_reference(const std::string& db_path, const Pr
     }
   }
   best->source = cut(best->source, max_chars);
-  store::sql::Stmt t(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'profiles'");
-  if (t.step() && t.int64(0) > 0) {
-    store::sql::Stmt q(
-        db,
-        "SELECT metrics_json, stalls_json FROM profiles WHERE spec_hash = ? AND m = ? AND n = ? AND k = ? "
-        "ORDER BY id DESC LIMIT 1");
-    q.bind_all(best->spec_hash, best->shape.m, best->shape.n, best->shape.k);
-    if (q.step()) {
-      std::string text;
-      const auto metrics = nlohmann::json::parse(q.text(0), nullptr, false);
-      if (metrics.is_object())
-        for (auto it = metrics.begin(); it != metrics.end(); ++it)
-          text +=
-              fmt::format("- {}: {}\n", it.key(),
-                          it.value().is_number() ? fmt::format("{:.4g}", it.value().get<double>()) : it.value().dump());
-      const auto stalls = nlohmann::json::parse(q.text(1), nullptr, false);
-      if (stalls.is_array() && !stalls.empty()) {
-        text += "- top warp stall reasons (share of stall samples):";
-        for (const auto& st : stalls)
-          if (st.is_array() && st.size() == 2 && st[0].is_string() && st[1].is_number())
-            text += fmt::format(" {} {:.1f}%;", st[0].get<std::string>(), 100 * st[1].get<double>());
-        text += "\n";
-      }
-      best->metrics = text;
+  if (const auto prof = db.latest_profile(best->spec_hash, best->shape.m, best->shape.n, best->shape.k)) {
+    std::string text;
+    const auto metrics = nlohmann::json::parse(prof->metrics_json, nullptr, false);
+    if (metrics.is_object())
+      for (auto it = metrics.begin(); it != metrics.end(); ++it)
+        text +=
+            fmt::format("- {}: {}\n", it.key(),
+                        it.value().is_number() ? fmt::format("{:.4g}", it.value().get<double>()) : it.value().dump());
+    const auto stalls = nlohmann::json::parse(prof->stalls_json, nullptr, false);
+    if (stalls.is_array() && !stalls.empty()) {
+      text += "- top warp stall reasons (share of stall samples):";
+      for (const auto& st : stalls)
+        if (st.is_array() && st.size() == 2 && st[0].is_string() && st[1].is_number())
+          text += fmt::format(" {} {:.1f}%;", st[0].get<std::string>(), 100 * st[1].get<double>());
+      text += "\n";
     }
+    best->metrics = text;
   }
   return best;
 }

@@ -2,18 +2,16 @@
 // What the LLM proposer and the profiler store beside the measurements (schema 3): one row per
 // model turn in `llm_turns` (prompt, reply, extracted source, the candidate it became, its
 // measurement and reward), and Nsight Compute metrics per (spec, GPU, problem) in `profiles`.
-// One Records is one SQLite connection: use it from one thread at a time.
+// The queries are the store's (store::Store); Records names them in the LLM's terms.
+// One Records is one store connection: use it from one thread at a time.
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/problem.hpp"
-
-namespace cudal2::store::sql {
-class Db;
-}
+#include "store/store.hpp"
 
 namespace cudal2::llm {
 
@@ -22,37 +20,9 @@ namespace cudal2::llm {
 std::string free_spec_text(const std::string& source, Layout layout, Accum accum);
 std::string free_spec_hash(const std::string& source, Layout layout, Accum accum);
 
-struct TurnRow {
-  std::int64_t id = 0;
-  std::string run_id;   // the tuning run ("" when unknown)
-  std::string episode;  // one conversation: a first prompt and its repair turns
-  int turn = 0;         // 0: the first prompt; 1..: repair turns
-  std::string kind;     // "propose" or "repair"
-  std::string model, url;
-  std::string dtype, layout;
-  std::int64_t m = 0, n = 0, k = 0;
-  std::string prompt_json = "[]";  // the messages sent (OpenAI format)
-  std::string reply;               // the assistant's text ("" when none came)
-  std::string error;               // client or extraction error ("" when a source was extracted)
-  std::string source;              // the extracted kernel source
-  std::string spec_hash;           // free_spec_hash(source, ...) ("" when no source)
-  std::string status = "pending";  // the evaluation's outcome: "ok", a failure kind, or the error
-  std::string detail;              // compiler/verifier message behind status
-  std::optional<double> time_us, baseline_us, reward;
-  std::int64_t prompt_tokens = 0, completion_tokens = 0;
-  double usd = 0, seconds = 0;
-  std::string created_at, updated_at;
-};
-
-struct ProfileRow {
-  std::int64_t id = 0;
-  std::string spec_hash, gpu, dtype, layout;
-  std::int64_t m = 0, n = 0, k = 0;
-  std::string metrics_json = "{}";  // {"metric": value}
-  std::string stalls_json = "[]";   // [["stall reason", share], ...] largest first
-  std::string command;              // the ncu command line that produced it
-  std::string created_at;
-};
+// The rows are the store's (store/store.hpp): the store owns the tables and their SQL.
+using TurnRow = store::TurnRow;
+using ProfileRow = store::ProfileRow;
 
 class Records {
  public:
@@ -86,8 +56,8 @@ class Records {
   std::string failure_detail(const std::string& spec_hash) const;
 
  private:
-  Records() = default;
-  std::unique_ptr<store::sql::Db> db_;
+  explicit Records(store::Store db) : db_(std::move(db)) {}
+  store::Store db_;
 };
 
 }  // namespace cudal2::llm

@@ -1,6 +1,6 @@
 #pragma once
 // Modes and timers by name: what a measurement was taken under (measure/timing.hpp has what each
-// one does; docs/measuring.md). Words of the worker protocol, the bench CSV and the store, so they
+// one does; docs/measuring.md). Words of the judge protocol, the bench CSV and the store, so they
 // live here, apart from the CUDA code that times.
 #include <array>
 #include <string_view>

@@ -3,7 +3,7 @@
 // (FailureKind), a candidate's stored outcome (Outcome), and the two exceptions a method throws
 // (CandidateFault, also what a check returns; MethodUnsupported). A method's verification record
 // with its numbers is measure/verify.hpp's Verdict. The code uses these enums; their words exist
-// only at the boundaries (the worker protocol, protocol/protocol.hpp; the bench CSV; the store's
+// only at the boundaries (the judge protocol, protocol/protocol.hpp; the bench CSV; the store's
 // measurements.status and the committed CSVs of stores; the console), converted by to_string and
 // parse_* below. The words
 // are fixed: stores, CSVs and docs (docs/tuning.md, docs/threat-model.md) depend on them.
@@ -17,7 +17,7 @@
 
 namespace cudal2 {
 
-// What a method came to on one shape of a bench (MethodResult::status, the worker's answer, the
+// What a method came to on one shape of a bench (MethodResult::status, the judge's answer, the
 // bench CSV's status column); a stored measurement may also be not-capturable or not-run.
 enum class Status : std::uint8_t {
   Ok,             // "ok": verified (and timed where asked)

@@ -162,7 +162,7 @@ auto parsing(const std::string& what, F&& body) {
   }
 }
 
-// ------------------------------------------------------------------ worker
+// ------------------------------------------------------------------ judge
 
 EvalJob eval_job_of(const json& j) {
   const std::string p;  // paths from the request's top: "shapes[1]"
@@ -425,7 +425,7 @@ json summary_json(const Summary& sm) {
   return {{"median", sm.median}, {"p10", sm.p10}, {"p90", sm.p90}, {"min", sm.min}, {"n", sm.n}};
 }
 
-// ------------------------------------------------------------------ worker
+// ------------------------------------------------------------------ judge
 
 json to_json(const EvalJob& job) {
   json timers = json::array();
@@ -506,14 +506,14 @@ CanaryAnswer parse_canary_answer(const json& j) {
   });
 }
 
-WorkerRequest parse_worker_request(const json& j) {
-  if (!j.is_object()) throw ProtocolError("malformed worker request: not an object");
+JudgeRequest parse_judge_request(const json& j) {
+  if (!j.is_object()) throw ProtocolError("malformed judge request: not an object");
   const auto op = j.find("op");
   if (op == j.end() || !op->is_string())
-    throw ProtocolError("malformed worker request: no \"op\" (the worker serves eval, lt-space and canary)");
+    throw ProtocolError("malformed judge request: no \"op\" (the judge serves eval, lt-space and canary)");
   const std::string name = op->get<std::string>();
-  if (name == kEvalOp) return parsing("eval request", [&] { return WorkerRequest(eval_job_of(j)); });
-  if (name == kLtSpaceOp) return parsing("lt-space request", [&] { return WorkerRequest(lt_space_job_of(j)); });
+  if (name == kEvalOp) return parsing("eval request", [&] { return JudgeRequest(eval_job_of(j)); });
+  if (name == kLtSpaceOp) return parsing("lt-space request", [&] { return JudgeRequest(lt_space_job_of(j)); });
   if (name == kCanaryOp)
     return parsing("canary request", [&] {
       CanaryJob c;
@@ -521,20 +521,20 @@ WorkerRequest parse_worker_request(const json& j) {
       c.n = int_or(j, "n", "", c.n);
       if (!(c.seconds > 0 && c.seconds <= 60) || c.n < 64 || c.n > 2048 || c.n % 64 != 0)
         throw ProtocolError("canary request: seconds must be in (0, 60], n a multiple of 64 in [64, 2048]");
-      return WorkerRequest(c);
+      return JudgeRequest(c);
     });
-  throw ProtocolError(fmt::format("unknown op '{}' (the worker serves eval, lt-space and canary)", name));
+  throw ProtocolError(fmt::format("unknown op '{}' (the judge serves eval, lt-space and canary)", name));
 }
 
 std::optional<JobAnswer> parse_job_answer(const json& j, std::string* why) {
   try {
     return job_answer_of(j);
   } catch (const Malformed& m) {
-    if (why) *why = "malformed worker answer: " + m.what;
+    if (why) *why = "malformed judge answer: " + m.what;
   } catch (const ProtocolError& e) {  // error_of's: the message names the problem already
-    if (why) *why = std::string("malformed worker answer: ") + e.what();
+    if (why) *why = std::string("malformed judge answer: ") + e.what();
   } catch (const std::exception& e) {
-    if (why) *why = std::string("malformed worker answer: ") + e.what();
+    if (why) *why = std::string("malformed judge answer: ") + e.what();
   }
   return std::nullopt;
 }

@@ -1,13 +1,13 @@
 #pragma once
-// The worker protocol: every message between the tuner, the judge (`cudal2 worker`) and a
+// The judge protocol: every message between the tuner, the judge (`cudal2 judge`) and a
 // candidate's runner (`cudal2 runner`), as typed structs with their JSON forms, used by both sides
-// of each pipe. docs/worker-protocol.md lists every op with its fields and an example. Transport:
+// of each pipe. docs/judge-protocol.md lists every op with its fields and an example. Transport:
 // sandbox::serve, one JSON object per line each way; every answer carries a boolean "ok".
 //
 // Requests are parsed strictly: an unknown op, a missing or mistyped field, or an unknown word
 // throws ProtocolError naming where ("eval request: shapes[1] is not [m, n, k]"); the serving
 // side answers it as {"ok": false, "error": ...}. Answers are parsed strictly too, because the
-// judge must survive anything a runner (untrusted) or a broken worker writes: parse_job_answer
+// judge must survive anything a runner (untrusted) or a broken judge writes: parse_job_answer
 // never throws (the tuner records protocol-error), the runner answers' parsers throw
 // ProtocolError (the judge fails the candidate with protocol-error).
 #include <array>
@@ -54,7 +54,7 @@ nlohmann::json ok_answer();
 // The summary of one timer's samples in an answer: {"median","p10","p90","min","n"}.
 nlohmann::json summary_json(const Summary& s);
 
-// ---------------------------------------------------------------- cudal2 worker (the judge)
+// ---------------------------------------------------------------- cudal2 judge
 
 inline constexpr const char* kEvalOp = "eval";
 inline constexpr const char* kLtSpaceOp = "lt-space";
@@ -80,8 +80,8 @@ struct EvalJob {
   double verify_budget = double(1 << 28);
   std::vector<std::string> baselines;  // method names (baselines/registry)
   std::string csv;                     // "": none; else the bench appends its rows there
-  std::string command = "worker";      // the command line recorded in the CSV header
-  std::string runner;                  // the runner executable; "": the worker's own
+  std::string command = "judge";       // the command line recorded in the CSV header
+  std::string runner;                  // the runner executable; "": the judge's own
   int candidate_timeout = 60;          // seconds per request to a runner
   bool confine = true;                 // confine the runners (docs/threat-model.md)
   // Offline graph and eager batches are chains (every call on inputs of its own, every output
@@ -114,7 +114,7 @@ struct JobAnswer {
   // ok: the measurements.
   std::string gpu;
   std::vector<ShapeAnswer> shapes;
-  // !ok: why the job did not run; fatal: the worker's CUDA context was poisoned (kind says how).
+  // !ok: why the job did not run; fatal: the judge's CUDA context was poisoned (kind says how).
   std::string error;
   bool fatal = false;
   FailureKind kind = FailureKind::None;
@@ -155,7 +155,7 @@ struct CanaryAnswer {
   double median_us = 0, max_us = 0;  // per launch (CUDA events)
 };
 
-using WorkerRequest = std::variant<EvalJob, LtSpaceJob, CanaryJob>;
+using JudgeRequest = std::variant<EvalJob, LtSpaceJob, CanaryJob>;
 
 nlohmann::json to_json(const CanaryJob& job);
 nlohmann::json to_json(const CanaryAnswer& a);
@@ -167,7 +167,7 @@ nlohmann::json to_json(const LtSpaceJob& job);
 nlohmann::json to_json(const JobAnswer& a);
 nlohmann::json to_json(const LtSpaceAnswer& a);
 // Throws ProtocolError: not an object, an unknown op, or a malformed job.
-WorkerRequest parse_worker_request(const nlohmann::json& j);
+JudgeRequest parse_judge_request(const nlohmann::json& j);
 // Never throws. The typed answer, or nullopt with *why saying what is malformed (path and problem).
 std::optional<JobAnswer> parse_job_answer(const nlohmann::json& j, std::string* why);
 // The answer of an "ok": true lt-space answer (check error_of first); throws ProtocolError.

@@ -1,6 +1,6 @@
 #pragma once
 // A compiled kernel artifact (shared object with the kernel C ABI) loaded with dlopen, and a
-// Method over it. Only the evaluator's worker process should load untrusted artifacts.
+// Method over it. Only the evaluator's judge process should load untrusted artifacts.
 #include <memory>
 #include <string>
 

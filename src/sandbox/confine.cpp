@@ -1,4 +1,4 @@
-// Confinement of a sandbox worker: parent-side preparation (scratch, cgroups, environment,
+// Confinement of a sandbox child: parent-side preparation (scratch, cgroups, environment,
 // Landlock rules) and the child-side system calls between fork and execve.
 #include "sandbox/confine.hpp"
 
@@ -69,7 +69,7 @@ struct __attribute__((packed)) LandlockPathBeneathAttr {
 };
 
 // Filesystem rights Landlock handles at each ABI. IOCTL_DEV (ABI 5) is deliberately not handled:
-// CUDA's ioctls on /dev/nvidia* must go through, and ioctls on files the worker may open at all
+// CUDA's ioctls on /dev/nvidia* must go through, and ioctls on files the child may open at all
 // are no wider a door than the open itself.
 std::uint64_t handled_fs_for(int abi) {
   std::uint64_t fs = (1ULL << 13) - 1;  // ABI 1: EXECUTE .. MAKE_SYM
@@ -214,7 +214,7 @@ bool remove_tree(const std::string& path) {
   std::error_code ec;
   std::filesystem::remove_all(path, ec);
   if (ec) {
-    chmod_tree_writable(path);  // a worker of our uid may have made directories unwritable
+    chmod_tree_writable(path);  // a child of our uid may have made directories unwritable
     ec.clear();
     std::filesystem::remove_all(path, ec);
   }
@@ -316,7 +316,7 @@ void apply_in_child(const ChildConfine& c, ChildReport& r) {
     // cuInit writes /proc/<pid>/task/<tid>/comm to name its threads and fails with error 304
     // (cudaErrorOperatingSystem) if it cannot. Only this process's own /proc/<pid> is writable
     // (what is written there affects only itself); the descriptor is kept open across execve to
-    // pin that inode. Processes the worker forks cannot write their own /proc entries.
+    // pin that inode. Processes the child forks cannot write their own /proc entries.
     if (e == 0) {
       const int fd = ::open("/proc/self", O_PATH | O_DIRECTORY);  // no O_CLOEXEC: kept
       if (fd >= 0) {

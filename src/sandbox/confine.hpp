@@ -33,7 +33,7 @@ enum ChildStep : int {
 
 struct ChildReport {
   std::int32_t err[kStepCount];
-  // Child only: an O_PATH descriptor on /proc/self that the worker keeps across execve, so the
+  // Child only: an O_PATH descriptor on /proc/self that the child keeps across execve, so the
   // inode the Landlock rule names stays the one /proc/self leads to.
   std::int32_t proc_task_fd;
 };
@@ -71,8 +71,8 @@ struct ChildConfine {
 // Async-signal-safe: system calls only. Fills report.
 void apply_in_child(const ChildConfine& c, ChildReport& report);
 
-// Parent side, one per Worker. prepare() before each fork, finish() once the child has exec'd,
-// kill_tree() to take down whatever the worker left, cleanup() after the worker is reaped.
+// Parent side, one per Child. prepare() before each fork, finish() once the child has exec'd,
+// kill_tree() to take down whatever the child left, cleanup() after the child is reaped.
 class Confiner {
  public:
   explicit Confiner(const Confinement& c) : cfg_(c) {}
@@ -88,7 +88,7 @@ class Confiner {
   // pidns: whether the child really got a PID namespace (clone may have failed and fallen back).
   // Throws std::runtime_error when cfg.require and something was not applied.
   void finish(const ChildReport& child, bool pidns, int pidns_errno);
-  // SIGKILLs every process in the worker's cgroups (repeatedly, until they are empty or `wait_ms`
+  // SIGKILLs every process in the child's cgroups (repeatedly, until they are empty or `wait_ms`
   // passes). Safe to call any time; does nothing without cgroups.
   void kill_tree(int wait_ms);
   // kill_tree, then removes scratch and the cgroups (retrying later what is still busy).
@@ -105,7 +105,7 @@ class Confiner {
   std::vector<std::string> prepared_applied_;
   std::string scratch_;
   std::string cgroup_v2_;                 // empty: none
-  std::vector<std::string> cgroup_dirs_;  // every cgroup directory made for this worker
+  std::vector<std::string> cgroup_dirs_;  // every cgroup directory made for this child
   bool cgroup_mem_ = false, cgroup_pids_ = false;
   std::vector<std::string> env_;
   std::vector<char*> envp_;

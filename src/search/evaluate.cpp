@@ -94,7 +94,7 @@ std::vector<CompileResult> build_candidates(const Compiler& jit, const std::vect
   return out;
 }
 
-// One job in the worker: its answer, or why there is none.
+// One job in the judge: its answer, or why there is none.
 struct JobRun {
   sandbox::Result r;
   std::optional<protocol::JobAnswer> answer;
@@ -116,7 +116,7 @@ struct CandidateRun {
 class Evaluator {
  public:
   Evaluator(const EvalRequest& req, EvalSink& sink)
-      : req_(req), sink_(sink), local_gpu_(req.local_gpu), worker_(make_worker(req)) {}
+      : req_(req), sink_(sink), local_gpu_(req.local_gpu), judge_(start_judge(req)) {}
 
   // Evaluates cands (all compiled ok) on shapes, writing their outcomes. A candidate whose verdict
   // a disturbed GPU can cause (a fault, a wrong result, an implausible time) is attributed before
@@ -125,7 +125,7 @@ class Evaluator {
   void evaluate(std::vector<Pending*> cands, std::vector<CandidateOutcome*> outs, const std::vector<Shape>& shapes) {
     const auto job = run_job(cands, shapes);
     if (!job->answered() && cands.size() > 1) {
-      // The worker died, hung or answered nonsense, and took the job with it: find who by
+      // The judge died, hung or answered nonsense, and took the job with it: find who by
       // running the candidates one at a time.
       if (req_.progress)
         std::fprintf(stderr, "cudal2: a job of %zu candidates failed (%s); retrying them one at a time\n", cands.size(),
@@ -149,7 +149,7 @@ class Evaluator {
       if (req_.progress)
         std::fprintf(stderr, "cudal2: %s: %s; evaluating it again in a fresh runner\n", p.hash.c_str(),
                      runs.back().trial.detail.substr(0, 200).c_str());
-      worker_.stop();  // a fresh judge as well as a fresh runner
+      judge_.stop();  // a fresh judge as well as a fresh runner
       const auto job = run_job({&p}, shapes);
       co.measure_seconds += job->seconds;
       runs.push_back(run_of(job, method_name(p, 0), fault));
@@ -184,17 +184,16 @@ class Evaluator {
     if (a.cause == attribution::Cause::Transient) co.transient_fault = a.first;
   }
 
-  // Runs cands in one job of the worker.
+  // Runs cands in one job of the judge.
   std::shared_ptr<const JobRun> run_job(const std::vector<Pending*>& cands, const std::vector<Shape>& shapes) {
     auto out = std::make_shared<JobRun>();
     const auto t0 = Clock::now();
     const nlohmann::json job = job_for(cands, shapes);
     const auto timeout = std::chrono::seconds(req_.job_overhead_s + req_.timeout_s * static_cast<int>(cands.size()));
-    out->r = worker_.call(job, timeout);
+    out->r = judge_.call(job, timeout);
     out->seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     if (out->r.ok()) out->answer = protocol::parse_job_answer(out->r.response, &out->malformed);
-    if (out->r.ok() && out->r.response.is_object() && out->r.response.value("exit_after", false) == true)
-      worker_.stop();
+    if (out->r.ok() && out->r.response.is_object() && out->r.response.value("exit_after", false) == true) judge_.stop();
     return out;
   }
 
@@ -202,7 +201,7 @@ class Evaluator {
   // reason"), else ok on any shape, else unsupported; a job without an answer: what killed it.
   // fault: the fault an earlier run of it hit (None: none); a re-run whose answer has no result
   // for it is that fault coming back before the fresh runner could answer (a device assert or an
-  // illegal address poisons the runner's context at once), not the worker's protocol error.
+  // illegal address poisons the runner's context at once), not the judge's protocol error.
   CandidateRun run_of(const std::shared_ptr<const JobRun>& job, const std::string& name,
                       FailureKind fault = FailureKind::None) const {
     CandidateRun run;
@@ -245,7 +244,7 @@ class Evaluator {
       }
     if (!run.has_rows) {
       t.outcome = fault != FailureKind::None ? Outcome(fault) : Outcome(FailureKind::ProtocolError);
-      t.detail = fmt::format("{}: the worker's answer has no result for {}", to_string(t.outcome), name);
+      t.detail = fmt::format("{}: the judge's answer has no result for {}", to_string(t.outcome), name);
     } else if (!t.outcome.failed() && !disturbed.empty()) {
       // A shape measured while another process used the GPU: the whole run is measured again
       // (search/attribution.hpp), none of it recorded.
@@ -259,22 +258,22 @@ class Evaluator {
     return run;
   }
 
-  // The trusted canary (judge/canary.hpp) in a fresh worker process on this evaluation's GPU. A
-  // worker that dies or hangs doing it is a disturbed GPU; one that does not serve the canary (a
-  // replaying or scripted worker: no GPU to ask) gives no evidence either way and counts as healthy.
+  // The trusted canary (judge/canary.hpp) in a fresh judge process on this evaluation's GPU. A
+  // judge that dies or hangs doing it is a disturbed GPU; one that does not serve the canary (a
+  // replaying or scripted judge: no GPU to ask) gives no evidence either way and counts as healthy.
   attribution::Health run_canary_process() const {
-    sandbox::Worker w = make_worker(req_);
+    sandbox::Child w = start_judge(req_);
     protocol::CanaryJob job;
     job.seconds =
         std::clamp(req_.attribution.canary_seconds, attribution::kMinCanarySeconds, attribution::kMaxCanarySeconds);
     const auto r = w.call(to_json(job), std::chrono::seconds(60));
-    if (!r.ok()) return {false, "the canary's worker " + describe_failure(r, "")};
+    if (!r.ok()) return {false, "the canary's judge " + describe_failure(r, "")};
     try {
       if (const auto e = protocol::error_of(r.response)) {
         if (e->fatal) return {false, fmt::format("the canary hit {}: {}", to_string(e->kind), e->error)};
         return {true, "no canary: " + e->error};
       }
-      if (!r.response.contains("healthy")) return {true, "no canary: the worker does not serve it"};
+      if (!r.response.contains("healthy")) return {true, "no canary: the judge does not serve it"};
       const auto c = protocol::parse_canary_answer(r.response);
       return {c.healthy, c.reason};
     } catch (const std::exception& e) {
@@ -282,11 +281,11 @@ class Evaluator {
     }
   }
 
-  static sandbox::Worker make_worker(const EvalRequest& req) {
+  static sandbox::Child start_judge(const EvalRequest& req) {
     sandbox::Options wopt;
     wopt.timeout = std::chrono::seconds(req.job_overhead_s + req.timeout_s);
     if (!req.visible_devices.empty()) wopt.env.push_back("CUDA_VISIBLE_DEVICES=" + req.visible_devices);
-    return sandbox::Worker({req.worker_exe.empty() ? self_exe() : req.worker_exe, "worker"}, wopt);
+    return sandbox::Child({req.judge_exe.empty() ? self_exe() : req.judge_exe, "judge"}, wopt);
   }
 
   std::string method_name(const Pending& p, size_t i) const {
@@ -416,7 +415,7 @@ class Evaluator {
   const EvalRequest& req_;
   EvalSink& sink_;
   std::string local_gpu_;
-  sandbox::Worker worker_;
+  sandbox::Child judge_;
 };
 
 }  // namespace

@@ -1,7 +1,7 @@
 #pragma once
-// Evaluating kernel candidates: the job a worker process runs (load artifacts, verify and time
+// Evaluating kernel candidates: the job a judge process runs (load artifacts, verify and time
 // them against the baselines in one bench, on the same inputs), and the parent side that
-// compiles, sends jobs to a sandboxed worker, attributes failures, and hands every record to the
+// compiles, sends jobs to a sandboxed judge, attributes failures, and hands every record to the
 // caller's sink (search/sink.hpp) as it arrives. eval/ never opens the store.
 #include <atomic>
 #include <functional>
@@ -24,7 +24,7 @@ namespace cudal2 {
 // status: ok, unsupported (refused every shape), not-run, gpu-disturbed (not measured: the GPU
 // itself was disturbed, search/attribution.hpp), or a failure kind: compile-error,
 // compile-timeout, wrong-result, out-of-bounds (a guard band changed), illegal-address /
-// device-assert / illegal-instruction / cuda-fatal (the context was poisoned), crash (the worker
+// device-assert / illegal-instruction / cuda-fatal (the context was poisoned), crash (the judge
 // died by a signal), hang (killed after the timeout), exited, protocol-error, error (anything
 // else, with a reason), and the judge's findings (docs/threat-model.md).
 
@@ -38,7 +38,7 @@ struct ScoreInput {
   size_t source_bytes = 0;  // free-form candidates' source length (0 for generated sources)
 };
 
-// One (spec, problem) a worker job would measure: what tuners sharing a store claim.
+// One (spec, problem) a judge job would measure: what tuners sharing a store claim.
 struct WorkItem {
   std::string spec_hash;
   Layout layout = Layout::NN;
@@ -72,11 +72,11 @@ struct EvalRequest {
   double qps = 200;  // server mode: mean idle gap 1/qps seconds
   double verify_budget = double(1 << 28);
   std::vector<std::string> baselines{"cublas-nn", "cublas-tn", "cublaslt-autotune-nn", "cublaslt-autotune-tn"};
-  std::string worker_exe;       // default: this executable
+  std::string judge_exe;        // default: this executable
   int timeout_s = 120;          // per candidate in a job, on top of job_overhead_s
   int job_overhead_s = 180;     // baselines (auto-tuning), inputs, references
-  int batch = 4;                // candidates per worker job; a failed job is retried one candidate at a time
-  std::string csv_path;         // optional: the worker appends the bench's CSV rows here
+  int batch = 4;                // candidates per judge job; a failed job is retried one candidate at a time
+  std::string csv_path;         // optional: the judge appends the bench's CSV rows here
   bool name_by_hash = false;    // method names "k-<hash>" instead of "candidate-<i>" (CSV rows)
   double deadline_minutes = 0;  // >0: start no new chunk of candidates after this long
   std::string command_line;
@@ -86,9 +86,9 @@ struct EvalRequest {
   bool confine = true;
   // Scores every measurement record before it goes to the sink (its reward); empty: none.
   std::function<std::optional<double>(const ScoreInput&)> score;
-  // Non-empty: the worker (the judge, and through it the runners) is started with
+  // Non-empty: the judge (and through it the runners) is started with
   // CUDA_VISIBLE_DEVICES set to this, so it measures on that GPU alone (`tune --gpus`: one
-  // worker per GPU). Empty: the worker inherits this process's devices and measures on the first.
+  // judge per GPU). Empty: the judge inherits this process's devices and measures on the first.
   std::string visible_devices;
   // The GPU the rows this side writes itself are stored under (a candidate that did not compile,
   // or whose job answered nothing for it): this process's first GPU, as the caller found it
@@ -105,7 +105,7 @@ struct EvalRequest {
   // and the others had nothing to do). Only with spec_shapes (as the tuner gives). Empty:
   // everything is this call's.
   std::function<std::vector<bool>(const std::vector<WorkItem>&)> claim;
-  // Set (by SIGTERM): start no new worker job; what was not measured is not-run.
+  // Set (by SIGTERM): start no new judge job; what was not measured is not-run.
   const std::atomic<bool>* stop = nullptr;
 };
 
@@ -121,7 +121,7 @@ struct CandidateOutcome {
   // candidate's offline graph row (or of its failure), when EvalRequest::score is set.
   std::map<std::string, double> baseline_us;
   std::map<std::string, double> score;
-  std::string device;  // EvalRequest::visible_devices of the worker that measured it ("": the default)
+  std::string device;  // EvalRequest::visible_devices of the judge that measured it ("": the default)
   // Non-empty: an earlier run of it faulted (or failed while the GPU was disturbed) and a later
   // run in a fresh runner was ok; what the earlier run hit. The later run's verified measurement
   // is the one recorded.
@@ -135,7 +135,7 @@ struct CandidateOutcome {
 };
 
 // Compiles the candidates (a parallel pool, overlapped with measuring), evaluates them in batches
-// in a sandboxed worker, gives the sink specs, builds and measurements as they arrive (the
+// in a sandboxed judge, gives the sink specs, builds and measurements as they arrive (the
 // tuner's sink writes each at once: search/record.hpp), and returns what happened to each
 // candidate, in input order.
 std::vector<CandidateOutcome> evaluate_candidates(const EvalRequest& req, EvalSink& sink);

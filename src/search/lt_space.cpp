@@ -16,16 +16,15 @@ std::string self_exe() { return std::filesystem::read_symlink("/proc/self/exe").
 
 }  // namespace
 
-std::vector<std::pair<Problem, std::vector<KernelSpec>>> worker_lt_space(const std::string& worker_exe,
-                                                                         const std::vector<Shape>& shapes,
-                                                                         const std::vector<Layout>& layouts,
-                                                                         Accum accum, int max_per_problem,
-                                                                         int timeout_s) {
+std::vector<std::pair<Problem, std::vector<KernelSpec>>> judge_lt_space(const std::string& judge_exe,
+                                                                        const std::vector<Shape>& shapes,
+                                                                        const std::vector<Layout>& layouts, Accum accum,
+                                                                        int max_per_problem, int timeout_s) {
   const protocol::LtSpaceJob job{shapes, layouts, accum, max_per_problem};
   sandbox::Options wopt;
   wopt.timeout = std::chrono::seconds(timeout_s);
-  sandbox::Worker worker({worker_exe.empty() ? self_exe() : worker_exe, "worker"}, wopt);
-  const auto r = worker.call(to_json(job), std::chrono::seconds(timeout_s));
+  sandbox::Child judge({judge_exe.empty() ? self_exe() : judge_exe, "judge"}, wopt);
+  const auto r = judge.call(to_json(job), std::chrono::seconds(timeout_s));
   std::optional<protocol::ErrorAnswer> refused;
   std::string why = r.message;
   if (r.ok()) {
@@ -37,7 +36,7 @@ std::vector<std::pair<Problem, std::vector<KernelSpec>>> worker_lt_space(const s
       why = e.what();
     }
   }
-  if (!r.ok() || refused) throw std::runtime_error("the worker could not list the cublaslt family's space: " + why);
+  if (!r.ok() || refused) throw std::runtime_error("the judge could not list the cublaslt family's space: " + why);
   std::vector<std::pair<Problem, std::vector<KernelSpec>>> out;
   try {
     for (const auto& sp : protocol::parse_lt_space_answer(r.response).spaces) {
@@ -48,7 +47,7 @@ std::vector<std::pair<Problem, std::vector<KernelSpec>>> worker_lt_space(const s
       out.emplace_back(p, std::move(specs));
     }
   } catch (const std::exception& e) {
-    throw std::runtime_error(std::string("the worker's lt-space answer is malformed: ") + e.what());
+    throw std::runtime_error(std::string("the judge's lt-space answer is malformed: ") + e.what());
   }
   return out;
 }

@@ -10,13 +10,12 @@
 
 namespace cudal2 {
 
-// Starts a judge (worker_exe, default this executable) and asks it; one entry per shape and
+// Starts a judge (judge_exe, default this executable) and asks it; one entry per shape and
 // layout, in that order. Throws std::runtime_error when the judge cannot answer (no GPU, cuBLASLt
 // failure, timeout, a malformed answer).
-std::vector<std::pair<Problem, std::vector<KernelSpec>>> worker_lt_space(const std::string& worker_exe,
-                                                                         const std::vector<Shape>& shapes,
-                                                                         const std::vector<Layout>& layouts,
-                                                                         Accum accum, int max_per_problem,
-                                                                         int timeout_s = 300);
+std::vector<std::pair<Problem, std::vector<KernelSpec>>> judge_lt_space(const std::string& judge_exe,
+                                                                        const std::vector<Shape>& shapes,
+                                                                        const std::vector<Layout>& layouts, Accum accum,
+                                                                        int max_per_problem, int timeout_s = 300);
 
 }  // namespace cudal2

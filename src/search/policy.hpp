@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "codegen/spec.hpp"
@@ -62,7 +63,15 @@ struct PolicyOptions {
   std::map<std::string, std::string> extra;  // policy-specific settings
 };
 
-// The policies `--search` knows, in the registry table's order (src/search/registry.cpp).
+// A policy of a room above search/ (the LLM proposer, src/llm/) is registered by the composition
+// root that links that room (the CLI's `tune`, a test), so that search/ neither names nor links it.
+using PolicyFactory = std::unique_ptr<Policy> (*)(const PolicyOptions&);
+// Adds `name` after the built-in policies; a name registered again gets the new factory. Not
+// thread-safe: register before anything lists or makes policies.
+void register_policy(std::string_view name, PolicyFactory make);
+
+// The policies `--search` knows: the registry table's (src/search/registry.cpp), then the
+// registered ones in the order they were first registered.
 std::vector<std::string> policy_names();
 // Throws InputError naming the known policies for an unknown name.
 std::unique_ptr<Policy> make_policy(const std::string& name, const PolicyOptions& options = {});

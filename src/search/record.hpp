@@ -1,6 +1,6 @@
 #pragma once
 // The loop's side of evaluation records: evaluate_candidates hands what it measures to a sink (search/sink.hpp)
-// and never opens the store; StoreSink writes specs and builds as they arrive and each worker job's
+// and never opens the store; StoreSink writes specs and builds as they arrive and each judge job's
 // measurements together as the job ends (one transaction, so a killed run loses at most the job
 // in flight), under a run of its own. `cudal2 tune`
 // (run_tune), `cudal2 eval` and `cudal2 serve` evaluate through evaluate_and_record.

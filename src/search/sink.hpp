@@ -1,7 +1,7 @@
 #pragma once
 // Where evaluate_candidates (search/evaluate.hpp) puts what it learns, as it learns it: a sink the
 // caller supplies. The evaluation measures and keeps nothing: it never opens the store. The tuner's sink
-// writes each record to the store under a run of its own (search/record.hpp), a worker job's
+// writes each record to the store under a run of its own (search/record.hpp), a judge job's
 // measurements in one transaction as the job ends, so a killed run loses at most the job in
 // flight; a test can keep them in memory.
 // The records carry what eval knows; the sink adds what it owns (the store's run id, timestamps).
@@ -31,7 +31,7 @@ struct BuildRecord {
 // One (shape, mode, timer) of a candidate: its times when ok, else the failure it is known by.
 struct MeasurementRecord {
   std::string spec_hash;
-  std::string gpu;     // the device name of the worker that measured it
+  std::string gpu;     // the device name of the judge that measured it
   std::string dtype;   // the accumulator ("f32", "f16")
   std::string layout;  // "nn", "tn"
   std::int64_t m = 0, n = 0, k = 0;
@@ -58,7 +58,7 @@ class EvalSink {
   virtual void spec(const SpecRecord& s) = 0;
   virtual void build(const BuildRecord& b) = 0;
   virtual void measurement(const MeasurementRecord& m) = 0;
-  // The end of a worker job's records (and of a failed build's): a sink that holds measurements
+  // The end of a judge job's records (and of a failed build's): a sink that holds measurements
   // writes them now, together.
   virtual void flush() {}
 };

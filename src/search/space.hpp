@@ -2,8 +2,8 @@
 // What the tuner may propose: each family's valid specs for a problem. Families whose space does
 // not depend on the GPU or the shape come from codegen's enumeration; the cublaslt family's space
 // is cuBLASLt's answer on this GPU for each shape, which only a process with a CUDA context can
-// give, so the caller passes it in (run_tune asks the eval worker: search/evaluate.hpp,
-// worker_lt_space).
+// give, so the caller passes it in (run_tune asks the eval judge: search/evaluate.hpp,
+// judge_lt_space).
 #include <map>
 #include <string>
 #include <utility>

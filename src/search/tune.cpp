@@ -30,8 +30,8 @@ using Clock = std::chrono::steady_clock;
 
 // The GPU name this run's results are found under (the store is keyed by device name; the devices
 // as the caller found them, TuneOptions::local): the local GPU's; on a machine without one (a
-// --worker that answers from recorded measurements) the one GPU the store holds results of, which
-// is the worker's: the rows are stored under the name the worker reports, and looking them up
+// --judge that answers from recorded measurements) the one GPU the store holds results of, which
+// is the judge's: the rows are stored under the name the judge reports, and looking them up
 // under "unknown" found nothing, so a finished tune re-ran (and re-stored) everything.
 std::string stored_gpu_name(const std::string& db_path, const LocalGpus& local, int ordinal) {
   if (local.available()) return local.names.at(static_cast<size_t>(ordinal));
@@ -39,7 +39,7 @@ std::string stored_gpu_name(const std::string& db_path, const LocalGpus& local, 
   if (gpus.size() > 1)
     throw InputError(
         fmt::format("the store '{}' holds results of several GPUs ({}); without a local GPU tune cannot "
-                    "tell which one its worker measures on: give it a store of one GPU",
+                    "tell which one its judge measures on: give it a store of one GPU",
                     db_path, fmt::join(gpus, ", ")));
   return gpus.empty() ? "unknown" : gpus.front();
 }
@@ -96,7 +96,7 @@ std::vector<std::string> split_commas(const std::string& text) {
   }
 }
 
-// One GPU lane of a round: its request (worker environment, compile share, command) and totals.
+// One GPU lane of a round: its request (judge environment, compile share, command) and totals.
 struct LaneState {
   EvalRequest req;
   TuneResult::Lane stats;
@@ -117,6 +117,12 @@ double best_baseline_us(const std::string& baseline_json) {
   return best;
 }
 
+// The store's key of problem p measured on gpu in mode.
+store::ProblemKey store_key(const std::string& gpu, const Problem& p, Mode mode) {
+  return {gpu,       std::string(to_string(p.accum)), std::string(to_string(p.layout)), p.shape.m, p.shape.n,
+          p.shape.k, std::string(to_string(mode))};
+}
+
 // What the store already knows about the run's specs on one problem, one observation per spec:
 // its offline graph row when there is one (the objective), else its first row.
 std::vector<Observation> stored_observations(const store::Store& db, const std::string& gpu, const Problem& p,
@@ -124,8 +130,7 @@ std::vector<Observation> stored_observations(const store::Store& db, const std::
   std::map<std::string, const KernelSpec*> by_hash;
   for (const auto& s : space) by_hash.emplace(s.hash(), &s);
   std::map<std::string, store::MeasurementRow> pick;
-  for (auto& r : db.list_measurements(gpu, to_string(p.accum), to_string(p.layout), p.shape.m, p.shape.n, p.shape.k,
-                                      to_string(mode))) {
+  for (auto& r : db.list_measurements(store_key(gpu, p, mode))) {
     if (!by_hash.count(r.spec_hash)) continue;
     auto it = pick.find(r.spec_hash);
     const bool graph = r.mode == "offline" && r.timer == "graph";
@@ -211,7 +216,7 @@ std::vector<Proposal> merge(const std::vector<std::vector<Proposal>>& lists, int
 }
 
 // Evaluates one round on the lanes: candidate i goes to lane i % lanes.size(), the lanes run at
-// once (one thread each; the workers, compilers and store connections are the lane's own), and
+// once (one thread each; the judges, compilers and store connections are the lane's own), and
 // the outcomes come back in the round's order. A lane that throws stops the round with its error
 // once every lane has finished.
 std::vector<CandidateOutcome> evaluate_lanes(std::vector<LaneState>& lanes, const std::vector<Proposal>& round,
@@ -349,7 +354,7 @@ std::vector<std::pair<Shape, std::vector<KernelSpec>>> top_candidates(const std:
     std::vector<KernelSpec> specs;
     for (auto layout : {Layout::NN, Layout::TN})
       for (const auto& [hash, us] :
-           db.top_specs(gpu, to_string(accum), to_string(layout), sh.m, sh.n, sh.k, "offline", "graph", top)) {
+           db.top_specs(store_key(gpu, Problem{sh, layout, accum}, Mode::Offline), "graph", top)) {
         const auto row = db.get_spec(hash);
         if (!row || row->family == "source" || row->family == "artifact") continue;  // no spec to re-run
         specs.push_back(parse_spec(row->text));
@@ -364,7 +369,7 @@ TuneResult run_tune(const TuneOptions& o) {
   auto policy = make_policy(o.search, o.policy);
   if (o.families.empty()) throw InputError("--families names no kernel family");
   // A listed space (@FILE) is the run's whole space, cublaslt specs included; otherwise cublaslt's
-  // space is asked of a worker per problem (below) and the other families' is enumerated here.
+  // space is asked of a judge per problem (below) and the other families' is enumerated here.
   const bool listed = o.space.starts_with("@");
   ProblemSpace space;
   space.common = search_space(listed ? o.families : shape_independent(o.families), o.space, o.accum);
@@ -378,7 +383,7 @@ TuneResult run_tune(const TuneOptions& o) {
   // A policy file that cannot be read is bad input, refused before the GPU is looked for.
   if (!o.policy.state_path.empty() && std::filesystem::exists(o.policy.state_path)) policy->load(o.policy.state_path);
   if (o.check_gpu) o.local.require();
-  // The GPU lanes: one without --gpus (today's single worker), else one per listed GPU.
+  // The GPU lanes: one without --gpus (today's single judge), else one per listed GPU.
   std::vector<int> ordinals{0};
   if (!o.gpus.empty()) {
     const int count = o.gpu_count >= 0 ? o.gpu_count : o.local.count();
@@ -394,9 +399,9 @@ TuneResult run_tune(const TuneOptions& o) {
   }
   // One problem's own space: cuBLASLt's neighbourhood of its heuristic.
   if (needs_gpu_space(o.families) && !o.skip_search && !listed) {
-    // cuBLASLt answers for the GPU in use: ask a worker (the process that owns the device).
-    for (auto& [p, specs] : worker_lt_space(o.eval.worker_exe, o.eval.shapes, o.layouts, o.accum, o.lt_max,
-                                            o.eval.job_overhead_s + o.eval.timeout_s))
+    // cuBLASLt answers for the GPU in use: ask a judge (the process that owns the device).
+    for (auto& [p, specs] : judge_lt_space(o.eval.judge_exe, o.eval.shapes, o.layouts, o.accum, o.lt_max,
+                                           o.eval.job_overhead_s + o.eval.timeout_s))
       space.per_problem[problem_key(p.shape, p.layout)] = std::move(specs);
   }
   const auto all = space.all();
@@ -436,7 +441,7 @@ TuneResult run_tune(const TuneOptions& o) {
     const std::string gpu = stored_gpu_name(o.db_path, o.local, ordinals.front());
     // Claims need a name every tuner on the store agrees on from the start: without a local GPU,
     // the stored name above depends on whether another tuner has stored a row yet, so claim under
-    // "" (the worker's GPU, store/claims.hpp).
+    // "" (the judge's GPU, store/claims.hpp).
     const std::string claim_gpu = o.local.available() ? gpu : std::string();
     store::WorkClaims claims(o.db_path);
     std::mutex claims_mu;  // one connection, asked by every lane's thread

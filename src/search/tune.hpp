@@ -1,6 +1,6 @@
 #pragma once
 // The tuning loop, `cudal2 tune`: for the requested shapes, rounds of
-//   policy.propose -> codegen -> jit -> evaluate (search/evaluate.hpp: the judge in a worker) -> reward -> store
+//   policy.propose -> codegen -> jit -> evaluate (search/evaluate.hpp: the judge in a child process) -> reward -> store
 //   (search/record.hpp: the evaluation's records written as they arrive) -> policy.observe
 // until the policy has nothing left, the budget (candidates or minutes) is spent; then, on
 // request, a final measurement of each shape's fastest specs against the baselines. Resumable:
@@ -18,7 +18,7 @@
 namespace cudal2::search {
 
 struct TuneOptions {
-  // Shapes, modes, timers, reps, baselines, batch, worker: how each round is evaluated.
+  // Shapes, modes, timers, reps, baselines, batch, judge: how each round is evaluated.
   // Its specs, free sources, deadline and score are set by the loop.
   EvalRequest eval;
   // The results store: every evaluation's records are written there (search/record.hpp), and a
@@ -49,9 +49,9 @@ struct TuneOptions {
   std::vector<Mode> final_modes{Mode::Offline, Mode::Server};
   int final_reps = 30;
   std::vector<std::string> final_baselines{"cublas-nn", "cublas-tn", "cublaslt-autotune-nn", "cublaslt-autotune-tn"};
-  // GPUs that measure (`--gpus`): "" one worker on the first GPU this process sees (no
+  // GPUs that measure (`--gpus`): "" one judge on the first GPU this process sees (no
   // CUDA_VISIBLE_DEVICES change); "all" every GPU this process sees; "0,2" those device ordinals.
-  // One lane per GPU: a worker of its own started with CUDA_VISIBLE_DEVICES naming that GPU, its
+  // One lane per GPU: a judge of its own started with CUDA_VISIBLE_DEVICES naming that GPU, its
   // own store connection and a share of the compile jobs. Each round's candidates are dealt
   // round-robin across the lanes, which evaluate at once; the one policy sees all lanes' results
   // once per round, on this thread. Every GPU must be the same model (the store keys by it).
@@ -61,9 +61,9 @@ struct TuneOptions {
   // results are stored and claimed under, and the lanes' devices. Empty: no local GPU.
   LocalGpus local;
   bool progress = true;  // progress lines on stderr
-  // Refuse to start without a local GPU (off only for tests that give eval a scripted worker).
+  // Refuse to start without a local GPU (off only for tests that give eval a scripted judge).
   bool check_gpu = true;
-  // Set (SIGTERM, SIGINT): no new round or worker job; the run's rows stay as recorded, its run
+  // Set (SIGTERM, SIGINT): no new round or judge job; the run's rows stay as recorded, its run
   // rows are finished, and a resumed run measures the rest.
   const std::atomic<bool>* stop = nullptr;
 };
@@ -76,7 +76,7 @@ struct TuneResult {
   // One per GPU lane (one lane without --gpus): what it evaluated and how long it was busy.
   struct Lane {
     int ordinal = 0;     // the device as this process sees it
-    std::string device;  // its worker's CUDA_VISIBLE_DEVICES ("": inherited)
+    std::string device;  // its judge's CUDA_VISIBLE_DEVICES ("": inherited)
     int candidates = 0;  // evaluated (not Status::NotRun)
     double busy_seconds = 0;
   };
@@ -88,7 +88,7 @@ struct TuneResult {
 // `--gpus TEXT` against `count` GPUs this process sees: the device ordinals, in the order given.
 // Throws InputError for anything else than "all" or distinct in-range ordinals "0,1,...".
 std::vector<int> parse_gpus(const std::string& text, int count);
-// CUDA_VISIBLE_DEVICES for a worker that must see only this process's device `ordinal`: the
+// CUDA_VISIBLE_DEVICES for a judge that must see only this process's device `ordinal`: the
 // ordinal-th entry of this process's CUDA_VISIBLE_DEVICES when that is set, else the ordinal.
 std::string visible_device_of(int ordinal);
 

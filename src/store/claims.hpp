@@ -15,7 +15,7 @@
 namespace cudal2::store {
 
 struct WorkKey {
-  // gpu "": whatever GPU the worker has (a tuner without a local GPU, whose worker replays
+  // gpu "": whatever GPU the judge has (a tuner without a local GPU, whose judge replays
   // recorded results, cannot know its name before the first result): claimed under "", and
   // measured when the store holds a row of any GPU.
   std::string spec_hash, gpu, dtype, layout;

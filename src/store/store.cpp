@@ -132,6 +132,8 @@ std::string new_run_id() {
 
 }  // namespace
 
+ProblemKey key_of(const MeasurementRow& r) { return {r.gpu, r.dtype, r.layout, r.m, r.n, r.k, r.mode}; }
+
 Store::Store(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Store::Store(Store&&) noexcept = default;
 Store& Store::operator=(Store&&) noexcept = default;
@@ -253,47 +255,40 @@ std::optional<MeasurementRow> Store::get_measurement(std::int64_t id) const {
   return read_measurement(impl_->db, s);
 }
 
-bool Store::has_measurement(std::string_view spec_hash, std::string_view gpu, std::string_view dtype,
-                            std::string_view layout, std::int64_t m, std::int64_t n, std::int64_t k,
-                            std::string_view mode) const {
+bool Store::has_measurement(std::string_view spec_hash, const ProblemKey& key) const {
   sql::Stmt s(impl_->db,
               "SELECT 1 FROM measurements WHERE gpu = ? AND dtype = ? AND layout = ? AND m = ? AND n = ? AND k = ? "
               "AND spec_hash = ? AND mode = ? LIMIT 1");
-  s.bind_all(gpu, dtype, layout, m, n, k, spec_hash, mode);
+  s.bind_all(key.gpu, key.dtype, key.layout, key.m, key.n, key.k, spec_hash, key.mode);
   return s.step();
 }
 
-std::vector<MeasurementRow> Store::list_measurements(std::string_view gpu, std::string_view dtype,
-                                                     std::string_view layout, std::int64_t m, std::int64_t n,
-                                                     std::int64_t k, std::string_view mode) const {
+std::vector<MeasurementRow> Store::list_measurements(const ProblemKey& key) const {
   sql::Stmt s(impl_->db, fmt::format("SELECT id, {}, created_at FROM measurements WHERE gpu = ? AND dtype = ? AND "
                                      "layout = ? AND m = ? AND n = ? AND k = ? AND mode = ? ORDER BY id",
                                      kMeasurementColumns));
-  s.bind_all(gpu, dtype, layout, m, n, k, mode);
+  s.bind_all(key.gpu, key.dtype, key.layout, key.m, key.n, key.k, key.mode);
   std::vector<MeasurementRow> out;
   while (s.step()) out.push_back(read_measurement(impl_->db, s));
   return out;
 }
 
-std::vector<std::pair<std::string, double>> Store::top_specs(std::string_view gpu, std::string_view dtype,
-                                                             std::string_view layout, std::int64_t m, std::int64_t n,
-                                                             std::int64_t k, std::string_view mode,
-                                                             std::string_view timer, int limit) const {
+std::vector<std::pair<std::string, double>> Store::top_specs(const ProblemKey& key, std::string_view timer,
+                                                             int limit) const {
   sql::Stmt s(impl_->db,
               "SELECT spec_hash, MIN(median_us) AS t FROM measurements WHERE gpu = ? AND dtype = ? AND layout = ? "
               "AND m = ? AND n = ? AND k = ? AND mode = ? AND timer = ? AND status = 'ok' AND median_us IS NOT NULL "
               "GROUP BY spec_hash ORDER BY t, spec_hash LIMIT ?");
-  s.bind_all(gpu, dtype, layout, m, n, k, mode, timer, static_cast<std::int64_t>(limit));
+  s.bind_all(key.gpu, key.dtype, key.layout, key.m, key.n, key.k, key.mode, timer, static_cast<std::int64_t>(limit));
   std::vector<std::pair<std::string, double>> out;
   while (s.step()) out.emplace_back(s.text(0), s.real(1));
   return out;
 }
 
-std::optional<BestRow> Store::get_best(std::string_view gpu, std::string_view dtype, std::string_view layout,
-                                       std::int64_t m, std::int64_t n, std::int64_t k) const {
+std::optional<BestRow> Store::get_best(const ProblemKey& key) const {
   sql::Stmt s(impl_->db,
               std::string(kBestSelect) + "WHERE gpu = ? AND dtype = ? AND layout = ? AND m = ? AND n = ? AND k = ?");
-  s.bind_all(gpu, dtype, layout, m, n, k);
+  s.bind_all(key.gpu, key.dtype, key.layout, key.m, key.n, key.k);
   if (!s.step()) return std::nullopt;
   return read_best(s);
 }
@@ -303,6 +298,40 @@ std::vector<BestRow> Store::list_best(std::string_view gpu) const {
   s.bind_all(gpu);
   std::vector<BestRow> out;
   while (s.step()) out.push_back(read_best(s));
+  return out;
+}
+
+std::vector<std::string> Store::gpus_with_best() const {
+  sql::Stmt s(impl_->db, "SELECT DISTINCT gpu FROM best ORDER BY gpu");
+  std::vector<std::string> out;
+  while (s.step()) out.push_back(s.text(0));
+  return out;
+}
+
+std::vector<BestWithSpec> Store::best_with_specs(std::string_view dtype, std::string_view layout,
+                                                 std::string_view gpu) const {
+  sql::Stmt s(impl_->db,
+              "SELECT b.gpu, b.dtype, b.layout, b.m, b.n, b.k, b.spec_hash, b.median_us, b.measurement_id, "
+              "b.updated_at, s.family, s.text FROM best b JOIN specs s ON s.hash = b.spec_hash "
+              "WHERE b.dtype = ? AND b.layout = ? AND (? = '' OR b.gpu = ?)");
+  s.bind_all(dtype, layout, gpu, gpu);
+  std::vector<BestWithSpec> out;
+  while (s.step()) out.push_back({read_best(s), s.text(10), s.text(11)});
+  return out;
+}
+
+std::vector<TimedSpec> Store::timed_specs(std::string_view gpu) const {
+  sql::Stmt s(impl_->db, R"sql(
+      SELECT m.dtype, m.layout, m.m, m.n, m.k, s.text, s.family, m.median_us, m.baseline_json, m.run_id
+      FROM measurements m JOIN specs s ON s.hash = m.spec_hash
+      WHERE m.gpu = ? AND m.status = 'ok' AND m.mode = 'offline' AND m.timer = 'graph'
+        AND m.median_us IS NOT NULL
+      ORDER BY m.id)sql");
+  s.bind_all(gpu);
+  std::vector<TimedSpec> out;
+  while (s.step())
+    out.push_back({s.text(0), s.text(1), s.int64(2), s.int64(3), s.int64(4), s.text(5), s.text(6), s.real(7), s.text(8),
+                   s.text(9)});
   return out;
 }
 
@@ -333,6 +362,108 @@ std::optional<RunRow> Store::get_run(std::string_view run_id) const {
   s.bind_all(run_id);
   if (!s.step()) return std::nullopt;
   return RunRow{s.text(0), s.text(1), s.text(2), s.opt_text(3)};
+}
+
+std::int64_t Store::put_turn(const TurnRow& t) {
+  sql::Stmt s(impl_->db,
+              "INSERT INTO llm_turns (run_id, episode, turn, kind, model, url, dtype, layout, m, n, k, "
+              "prompt_json, reply, error, source, spec_hash, status, detail, time_us, baseline_us, reward, "
+              "prompt_tokens, completion_tokens, usd, seconds) "
+              "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  s.bind_all(t.run_id, t.episode, t.turn, t.kind, t.model, t.url, t.dtype, t.layout, t.m, t.n, t.k, t.prompt_json,
+             t.reply, t.error, t.source, t.spec_hash, t.status, t.detail, t.time_us, t.baseline_us, t.reward,
+             t.prompt_tokens, t.completion_tokens, t.usd, t.seconds)
+      .run();
+  return sqlite3_last_insert_rowid(impl_->db.get());
+}
+
+void Store::set_turn_outcome(std::int64_t id, std::string_view status, std::string_view detail,
+                             std::optional<double> time_us, std::optional<double> baseline_us,
+                             std::optional<double> reward) {
+  sql::Stmt s(impl_->db,
+              "UPDATE llm_turns SET status = ?, detail = ?, time_us = ?, baseline_us = ?, reward = ?, "
+              "updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?");
+  s.bind_all(status, detail, time_us, baseline_us, reward, id).run();
+}
+
+std::vector<TurnRow> Store::turns(std::string_view run_id) const {
+  sql::Stmt s(impl_->db,
+              "SELECT id, run_id, episode, turn, kind, model, url, dtype, layout, m, n, k, prompt_json, reply, "
+              "error, source, spec_hash, status, detail, time_us, baseline_us, reward, prompt_tokens, "
+              "completion_tokens, usd, seconds, created_at, updated_at FROM llm_turns "
+              "WHERE (? = '' OR run_id = ?) ORDER BY id");
+  s.bind_all(run_id, run_id);
+  std::vector<TurnRow> out;
+  while (s.step()) {
+    TurnRow t;
+    int c = 0;
+    t.id = s.int64(c++), t.run_id = s.text(c++), t.episode = s.text(c++), t.turn = int(s.int64(c++));
+    t.kind = s.text(c++), t.model = s.text(c++), t.url = s.text(c++), t.dtype = s.text(c++), t.layout = s.text(c++);
+    t.m = s.int64(c++), t.n = s.int64(c++), t.k = s.int64(c++);
+    t.prompt_json = s.text(c++), t.reply = s.text(c++), t.error = s.text(c++), t.source = s.text(c++);
+    t.spec_hash = s.text(c++), t.status = s.text(c++), t.detail = s.text(c++);
+    t.time_us = s.opt_real(c++), t.baseline_us = s.opt_real(c++), t.reward = s.opt_real(c++);
+    t.prompt_tokens = s.int64(c++), t.completion_tokens = s.int64(c++), t.usd = s.real(c++), t.seconds = s.real(c++);
+    t.created_at = s.text(c++), t.updated_at = s.text(c++);
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+std::int64_t Store::put_profile(const ProfileRow& p) {
+  sql::Stmt s(impl_->db,
+              "INSERT INTO profiles (spec_hash, gpu, dtype, layout, m, n, k, metrics_json, stalls_json, command) "
+              "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  s.bind_all(p.spec_hash, p.gpu, p.dtype, p.layout, p.m, p.n, p.k, p.metrics_json, p.stalls_json, p.command).run();
+  return sqlite3_last_insert_rowid(impl_->db.get());
+}
+
+std::optional<ProfileRow> Store::latest_profile(std::string_view spec_hash, std::int64_t m, std::int64_t n,
+                                                std::int64_t k) const {
+  sql::Stmt s(impl_->db,
+              "SELECT id, spec_hash, gpu, dtype, layout, m, n, k, metrics_json, stalls_json, command, created_at "
+              "FROM profiles WHERE spec_hash = ? AND m = ? AND n = ? AND k = ? ORDER BY id DESC LIMIT 1");
+  s.bind_all(spec_hash, m, n, k);
+  if (!s.step()) return std::nullopt;
+  ProfileRow p;
+  int c = 0;
+  p.id = s.int64(c++), p.spec_hash = s.text(c++), p.gpu = s.text(c++), p.dtype = s.text(c++), p.layout = s.text(c++);
+  p.m = s.int64(c++), p.n = s.int64(c++), p.k = s.int64(c++);
+  p.metrics_json = s.text(c++), p.stalls_json = s.text(c++), p.command = s.text(c++), p.created_at = s.text(c++);
+  return p;
+}
+
+std::vector<std::string> Store::best_gpus(std::string_view spec_hash, const ProblemKey& key) const {
+  sql::Stmt s(impl_->db,
+              "SELECT gpu FROM best WHERE spec_hash = ? AND dtype = ? AND layout = ? AND m = ? AND n = ? "
+              "AND k = ? ORDER BY gpu");
+  s.bind_all(spec_hash, key.dtype, key.layout, key.m, key.n, key.k);
+  std::vector<std::string> out;
+  while (s.step()) out.push_back(s.text(0));
+  return out;
+}
+
+std::string Store::measured_gpu(std::string_view spec_hash, const ProblemKey& key) const {
+  sql::Stmt s(impl_->db,
+              "SELECT gpu FROM measurements WHERE spec_hash = ? AND dtype = ? AND layout = ? AND m = ? "
+              "AND n = ? AND k = ? AND status = 'ok' ORDER BY id DESC LIMIT 1");
+  s.bind_all(spec_hash, key.dtype, key.layout, key.m, key.n, key.k);
+  return s.step() ? s.text(0) : std::string();
+}
+
+std::string Store::failure_detail(std::string_view spec_hash) const {
+  {
+    sql::Stmt s(impl_->db, "SELECT log FROM builds WHERE spec_hash = ? AND status <> 'ok' ORDER BY id DESC LIMIT 1");
+    s.bind_all(spec_hash);
+    if (s.step() && !s.text(0).empty()) return s.text(0);
+  }
+  sql::Stmt s(impl_->db,
+              "SELECT status, failure, m, n, k FROM measurements WHERE spec_hash = ? AND status <> 'ok' "
+              "ORDER BY id DESC LIMIT 1");
+  s.bind_all(spec_hash);
+  if (s.step())
+    return fmt::format("{} on M={} N={} K={}: {}", s.text(0), s.int64(2), s.int64(3), s.int64(4), s.text(1));
+  return "";
 }
 
 }  // namespace cudal2::store

@@ -83,6 +83,71 @@ struct RunRow {
   bool operator==(const RunRow&) const = default;
 };
 
+// One problem as the store keys its rows: the GPU, the data type and layout (the store's words:
+// to_string of Accum and Layout), the shape and the mode ("offline" or "server"). One value instead
+// of seven loose arguments, so that two strings swapped at a call site cannot go unnoticed.
+struct ProblemKey {
+  std::string gpu;
+  std::string dtype;
+  std::string layout;
+  std::int64_t m = 0, n = 0, k = 0;
+  std::string mode = "offline";
+  bool operator==(const ProblemKey&) const = default;
+};
+
+// The key of a measurement's problem.
+ProblemKey key_of(const MeasurementRow& r);
+
+// One model turn of the LLM proposer (table llm_turns, schema 3): the prompt, the reply, the
+// extracted source and the candidate it became, then its outcome once evaluated.
+struct TurnRow {
+  std::int64_t id = 0;
+  std::string run_id;   // the tuning run ("" when unknown)
+  std::string episode;  // one conversation: a first prompt and its repair turns
+  int turn = 0;         // 0: the first prompt; 1..: repair turns
+  std::string kind;     // "propose" or "repair"
+  std::string model, url;
+  std::string dtype, layout;
+  std::int64_t m = 0, n = 0, k = 0;
+  std::string prompt_json = "[]";  // the messages sent (OpenAI format)
+  std::string reply;               // the assistant's text ("" when none came)
+  std::string error;               // client or extraction error ("" when a source was extracted)
+  std::string source;              // the extracted kernel source
+  std::string spec_hash;           // the free-form candidate's spec hash ("" when no source)
+  std::string status = "pending";  // the evaluation's outcome: "ok", a failure kind, or the error
+  std::string detail;              // compiler/verifier message behind status
+  std::optional<double> time_us, baseline_us, reward;
+  std::int64_t prompt_tokens = 0, completion_tokens = 0;
+  double usd = 0, seconds = 0;
+  std::string created_at, updated_at;
+};
+
+// Nsight Compute metrics of one spec on one GPU and problem (table profiles, schema 3).
+struct ProfileRow {
+  std::int64_t id = 0;
+  std::string spec_hash, gpu, dtype, layout;
+  std::int64_t m = 0, n = 0, k = 0;
+  std::string metrics_json = "{}";  // {"metric": value}
+  std::string stalls_json = "[]";   // [["stall reason", share], ...] largest first
+  std::string command;              // the ncu command line that produced it
+  std::string created_at;
+};
+
+// A best row with its spec's family and text: what an LLM prompt shows as a reference.
+struct BestWithSpec {
+  BestRow best;
+  std::string family, text;
+};
+
+// One ok offline graph measurement with a time, with its spec: what `cudal2 export` ranks.
+struct TimedSpec {
+  std::string dtype, layout;
+  std::int64_t m = 0, n = 0, k = 0;
+  std::string spec_text, family;
+  double median_us = 0;
+  std::string baseline_json, run_id;
+};
+
 struct PutMeasurementResult {
   std::int64_t id = 0;    // the new measurement's id
   bool new_best = false;  // it became the best for its GPU and problem
@@ -124,33 +189,55 @@ class Store {
   // than the current best for its (gpu, dtype, layout, m, n, k) (or there is none), makes it the
   // best; both in one transaction.
   PutMeasurementResult put_measurement(const MeasurementRow& m);
-  // The same for several rows (one worker job's) in one transaction: one commit, one fsync. Tuners
+  // The same for several rows (one judge job's) in one transaction: one commit, one fsync. Tuners
   // sharing a store commit one after another, so a commit per row made them wait on each other's
   // fsyncs instead of dividing the work.
   std::vector<PutMeasurementResult> put_measurements(const std::vector<MeasurementRow>& rows);
   std::optional<MeasurementRow> get_measurement(std::int64_t id) const;
-  // Whether any measurement (failed ones included) exists: what a resumed run skips.
-  bool has_measurement(std::string_view spec_hash, std::string_view gpu, std::string_view dtype,
-                       std::string_view layout, std::int64_t m, std::int64_t n, std::int64_t k,
-                       std::string_view mode) const;
+  // Whether any measurement (failed ones included) of the spec on the problem exists: what a
+  // resumed run skips.
+  bool has_measurement(std::string_view spec_hash, const ProblemKey& key) const;
 
   // Every measurement of one problem in one mode (all specs, timers and statuses), oldest first:
   // what a resumed tuner tells its policy it already knows.
-  std::vector<MeasurementRow> list_measurements(std::string_view gpu, std::string_view dtype, std::string_view layout,
-                                                std::int64_t m, std::int64_t n, std::int64_t k,
-                                                std::string_view mode) const;
+  std::vector<MeasurementRow> list_measurements(const ProblemKey& key) const;
 
   // The fastest distinct specs for one problem: each spec's best median among its "ok"
-  // measurements of that mode and timer, fastest first, at most `limit`.
-  std::vector<std::pair<std::string, double>> top_specs(std::string_view gpu, std::string_view dtype,
-                                                        std::string_view layout, std::int64_t m, std::int64_t n,
-                                                        std::int64_t k, std::string_view mode, std::string_view timer,
-                                                        int limit) const;
+  // measurements of the key's mode and this timer, fastest first, at most `limit`.
+  std::vector<std::pair<std::string, double>> top_specs(const ProblemKey& key, std::string_view timer, int limit) const;
 
-  std::optional<BestRow> get_best(std::string_view gpu, std::string_view dtype, std::string_view layout, std::int64_t m,
-                                  std::int64_t n, std::int64_t k) const;
+  // The best of the problem. Only offline graph rows become best (put_measurement), so key.mode
+  // is not consulted.
+  std::optional<BestRow> get_best(const ProblemKey& key) const;
   // Ordered by dtype, layout, m, n, k.
   std::vector<BestRow> list_best(std::string_view gpu) const;
+  // The GPUs that have a best row, sorted (export picks one of them).
+  std::vector<std::string> gpus_with_best() const;
+  // Every best row of a data type and layout with its spec, on one GPU ("": every GPU).
+  std::vector<BestWithSpec> best_with_specs(std::string_view dtype, std::string_view layout,
+                                            std::string_view gpu) const;
+  // Every ok offline graph measurement with a time on the GPU, with its spec, oldest first.
+  std::vector<TimedSpec> timed_specs(std::string_view gpu) const;
+
+  // What the LLM proposer records (llm/records.hpp).
+  std::int64_t put_turn(const TurnRow& t);
+  // Sets a turn's outcome (status, detail, times, reward).
+  void set_turn_outcome(std::int64_t id, std::string_view status, std::string_view detail,
+                        std::optional<double> time_us, std::optional<double> baseline_us, std::optional<double> reward);
+  std::vector<TurnRow> turns(std::string_view run_id = "") const;  // oldest first; "": every run
+  std::int64_t put_profile(const ProfileRow& p);
+  // The newest profile of the spec on the shape (any GPU).
+  std::optional<ProfileRow> latest_profile(std::string_view spec_hash, std::int64_t m, std::int64_t n,
+                                           std::int64_t k) const;
+  // The GPUs on which this spec is the best for the problem. Across GPUs: key.gpu and key.mode
+  // are not consulted.
+  std::vector<std::string> best_gpus(std::string_view spec_hash, const ProblemKey& key) const;
+  // The GPU of the newest ok measurement of this spec on the problem ("" when none); across GPUs
+  // and modes like best_gpus.
+  std::string measured_gpu(std::string_view spec_hash, const ProblemKey& key) const;
+  // The compiler log of the newest failed build of a spec, or the newest failed measurement's
+  // reason ("" when neither): what a repair prompt shows.
+  std::string failure_detail(std::string_view spec_hash) const;
 
   // The GPU names measurements are stored under, sorted.
   std::vector<std::string> gpus() const;

@@ -201,7 +201,7 @@ TEST(Adversarial, EveryClassIsCaughtAndNothingEscapes) {
   req.shapes = {{256, 256, 256}, {96, 80, 64}, {128, 128, 4096}};  // large K shows precision downgrades
   req.reps = 10;
   req.baselines = {"cublas-nn"};
-  req.worker_exe = cudal2::test::cli();
+  req.judge_exe = cudal2::test::cli();
   req.timeout_s = 10;
   req.job_overhead_s = 30;
   req.batch = 4;

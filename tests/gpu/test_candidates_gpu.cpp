@@ -39,7 +39,7 @@ TEST(Candidates, FailuresAreRecordedAndTheRunGoesOn) {
   req.reps = 3;
   req.baselines = {"cublas-nn"};
   const std::string db_path = (dir / "t.db").string();
-  req.worker_exe = cudal2::test::cli();
+  req.judge_exe = cudal2::test::cli();
   req.timeout_s = 10;
   req.job_overhead_s = 30;
   req.batch = 5;  // all in one job: the fault kills it, and the retry one by one finds who did it
@@ -60,9 +60,9 @@ TEST(Candidates, FailuresAreRecordedAndTheRunGoesOn) {
   const std::string gpu = query_gpu(0).name;
   for (const auto& o : out)
     for (const auto& s : req.shapes)
-      EXPECT_TRUE(db.has_measurement(o.spec_hash, gpu, "f32", "nn", s.m, s.n, s.k, "offline"))
+      EXPECT_TRUE(db.has_measurement(o.spec_hash, {gpu, "f32", "nn", s.m, s.n, s.k, "offline"}))
           << o.status << " " << s.str();
-  const auto top = db.top_specs(gpu, "f32", "nn", 96, 80, 64, "offline", "graph", 5);
+  const auto top = db.top_specs({gpu, "f32", "nn", 96, 80, 64, "offline"}, "graph", 5);
   ASSERT_EQ(top.size(), 1u);  // only the good candidate has ok timings
   EXPECT_EQ(top[0].first, out[4].spec_hash);
   std::filesystem::remove_all(dir);

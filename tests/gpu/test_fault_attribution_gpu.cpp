@@ -88,7 +88,7 @@ TEST(FaultAttribution, NeighboursKilledHangsAreNotTheHonestCandidatesFaults) {
     req.reps = 5;
     req.timers = {true, false, false, false};
     req.baselines = {"cublas-nn"};
-    req.worker_exe = cli;
+    req.judge_exe = cli;
     req.timeout_s = 30;
     req.job_overhead_s = 60;
     const auto out = search::evaluate_and_record(req, (work / "honest.db").string());

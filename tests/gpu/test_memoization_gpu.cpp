@@ -67,7 +67,7 @@ TEST(Memoization, EveryVariantFailsOrTakesHonestTime) {
   req.reps = 10;
   req.timers = {true, true, false, true};  // graph, eager, chain
   req.baselines = {"cublas-nn"};
-  req.worker_exe = cudal2::test::cli();
+  req.judge_exe = cudal2::test::cli();
   req.timeout_s = 30;
   req.job_overhead_s = 60;
   req.batch = 8;

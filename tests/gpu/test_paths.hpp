@@ -1,9 +1,9 @@
 #pragma once
-// Where the GPU tests find their test data and the worker, relative to the build so that a build
+// Where the GPU tests find their test data and the judge, relative to the build so that a build
 // directory that moves (carried to another machine, say) still finds them:
 //   - the candidate sources: $CUDAL2_TEST_DATA, else gpu_data/ beside this executable (the build
 //     copies tests/gpu/candidates and tests/gpu/adversarial there), else the source tree's copy;
-//   - the worker: $CUDAL2_CLI, else ../cudal2 beside this executable, else the configured path.
+//   - the judge: $CUDAL2_CLI, else ../cudal2 beside this executable, else the configured path.
 #include <string>
 
 namespace cudal2::test {

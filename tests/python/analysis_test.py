@@ -154,9 +154,13 @@ class Csv(unittest.TestCase):
         g = t[(64, 4096, 4096)]
         self.assertAlmostEqual(A.best_of_layouts(g, "cublaslt-autotune") / A.best_of_layouts(g, "runtime"), 9.0 / 8.0)
 
-    def test_store(self):
-        db = self.p("store.db")
+    def store(self, name, version=A.store_csv.SCHEMA_VERSION, app_id=A.store_csv.APPLICATION_ID):
+        """A hand-made store: the measurements columns the readers ask for, under cudal2's
+        application_id and the given schema version."""
+        db = self.p(name)
         con = sqlite3.connect(db)
+        con.execute(f"PRAGMA application_id = {app_id}")
+        con.execute(f"PRAGMA user_version = {version}")
         con.execute("CREATE TABLE measurements (id INTEGER PRIMARY KEY, gpu TEXT, dtype TEXT, layout TEXT, m INT, "
                     "n INT, k INT, mode TEXT, timer TEXT, status TEXT, median_us REAL, baseline_json TEXT)")
         rows = [("H100", "f32", "nn", 64, 64, 64, "offline", "graph", "ok", 5.0, '{"a": 1}'),
@@ -168,12 +172,58 @@ class Csv(unittest.TestCase):
                         "baseline_json) VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows)
         con.commit()
         con.close()
+        return db
+
+    def test_store(self):
+        db = self.store("store.db")
         ms = A.store_measurements(db)
         self.assertEqual(len(ms), 3)
         best = A.best_store_measurements(ms)
         self.assertEqual(best, {("H100", "f32", "nn", 64, 64, 64, "offline", "graph"): (4.0, '{"b": 2}')})
-        with self.assertRaises(sqlite3.Error):
+        with self.assertRaises(A.StoreError):
             A.store_measurements(write(self.p("not-a-store.db"), ["hello"], comment=False))
+
+    def test_store_schema_is_checked(self):
+        # A newer schema may mean something else by the same columns: refused, as cudal2 refuses it.
+        newer = self.store("newer.db", version=A.store_csv.SCHEMA_VERSION + 1)
+        with self.assertRaisesRegex(A.StoreError, "newer than this reader knows"):
+            A.store_measurements(newer)
+        # A SQLite file of another program (or a bare one) is not read as a store.
+        for name, app_id, version in (("other.db", 7, 1), ("bare.db", 0, 0)):
+            with self.assertRaisesRegex(A.StoreError, "not a cudal2 store"):
+                A.store_measurements(self.store(name, version=version, app_id=app_id))
+        with self.assertRaisesRegex(A.StoreError, "no such store"):
+            A.store_measurements(self.p("missing.db"))
+        # Older schemas are read (their columns are a subset), and so is a store's CSV export.
+        self.assertEqual(len(A.store_measurements(self.store("old.db", version=1))), 3)
+        out = self.p("export")
+        A.store_csv.export(self.store("exported.db"), out)
+        self.assertEqual(len(A.store_measurements(out)), 3)
+
+
+class StoreBoundary(unittest.TestCase):
+    """Who may query a store: the C++ sources under src/store/ (typed calls of store::Store), and on the
+    Python side store_csv.py and analysis.py (the schema check, then the queries). A reader elsewhere
+    would read a store without that check."""
+
+    def files(self, top, exts):
+        for d, dirs, names in os.walk(os.path.join(REPO, top)):
+            skip = ("bench/results", "src/store")
+            dirs[:] = [x for x in dirs if os.path.relpath(os.path.join(d, x), REPO) not in skip]
+            for n in names:
+                if n.endswith(exts):
+                    yield os.path.relpath(os.path.join(d, n), REPO)
+
+    def test_only_the_store_modules_open_stores(self):
+        allowed = {"python/cudal2/store_csv.py", "python/cudal2/analysis.py"}
+        found = [f for top in ("python/cudal2", "bench") for f in self.files(top, (".py", ".sh"))
+                 if f not in allowed and "sqlite3" in open(os.path.join(REPO, f), errors="replace").read()]
+        self.assertEqual(found, [])
+
+    def test_no_sql_outside_src_store(self):
+        found = [f for f in self.files("src", (".cpp", ".hpp", ".h"))
+                 if "sqlite" in open(os.path.join(REPO, f), errors="replace").read()]
+        self.assertEqual(found, [])
 
 
 if __name__ == "__main__":

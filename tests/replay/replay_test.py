@@ -5,7 +5,7 @@ Python; a few seconds):
   store    a store committed as CSV (python/cudal2/store_csv.py) comes back as a store cudal2 opens
            (`cudal2 show`), and exporting that again gives the same files;
   replay   `cudal2 tune --replay STORE` measures nothing: every row it records is the recorded
-           median of that spec on that problem (python/cudal2/replay_worker.py's rule, computed here
+           median of that spec on that problem (python/cudal2/replay_judge.py's rule, computed here
            from the store independently), every recorded spec is tried, a spec never recorded is
            unsupported, and refusals (no store, a timer or mode replay cannot answer) are one error line;
   confirm  the export confirmation workflow (bench/runtime/README.md): bench/runtime/confirm_candidates.py
@@ -56,7 +56,7 @@ def shape_args(shapes):
 
 def recorded(db):
     """(text, layout, m, n, k) -> the median a replay answers: of the spec's ok offline graph rows,
-    the lower middle by median (python/cudal2/replay_worker.py's rule)."""
+    the lower middle by median (python/cudal2/replay_judge.py's rule)."""
     c = sqlite3.connect(db)
     rows = {}
     for text, layout, m, n, k, med in c.execute(

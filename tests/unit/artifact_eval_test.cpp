@@ -1,6 +1,6 @@
 // `cudal2 eval --artifact PATH.so[@SPEC]`: a prebuilt kernel goes to the judge as it is. The
 // argument's parsing (path, spec and knobs, refusals), and the request's path through
-// evaluate_candidates with a scripted worker (CPU only): nothing is compiled, the job names the
+// evaluate_candidates with a scripted judge (CPU only): nothing is compiled, the job names the
 // artifact and the spec text with its runtime knobs, and the candidate is named by the artifact's
 // bytes and spec, so two builds of one spec are two candidates.
 #include <gtest/gtest.h>
@@ -46,9 +46,9 @@ class ArtifactEval : public ::testing::Test {
     std::ofstream(dir_ / name) << bytes;
     return dir_ / name;
   }
-  // A worker that keeps every eval job it is sent (one JSON line each) and answers it as ok.
-  std::string worker() const {
-    const auto p = dir_ / "worker.sh";
+  // A judge that keeps every eval job it is sent (one JSON line each) and answers it as ok.
+  std::string judge() const {
+    const auto p = dir_ / "judge.sh";
     std::ofstream(p) << "#!/bin/sh\nwhile read line; do\n  case \"$line\" in\n"
                      << "  *'\"op\":\"canary\"'*) printf '%s\\n' '" << kHealthy << "' ;;\n"
                      << "  *) printf '%s\\n' \"$line\" >> '" << (dir_ / "jobs.jsonl").string() << "'\n"
@@ -69,7 +69,7 @@ class ArtifactEval : public ::testing::Test {
     req.shapes = {{64, 64, 64}};
     req.timers = {true, false, false, false};
     req.baselines = {};
-    req.worker_exe = worker();
+    req.judge_exe = judge();
     req.timeout_s = 5;
     req.job_overhead_s = 5;
     req.progress = false;

@@ -3,7 +3,7 @@
 // recorded; a fault that does not come back is transient and the re-run's measurement stands, one
 // that comes back with the trusted canary healthy before and after it is the candidate's; a wrong
 // result is re-run only when the canary says the GPU is disturbed; when it stays disturbed nothing
-// is recorded (gpu-disturbed). CPU only: the worker is a script answering eval jobs from one list
+// is recorded (gpu-disturbed). CPU only: the judge is a script answering eval jobs from one list
 // and canary requests from another, counting both.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -48,14 +48,14 @@ class FaultRerun : public ::testing::Test {
     std::filesystem::create_directories(dir_);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
-  // A worker answering the i-th eval job (over all its restarts) with answers[i] and the i-th canary
+  // A judge answering the i-th eval job (over all its restarts) with answers[i] and the i-th canary
   // request with canaries[i] (the last of each after).
-  std::string worker(const std::vector<std::string>& answers, const std::vector<std::string>& canaries = {kHealthy}) {
+  std::string judge(const std::vector<std::string>& answers, const std::vector<std::string>& canaries = {kHealthy}) {
     std::string body = "#!/bin/sh\nwhile read line; do\n  case \"$line\" in\n";
     body += "  *'\"op\":\"canary\"'*)\n" + answer_from("canaries", canaries) + "  ;;\n";
     body += "  *)\n" + answer_from("jobs", answers) + "  ;;\n";
     body += "  esac\ndone\n";
-    const auto p = dir_ / "worker.sh";
+    const auto p = dir_ / "judge.sh";
     std::ofstream(p) << body;
     std::filesystem::permissions(p, std::filesystem::perms::owner_all);
     return p.string();
@@ -94,7 +94,7 @@ extern "C" int cudal2_run(const cudal2_gemm_args*, void*, char*, size_t) { retur
     req.shapes = {{64, 64, 64}};
     req.timers = {true, false, false, false};
     req.baselines = {};
-    req.worker_exe = w;
+    req.judge_exe = w;
     req.timeout_s = 5;
     req.job_overhead_s = 5;
     req.progress = false;
@@ -110,7 +110,7 @@ extern "C" int cudal2_run(const cudal2_gemm_args*, void*, char*, size_t) { retur
 };
 
 TEST_F(FaultRerun, AFaultThatDoesNotComeBackIsTransientAndTheRerunStands) {
-  const auto out = run(worker({kFaulted, kOk}));
+  const auto out = run(judge({kFaulted, kOk}));
   EXPECT_EQ(jobs(), 2);
   EXPECT_EQ(out.status, Status::Ok) << out.detail;
   EXPECT_NE(out.transient_fault.find("illegal-address"), std::string::npos) << out.transient_fault;
@@ -123,7 +123,7 @@ TEST_F(FaultRerun, AFaultThatDoesNotComeBackIsTransientAndTheRerunStands) {
 }
 
 TEST_F(FaultRerun, AFaultThatComesBackIsTheCandidates) {
-  const auto out = run(worker({kFaulted, kFaulted, kOk}));
+  const auto out = run(judge({kFaulted, kFaulted, kOk}));
   EXPECT_EQ(jobs(), 2);  // once more, not again and again
   EXPECT_EQ(out.status, FailureKind::IllegalAddress);
   EXPECT_TRUE(out.transient_fault.empty());
@@ -138,9 +138,9 @@ TEST_F(FaultRerun, AFaultThatComesBackIsTheCandidates) {
 
 // Seen on the H100: a device assert poisons the fresh runner's context before it can answer, and
 // the re-run's answer lists no result for the candidate; that is the fault coming back, recorded
-// under its own kind, not as the worker's protocol error.
+// under its own kind, not as the judge's protocol error.
 TEST_F(FaultRerun, ARerunWithNoResultIsTheFaultComingBack) {
-  const auto out = run(worker({kFaulted, kNoResult}));
+  const auto out = run(judge({kFaulted, kNoResult}));
   EXPECT_EQ(jobs(), 2);
   EXPECT_EQ(out.status, FailureKind::IllegalAddress) << out.detail;
   EXPECT_NE(out.detail.find("reproduced in a fresh runner"), std::string::npos) << out.detail;
@@ -149,14 +149,14 @@ TEST_F(FaultRerun, ARerunWithNoResultIsTheFaultComingBack) {
 }
 
 TEST_F(FaultRerun, AJudgeThatDiedOfAFaultIsRetriedToo) {
-  const auto out = run(worker({kJudgeDied, kOk}));
+  const auto out = run(judge({kJudgeDied, kOk}));
   EXPECT_EQ(jobs(), 2);
   EXPECT_EQ(out.status, Status::Ok) << out.detail;
   EXPECT_FALSE(out.transient_fault.empty());
 }
 
 TEST_F(FaultRerun, AWrongResultWithTheGpuHealthyIsTheCandidatesWithoutARerun) {
-  const auto out = run(worker({kWrong, kOk}));
+  const auto out = run(judge({kWrong, kOk}));
   EXPECT_EQ(jobs(), 1);
   EXPECT_EQ(canaries(), 1);
   EXPECT_EQ(out.status, FailureKind::WrongResult);
@@ -165,7 +165,7 @@ TEST_F(FaultRerun, AWrongResultWithTheGpuHealthyIsTheCandidatesWithoutARerun) {
 }
 
 TEST_F(FaultRerun, AWrongResultWhileTheGpuIsDisturbedIsRerunAndTheOkRerunStands) {
-  const auto out = run(worker({kWrong, kOk}, {kDisturbed, kHealthy}));
+  const auto out = run(judge({kWrong, kOk}, {kDisturbed, kHealthy}));
   EXPECT_EQ(jobs(), 2);
   EXPECT_EQ(canaries(), 1);
   EXPECT_EQ(out.status, Status::Ok) << out.detail;
@@ -175,7 +175,7 @@ TEST_F(FaultRerun, AWrongResultWhileTheGpuIsDisturbedIsRerunAndTheOkRerunStands)
 }
 
 TEST_F(FaultRerun, AFaultSeenOnlyWhileTheGpuIsDisturbedIsNotTheCandidatesAndNothingIsRecorded) {
-  const auto out = run(worker({kFaulted}, {kDisturbed}));
+  const auto out = run(judge({kFaulted}, {kDisturbed}));
   EXPECT_EQ(jobs(), 5);  // attempts bounded (Options::max_attempts)
   EXPECT_EQ(canaries(), 5);
   EXPECT_EQ(out.status, Status::GpuDisturbed) << out.detail;
@@ -185,14 +185,14 @@ TEST_F(FaultRerun, AFaultSeenOnlyWhileTheGpuIsDisturbedIsNotTheCandidatesAndNoth
   EXPECT_TRUE(out.score.empty());
 }
 
-// A worker that does not serve the canary (a replaying or scripted one: no GPU to ask) gives no
+// A judge that does not serve the canary (a replaying or scripted one: no GPU to ask) gives no
 // evidence of a disturbance: a fault is re-run once as before, a wrong result stands.
-TEST_F(FaultRerun, AWorkerWithoutACanaryCountsAsHealthy) {
+TEST_F(FaultRerun, AJudgeWithoutACanaryCountsAsHealthy) {
   const char* unknown = R"({"ok":false,"error":"unknown op"})";
-  auto out = run(worker({kFaulted, kFaulted}, {unknown}));
+  auto out = run(judge({kFaulted, kFaulted}, {unknown}));
   EXPECT_EQ(jobs(), 2);
   EXPECT_EQ(out.status, FailureKind::IllegalAddress);
-  out = run(worker({kWrong, kOk}, {kOk}));  // answers a canary request with an eval answer
+  out = run(judge({kWrong, kOk}, {kOk}));  // answers a canary request with an eval answer
   EXPECT_EQ(jobs(), 1);
   EXPECT_EQ(out.status, FailureKind::WrongResult);
 }
@@ -200,7 +200,7 @@ TEST_F(FaultRerun, AWorkerWithoutACanaryCountsAsHealthy) {
 // Contention seen by the judge: measured again without asking the canary, never recorded as the
 // candidate's; a re-run measured clean stands.
 TEST_F(FaultRerun, AMeasurementTheJudgeSawDisturbedIsRunAgainAndNeverCharged) {
-  const auto out = run(worker({kSeenDisturbed, kOk}));
+  const auto out = run(judge({kSeenDisturbed, kOk}));
   EXPECT_EQ(jobs(), 2);
   EXPECT_EQ(canaries(), 0);
   EXPECT_EQ(out.status, Status::Ok) << out.detail;
@@ -209,7 +209,7 @@ TEST_F(FaultRerun, AMeasurementTheJudgeSawDisturbedIsRunAgainAndNeverCharged) {
 }
 
 TEST_F(FaultRerun, AMeasurementDisturbedOnEveryRunIsGpuDisturbedWithNothingRecorded) {
-  const auto out = run(worker({kSeenDisturbed}));
+  const auto out = run(judge({kSeenDisturbed}));
   EXPECT_EQ(jobs(), 5);
   EXPECT_EQ(canaries(), 0);
   EXPECT_EQ(out.status, Status::GpuDisturbed) << out.detail;

@@ -1,6 +1,6 @@
-// The tuner survives any answer from its evaluation worker: each malformed answer is recognised
-// by the typed parser (here), and a whole tuning call over a fake worker that gives it records a
-// protocol-error and goes on (below). CPU only: the fake worker is a shell script.
+// The tuner survives any answer from its evaluation judge: each malformed answer is recognised
+// by the typed parser (here), and a whole tuning call over a fake judge that gives it records a
+// protocol-error and goes on (below). CPU only: the fake judge is a shell script.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -60,7 +60,7 @@ TEST(JobAnswer, FatalAnswersKeepOnlyKnownKinds) {
   EXPECT_EQ(a->kind, FailureKind::IllegalAddress);
   a = parse_job_answer(json{{"ok", false}, {"fatal", true}, {"kind", "ok"}}, &why);
   ASSERT_TRUE(a);
-  EXPECT_EQ(a->kind, FailureKind::CudaFatal);  // a worker cannot turn a fault into success by naming it
+  EXPECT_EQ(a->kind, FailureKind::CudaFatal);  // a judge cannot turn a fault into success by naming it
   a = parse_job_answer(json{{"ok", false}, {"error", 7}}, &why);
   ASSERT_TRUE(a);
   EXPECT_EQ(a->error, "job failed");
@@ -112,13 +112,13 @@ TEST(JobAnswer, EveryMalformedAnswerIsRejectedWithItsPath) {
     b.edit(j);
     std::string why;
     EXPECT_FALSE(parse_job_answer(j, &why)) << b.name;
-    EXPECT_NE(why.find("malformed worker answer"), std::string::npos) << b.name << ": " << why;
+    EXPECT_NE(why.find("malformed judge answer"), std::string::npos) << b.name << ": " << why;
   }
 }
 
-// The whole tuning call over a worker that answers each malformed line (or garbage, or nothing):
+// The whole tuning call over a judge that answers each malformed line (or garbage, or nothing):
 // the candidate is recorded as protocol-error/exited and the call returns normally.
-class FakeWorker : public ::testing::Test {
+class FakeJudge : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = std::filesystem::temp_directory_path() / ("cudal2_fake_" + std::to_string(getpid()));
@@ -131,7 +131,7 @@ class FakeWorker : public ::testing::Test {
     std::filesystem::permissions(p, std::filesystem::perms::owner_all);
     return p.string();
   }
-  CandidateOutcome run(const std::string& worker) {
+  CandidateOutcome run(const std::string& judge) {
     EvalRequest req;
     // The free-form control candidate: compiled by the JIT (nvcc is on CI), never run here.
     req.free_sources = {R"(#include "cudal2_kernel_abi.h"
@@ -142,7 +142,7 @@ extern "C" size_t cudal2_workspace_size(const cudal2_gemm_args*) { return 0; }
 extern "C" int cudal2_run(const cudal2_gemm_args*, void*, char*, size_t) { return 0; }
 )"};
     req.shapes = {{64, 64, 64}};
-    req.worker_exe = worker;
+    req.judge_exe = judge;
     req.timeout_s = 5;
     req.job_overhead_s = 5;
     req.progress = false;
@@ -153,7 +153,7 @@ extern "C" int cudal2_run(const cudal2_gemm_args*, void*, char*, size_t) { retur
   std::filesystem::path dir_;
 };
 
-TEST_F(FakeWorker, MalformedAnswersAreRecordedNotThrown) {
+TEST_F(FakeJudge, MalformedAnswersAreRecordedNotThrown) {
   int i = 0;
   for (const auto& b : broken_answers()) {
     json j = good_answer();
@@ -166,7 +166,7 @@ TEST_F(FakeWorker, MalformedAnswersAreRecordedNotThrown) {
   }
 }
 
-TEST_F(FakeWorker, GarbageSilenceAndDeathAreRecorded) {
+TEST_F(FakeJudge, GarbageSilenceAndDeathAreRecorded) {
   EXPECT_EQ(run(script("garbage.sh", "echo 'ok, 0.5 us'")).status, FailureKind::ProtocolError);
   EXPECT_EQ(run(script("silent.sh", "sleep 60")).status, FailureKind::Hang);
   EXPECT_EQ(run(script("dies.sh", "exit 3")).status, FailureKind::Exited);
@@ -196,9 +196,9 @@ TEST(JudgeProcess, OnlyGeneratedCublasLtSpecsRunInTheJudge) {
 namespace cudal2 {
 namespace {
 
-TEST_F(FakeWorker, SpecsOfOneShapeAreMeasuredOnThatShapeAlone) {
+TEST_F(FakeJudge, SpecsOfOneShapeAreMeasuredOnThatShapeAlone) {
   // run_tune gives cuBLASLt-neighbourhood specs the shapes whose space holds them: then each job
-  // is one shape with the candidates measured on it (a worker that logs each job, then dies).
+  // is one shape with the candidates measured on it (a judge that logs each job, then dies).
   const auto log = dir_ / "jobs.log";
   EvalRequest req;
   for (int algo : {66, 67}) {
@@ -208,7 +208,7 @@ TEST_F(FakeWorker, SpecsOfOneShapeAreMeasuredOnThatShapeAlone) {
   }
   req.shapes = {{64, 64, 64}, {128, 64, 64}, {256, 64, 64}};
   req.spec_shapes = {{{64, 64, 64}, {128, 64, 64}}, {{128, 64, 64}, {256, 64, 64}}};
-  req.worker_exe = script("logs.sh", "printf '%s\\n' \"$line\" >> '" + log.string() + "'; exit 3");
+  req.judge_exe = script("logs.sh", "printf '%s\\n' \"$line\" >> '" + log.string() + "'; exit 3");
   req.timeout_s = 5, req.job_overhead_s = 5, req.progress = false;
   const auto out = search::evaluate_and_record(req, (dir_ / "t.db").string());
   ASSERT_EQ(out.size(), 2u);
@@ -248,7 +248,7 @@ class RecordingSink final : public EvalSink {
   std::vector<std::string> events;
 };
 
-TEST_F(FakeWorker, EvaluatesIntoASinkWithoutAStore) {
+TEST_F(FakeJudge, EvaluatesIntoASinkWithoutAStore) {
   // eval/ returns measurements through the caller's sink and opens no store: a candidate that
   // passes one shape and computes the wrong result on the other, and one that does not compile.
   EvalRequest req;
@@ -278,7 +278,7 @@ extern "C" int cudal2_run(const cudal2_gemm_args*, void*, char*, size_t) { retur
   "timing":{}},
  {"method":"cublas-nn","status":"ok","failure":"","reason":"","rel_err":null,
   "timing":{"offline":{"graph":{"median":20.0,"p10":20.0,"p90":20.0,"min":20.0,"n":5}}}}]}]})";
-  req.worker_exe = script("answers.sh", "printf '%s\\n' '" + json::parse(answer).dump() + "'");
+  req.judge_exe = script("answers.sh", "printf '%s\\n' '" + json::parse(answer).dump() + "'");
   RecordingSink sink;
   const auto out = evaluate_candidates(req, sink);
 
@@ -326,7 +326,7 @@ extern "C" int cudal2_run(const cudal2_gemm_args*, void*, char*, size_t) { retur
   // 64x64x64 passed: its graph row with the times and the job's baselines.
   const auto& ok = sink.measurements[2];
   EXPECT_EQ(ok.spec_hash, out[0].spec_hash);
-  EXPECT_EQ(ok.gpu, "Scripted GPU");  // the worker's device, not this machine's
+  EXPECT_EQ(ok.gpu, "Scripted GPU");  // the judge's device, not this machine's
   EXPECT_EQ(ok.dtype, "f32");
   EXPECT_EQ(ok.layout, "nn");
   EXPECT_EQ(std::make_tuple(ok.m, ok.n, ok.k), std::make_tuple(std::int64_t{64}, std::int64_t{64}, std::int64_t{64}));

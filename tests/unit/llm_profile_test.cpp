@@ -3,7 +3,7 @@
 // marker in the source file it is handed), so what is tested is everything around ncu: the
 // options, when a candidate is profiled, the command, storage in `profiles`, the next prompt, and
 // that a missing ncu costs one warning and nothing else. The end-to-end tests run the real
-// `cudal2 tune` binary against a scripted model server and a scripted worker (timings chosen per
+// `cudal2 tune` binary against a scripted model server and a scripted judge (timings chosen per
 // candidate by a string compiled into its shared object); they compile the model's kernels with
 // nvcc and skip where there is none.
 #include <gtest/gtest.h>
@@ -35,7 +35,7 @@ namespace {
 using cudal2::testing::TempDir;
 
 // A correct free-form kernel; the tag lands in cudal2_describe's string, so it is in the shared
-// object the scripted worker reads ("FAST": 5 us, "SLOWER": 20 us, else 10 us) and in the source
+// object the scripted judge reads ("FAST": 5 us, "SLOWER": 20 us, else 10 us) and in the source
 // file the fake ncu reads ("FAST": tensor pipe 71.5%, else 33.25%).
 std::string kernel(const std::string& tag) {
   return std::string(R"(#include <cuda_fp16.h>
@@ -257,7 +257,7 @@ struct TuneRun {
   std::vector<nlohmann::json> requests;
 };
 
-const char* kWorker = R"(#!/usr/bin/env python3
+const char* kJudge = R"(#!/usr/bin/env python3
 import json, sys
 def median(c):
     try:
@@ -285,17 +285,17 @@ std::vector<std::string> sources() {
 }
 
 TuneRun tune(const TempDir& dir, const std::string& db, const std::string& profile_args) {
-  const std::string worker = dir / "worker.py";
-  if (!fs::exists(worker)) {
-    std::ofstream(worker) << kWorker;
-    fs::permissions(worker, fs::perms::owner_all);
+  const std::string judge = dir / "judge.py";
+  if (!fs::exists(judge)) {
+    std::ofstream(judge) << kJudge;
+    fs::permissions(judge, fs::perms::owner_all);
   }
   std::vector<Step> steps;
   for (const auto& s : sources()) steps.push_back(Step{200, fenced(s)});
   ScriptedServer srv(steps);
   const std::string cmd =
       std::string(CUDAL2_CLI) + " tune --search llm --llm-url " + srv.url() + " --llm-model scripted --db " + db +
-      " --worker " + worker +
+      " --judge " + judge +
       " --no-gpu-check --shape 64,64,64 --families tiny --timers graph --baselines cublas-nn --round 1 --budget 4 " +
       profile_args + " 2>&1";
   TuneRun r;
@@ -337,7 +337,7 @@ TEST(LlmProfileTune, TheNewBestIsProfiledAndTheNextPromptShowsIt) {
   EXPECT_EQ(nlohmann::json::parse(a->metrics_json)["tensor_pipe_pct"], 33.25);
   EXPECT_EQ(nlohmann::json::parse(c->metrics_json)["tensor_pipe_pct"], 71.5);
   EXPECT_EQ(nlohmann::json::parse(c->metrics_json)["achieved_occupancy_pct"], 55.5);
-  EXPECT_EQ(c->gpu, "unknown");  // the scripted worker's GPU, as the store names it
+  EXPECT_EQ(c->gpu, "unknown");  // the scripted judge's GPU, as the store names it
   EXPECT_EQ(c->layout, "nn");
   EXPECT_EQ(b->layout, "tn");
 

@@ -459,8 +459,8 @@ TEST(LlmPolicy, RepairTurnsAreCappedAndTheSpendCapEndsTheSearch) {
 // for and which was never measured.)
 TEST(LlmTune, SourcesARoundHasNoRoomForAreMeasuredInTheNextRound) {
   TempDir dir;
-  const std::string worker = dir / "worker.py";
-  std::ofstream(worker) << R"(#!/usr/bin/env python3
+  const std::string judge = dir / "judge.py";
+  std::ofstream(judge) << R"(#!/usr/bin/env python3
 import json, sys
 for line in sys.stdin:
     req = json.loads(line)
@@ -475,7 +475,7 @@ for line in sys.stdin:
         shapes.append({"m": m, "n": n, "k": k, "methods": ms})
     print(json.dumps({"ok": True, "gpu": "unknown", "shapes": shapes}), flush=True)
 )";
-  fs::permissions(worker, fs::perms::owner_all);
+  fs::permissions(judge, fs::perms::owner_all);
   ScriptedServer srv({Step{200, fenced(variant("one"))}, Step{200, fenced(variant("two"))},
                       Step{200, fenced(variant("three"))}, Step{200, fenced(variant("four"))}});
   search::TuneOptions o;
@@ -483,9 +483,10 @@ for line in sys.stdin:
   o.eval.timers = {true, false, false};
   o.eval.baselines = {"cublas-nn"};
   o.db_path = dir / "tune.db";
-  o.eval.worker_exe = worker;
+  o.eval.judge_exe = judge;
   o.eval.progress = false;
   o.families = {"tiny"};
+  llm::register_llm_policy();  // as `cudal2 tune` does: search/ does not know the LLM policy
   o.search = "llm";
   o.policy.extra = {{"llm-url", srv.url()}, {"llm-model", "scripted"}, {"db", o.db_path}};
   o.round = 1;

@@ -97,7 +97,7 @@ TEST_F(MergeTest, TwoShardsMergeWithProvenanceAndBest) {
   EXPECT_EQ(count(path("out.db"), "builds"), 6);
   EXPECT_EQ(count(path("out.db"), "measurements"), 6);
   EXPECT_EQ(count(path("out.db"), "runs"), 4);  // a's two, b's one, the merge
-  const auto best = out.get_best("NVIDIA H100 80GB HBM3", "f32", "nn", 512, 1024, 1024);
+  const auto best = out.get_best({"NVIDIA H100 80GB HBM3", "f32", "nn", 512, 1024, 1024});
   ASSERT_TRUE(best);
   EXPECT_EQ(best->spec_hash, "bbbb000000000001");
   EXPECT_DOUBLE_EQ(best->median_us, 20.0);
@@ -109,7 +109,7 @@ TEST_F(MergeTest, TwoShardsMergeWithProvenanceAndBest) {
   ASSERT_TRUE(out.get_run(run_a));
   EXPECT_EQ(out.get_run(run_a)->command, "tune --shard 0/2");
   EXPECT_TRUE(out.get_run(run_a)->finished_at.has_value());
-  const auto b256 = out.get_best("NVIDIA H100 80GB HBM3", "f32", "nn", 256, 1024, 1024);
+  const auto b256 = out.get_best({"NVIDIA H100 80GB HBM3", "f32", "nn", 256, 1024, 1024});
   ASSERT_TRUE(b256);
   EXPECT_EQ(b256->spec_hash, "cccc000000000001");
   EXPECT_EQ(out.integrity_check(), "ok");

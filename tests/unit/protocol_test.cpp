@@ -1,4 +1,4 @@
-// Statuses and failure kinds (protocol/outcome.hpp) and the worker protocol (protocol/protocol.hpp): every
+// Statuses and failure kinds (protocol/outcome.hpp) and the judge protocol (protocol/protocol.hpp): every
 // enum value's word round-trips and is today's word (stores, CSVs and docs depend on them), every
 // message round-trips through its JSON form, and malformed messages are rejected with a clear
 // error. CPU only; the last test talks to `cudal2 judge` itself (no GPU needed for refusals).
@@ -117,7 +117,7 @@ TEST(StatusWords, OutcomesCompareAsTheirWords) {
   EXPECT_EQ(to_string(Outcome(FailureKind::None)), "error");  // a failure nobody named
 }
 
-// ---------------------------------------------------------------- worker protocol
+// ---------------------------------------------------------------- judge protocol
 
 protocol::EvalJob sample_job() {
   protocol::EvalJob j;
@@ -139,13 +139,13 @@ protocol::EvalJob sample_job() {
   return j;
 }
 
-TEST(WorkerProtocol, EvalJobRoundTrips) {
+TEST(JudgeProtocol, EvalJobRoundTrips) {
   const auto job = sample_job();
   const json j = protocol::to_json(job);
   EXPECT_EQ(j["op"], "eval");
   EXPECT_EQ(j["timers"], json::parse(R"(["graph","host"])"));
   EXPECT_EQ(j["shapes"], json::parse("[[64,64,64],[4096,64,1024]]"));
-  const auto back = std::get<protocol::EvalJob>(protocol::parse_worker_request(j));
+  const auto back = std::get<protocol::EvalJob>(protocol::parse_judge_request(j));
   ASSERT_EQ(back.candidates.size(), 2u);
   for (size_t i = 0; i < 2; ++i) {
     EXPECT_EQ(back.candidates[i].name, job.candidates[i].name);
@@ -169,7 +169,7 @@ TEST(WorkerProtocol, EvalJobRoundTrips) {
   EXPECT_EQ(protocol::to_json(back), j);
 }
 
-TEST(WorkerProtocol, EvalJobOptionalFieldsTakeTheirDefaults) {
+TEST(JudgeProtocol, EvalJobOptionalFieldsTakeTheirDefaults) {
   protocol::EvalJob job;
   job.shapes = {{64, 64, 64}};
   job.modes = {Mode::Offline};
@@ -178,21 +178,21 @@ TEST(WorkerProtocol, EvalJobOptionalFieldsTakeTheirDefaults) {
   EXPECT_FALSE(j.contains("runner"));
   const json minimal = json::parse(R"({"op":"eval","candidates":[],"shapes":[[64,64,64]],"modes":["offline"],
                                        "baselines":[]})");
-  const auto back = std::get<protocol::EvalJob>(protocol::parse_worker_request(minimal));
+  const auto back = std::get<protocol::EvalJob>(protocol::parse_judge_request(minimal));
   EXPECT_EQ(back.timers, (cudal2::kDefaultTimers));
   EXPECT_EQ(back.accum, Accum::F32);
   EXPECT_EQ(back.reps, 20);
   EXPECT_DOUBLE_EQ(back.qps, 200);
-  EXPECT_EQ(back.command, "worker");
+  EXPECT_EQ(back.command, "judge");
   EXPECT_EQ(back.candidate_timeout, 60);
   EXPECT_TRUE(back.confine);
 }
 
-TEST(WorkerProtocol, LtSpaceJobAndAnswerRoundTrip) {
+TEST(JudgeProtocol, LtSpaceJobAndAnswerRoundTrip) {
   const protocol::LtSpaceJob job{{{64, 64, 64}, {128, 256, 512}}, {Layout::NN, Layout::TN}, Accum::F16, 9};
   const json j = protocol::to_json(job);
   EXPECT_EQ(j["op"], "lt-space");
-  const auto back = std::get<protocol::LtSpaceJob>(protocol::parse_worker_request(j));
+  const auto back = std::get<protocol::LtSpaceJob>(protocol::parse_judge_request(j));
   EXPECT_EQ(back.shapes, job.shapes);
   EXPECT_EQ(back.layouts, job.layouts);
   EXPECT_EQ(back.accum, job.accum);
@@ -213,20 +213,20 @@ TEST(WorkerProtocol, LtSpaceJobAndAnswerRoundTrip) {
   EXPECT_EQ(protocol::to_json(ab), aj);
 }
 
-TEST(WorkerProtocol, CanaryJobAndAnswerRoundTrip) {
+TEST(JudgeProtocol, CanaryJobAndAnswerRoundTrip) {
   protocol::CanaryJob job;
   job.seconds = 0.5, job.n = 256;
   const json j = protocol::to_json(job);
   EXPECT_EQ(j.at("op"), "canary");
-  const auto back = std::get<protocol::CanaryJob>(protocol::parse_worker_request(j));
+  const auto back = std::get<protocol::CanaryJob>(protocol::parse_judge_request(j));
   EXPECT_DOUBLE_EQ(back.seconds, 0.5);
   EXPECT_EQ(back.n, 256);
-  const auto defaults = std::get<protocol::CanaryJob>(protocol::parse_worker_request(json{{"op", "canary"}}));
+  const auto defaults = std::get<protocol::CanaryJob>(protocol::parse_judge_request(json{{"op", "canary"}}));
   EXPECT_DOUBLE_EQ(defaults.seconds, 1.0);
   EXPECT_EQ(defaults.n, 512);
   for (const json& bad : {json{{"op", "canary"}, {"n", 100}}, json{{"op", "canary"}, {"seconds", 0}},
                           json{{"op", "canary"}, {"seconds", 600}}})
-    EXPECT_THROW(protocol::parse_worker_request(bad), protocol::ProtocolError) << bad.dump();
+    EXPECT_THROW(protocol::parse_judge_request(bad), protocol::ProtocolError) << bad.dump();
   protocol::CanaryAnswer a;
   a.healthy = false, a.reason = "cudaErrorLaunchFailure", a.gpu = "g", a.launches = 7, a.median_us = 9.5;
   const auto got = protocol::parse_canary_answer(protocol::to_json(a));
@@ -237,7 +237,7 @@ TEST(WorkerProtocol, CanaryJobAndAnswerRoundTrip) {
   EXPECT_THROW(protocol::parse_canary_answer(json{{"ok", false}, {"error", "unknown op"}}), protocol::ProtocolError);
 }
 
-TEST(WorkerProtocol, JobAnswersRoundTrip) {
+TEST(JudgeProtocol, JobAnswersRoundTrip) {
   protocol::JobAnswer a;
   a.ok = true;
   a.gpu = "NVIDIA H100 80GB HBM3";
@@ -255,7 +255,7 @@ TEST(WorkerProtocol, JobAnswersRoundTrip) {
   s.methods.push_back({"candidate-4", Status::Error, FailureKind::Error, "threw", std::nullopt, {}});
   a.shapes.push_back(s);
   const json j = protocol::to_json(a);
-  EXPECT_EQ(j["shapes"][0]["methods"][1]["rel_err"], -1.0);  // not computed, as the worker always sent it
+  EXPECT_EQ(j["shapes"][0]["methods"][1]["rel_err"], -1.0);  // not computed, as the judge always sent it
   EXPECT_EQ(j["shapes"][0]["methods"][2]["failure"], "exact mismatch");
   std::string why;
   const auto back = protocol::parse_job_answer(j, &why);
@@ -302,7 +302,7 @@ TEST(WorkerProtocol, JobAnswersRoundTrip) {
   EXPECT_EQ(protocol::to_json(*e), fj);
 }
 
-TEST(WorkerProtocol, FailureWordsTheTunerDoesNotKnowAreErrors) {
+TEST(JudgeProtocol, FailureWordsTheTunerDoesNotKnowAreErrors) {
   json j = json::parse(R"({"ok":true,"gpu":"g","shapes":[{"m":1,"n":1,"k":1,"methods":[
     {"method":"k-1","status":"failed","failure":"a-new-check","reason":""},
     {"method":"k-2","status":"failed","failure":"compile-error","reason":""}]}]})");
@@ -319,12 +319,12 @@ struct BadRequest {
   const char* says;
 };
 
-TEST(WorkerProtocol, MalformedRequestsAreRejectedWithWhereAndWhy) {
+TEST(JudgeProtocol, MalformedRequestsAreRejectedWithWhereAndWhy) {
   const std::vector<BadRequest> bad{
       {R"([1,2])", "not an object"},
       {R"({"shapes":[]})", "no \"op\""},
       {R"({"op":7})", "no \"op\""},
-      {R"({"op":"evaluate"})", "unknown op 'evaluate' (the worker serves eval, lt-space and canary)"},
+      {R"({"op":"evaluate"})", "unknown op 'evaluate' (the judge serves eval, lt-space and canary)"},
       {R"({"op":"eval","shapes":[[64,64,64]],"modes":["offline"],"baselines":[]})",
        "malformed eval request: candidates is missing"},
       {R"({"op":"eval","candidates":[],"shapes":[[64,64]],"modes":["offline"],"baselines":[]})",
@@ -346,7 +346,7 @@ TEST(WorkerProtocol, MalformedRequestsAreRejectedWithWhereAndWhy) {
   };
   for (const auto& b : bad) {
     try {
-      protocol::parse_worker_request(json::parse(b.json));
+      protocol::parse_judge_request(json::parse(b.json));
       ADD_FAILURE() << "accepted: " << b.json;
     } catch (const protocol::ProtocolError& e) {
       EXPECT_NE(std::string(e.what()).find(b.says), std::string::npos) << b.json << " -> " << e.what();
@@ -354,13 +354,13 @@ TEST(WorkerProtocol, MalformedRequestsAreRejectedWithWhereAndWhy) {
   }
 }
 
-TEST(WorkerProtocol, MalformedLtSpaceAnswersAreRejected) {
+TEST(JudgeProtocol, MalformedLtSpaceAnswersAreRejected) {
   for (const char* bad : {R"({"ok":true})", R"({"ok":true,"spaces":[{"shape":[64],"layout":"nn","specs":[]}]})",
                           R"({"ok":true,"spaces":[{"shape":[64,64,64],"layout":"nn","specs":[3]}]})"})
     EXPECT_THROW(protocol::parse_lt_space_answer(json::parse(bad)), protocol::ProtocolError) << bad;
 }
 
-TEST(WorkerProtocol, ErrorEnvelopes) {
+TEST(JudgeProtocol, ErrorEnvelopes) {
   EXPECT_FALSE(protocol::error_of(json::parse(R"({"ok":true})")));
   auto e = protocol::error_of(json::parse(R"({"ok":false,"error":"no GPU"})"));
   ASSERT_TRUE(e);
@@ -462,7 +462,7 @@ TEST(RunnerProtocol, ChainedTimersCarryTheJudgesBuffers) {
   }
 }
 
-TEST(WorkerProtocol, EvalJobsCarryInterleaveAndTheChainTimer) {
+TEST(JudgeProtocol, EvalJobsCarryInterleaveAndTheChainTimer) {
   protocol::EvalJob job;
   job.shapes = {{64, 64, 64}};
   job.modes = {Mode::Offline};
@@ -471,11 +471,11 @@ TEST(WorkerProtocol, EvalJobsCarryInterleaveAndTheChainTimer) {
   const json j = protocol::to_json(job);
   EXPECT_EQ(j["timers"], json::parse(R"(["graph","chain"])"));
   EXPECT_EQ(j["interleave"], false);
-  const auto back = std::get<protocol::EvalJob>(protocol::parse_worker_request(j));
+  const auto back = std::get<protocol::EvalJob>(protocol::parse_judge_request(j));
   EXPECT_EQ(back.timers, job.timers);
   EXPECT_FALSE(back.interleave);
   // Absent: chained (the safe protocol), and the default timers leave chain out.
-  const auto minimal = std::get<protocol::EvalJob>(protocol::parse_worker_request(
+  const auto minimal = std::get<protocol::EvalJob>(protocol::parse_judge_request(
       json::parse(R"({"op":"eval","candidates":[],"shapes":[[64,64,64]],"modes":["offline"],"baselines":[]})")));
   EXPECT_TRUE(minimal.interleave);
   EXPECT_FALSE(minimal.timers[static_cast<int>(TimerKind::Chain)]);
@@ -544,9 +544,9 @@ TEST(RunnerProtocol, MalformedRequestsAndAnswersAreRejected) {
 
 // ---------------------------------------------------------------- `cudal2 judge` itself
 
-TEST(WorkerProtocol, TheJudgeAnswersMalformedRequestsAndGoesOn) {
-  // Under both its names: `judge`, and `worker`, the one the tuner and stand-in workers use.
-  for (const char* name : {"judge", "worker"}) {
+TEST(JudgeProtocol, TheJudgeAnswersMalformedRequestsAndGoesOn) {
+  // By the one name the tuner spawns it by (the old `worker` alias is gone: test_cli.cpp).
+  for (const char* name : {"judge"}) {
     SCOPED_TRACE(name);
     // Three lines: an unknown op, a malformed eval job, not JSON; three refusals, one per line.
     const std::string cmd = std::string(

@@ -1,5 +1,5 @@
-// The process sandbox against a worker that fails in every way a generated kernel can
-// (src/sandbox/test_worker.cpp, built beside this binary).
+// The process sandbox against a child that fails in every way a generated kernel can
+// (src/sandbox/test_child.cpp, built beside this binary).
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -29,13 +29,13 @@ namespace {
 using namespace std::chrono_literals;
 using nlohmann::json;
 
-std::string worker_path() {
-  const auto path = std::filesystem::read_symlink("/proc/self/exe").parent_path() / "cudal2_sandbox_test_worker";
-  EXPECT_TRUE(std::filesystem::exists(path)) << path << " is missing; build target cudal2_sandbox_test_worker";
+std::string child_path() {
+  const auto path = std::filesystem::read_symlink("/proc/self/exe").parent_path() / "cudal2_sandbox_test_child";
+  EXPECT_TRUE(std::filesystem::exists(path)) << path << " is missing; build target cudal2_sandbox_test_child";
   return path.string();
 }
 
-Worker make_worker(Options options = {.timeout = 5s}) { return Worker({worker_path()}, options); }
+Child make_child(Options options = {.timeout = 5s}) { return Child({child_path()}, options); }
 
 // Gone means no process at all, or a zombie: either way it runs nothing any more.
 bool process_gone(pid_t pid) {
@@ -49,15 +49,15 @@ bool process_gone(pid_t pid) {
 
 bool reaped(pid_t pid) { return kill(pid, 0) == -1 && errno == ESRCH && waitpid(pid, nullptr, WNOHANG) == -1; }
 
-void expect_echo_works(Worker& w, int restarts) {
+void expect_echo_works(Child& w, int restarts) {
   Result r = w.call({{"do", "echo"}, {"payload", "again"}});
   ASSERT_EQ(r.kind, Outcome::Ok) << r.message << "\n" << r.stderr_tail;
   EXPECT_EQ(r.response["echo"], "again");
   EXPECT_EQ(w.restarts(), restarts);
 }
 
-TEST(SandboxWorker, EchoRoundTrip) {
-  Worker w = make_worker();
+TEST(SandboxChild, EchoRoundTrip) {
+  Child w = make_child();
   EXPECT_FALSE(w.running());  // started lazily
   const json payload = {{"a", 1}, {"s", "h\u00e9llo\nline"}, {"v", {1.5, nullptr, true}}};
   Result r = w.call({{"do", "echo"}, {"payload", payload}});
@@ -70,18 +70,18 @@ TEST(SandboxWorker, EchoRoundTrip) {
   EXPECT_TRUE(w.running());
   EXPECT_TRUE(r.message.empty());
   expect_echo_works(w, 0);
-  EXPECT_EQ(w.pid(), r.pid);  // the same worker serves every call until something fails
+  EXPECT_EQ(w.pid(), r.pid);  // the same child serves every call until something fails
 }
 
-// Options::env over the inherited environment: one worker per GPU gets its own
+// Options::env over the inherited environment: one child per GPU gets its own
 // CUDA_VISIBLE_DEVICES; the rest of the parent's environment still comes along.
-TEST(SandboxWorker, OptionsEnvOverridesTheInheritedEnvironment) {
+TEST(SandboxChild, OptionsEnvOverridesTheInheritedEnvironment) {
   ASSERT_EQ(setenv("CUDAL2_TEST_KEPT", "kept", 1), 0);
   ASSERT_EQ(setenv("CUDAL2_TEST_DROPPED", "x", 1), 0);
   ASSERT_EQ(setenv("CUDA_VISIBLE_DEVICES", "0,1", 1), 0);
   Options o{.timeout = 5s};
   o.env = {"CUDA_VISIBLE_DEVICES=1", "CUDAL2_TEST_NEW=new", "CUDAL2_TEST_DROPPED"};
-  Worker w = make_worker(o);
+  Child w = make_child(o);
   Result r = w.call({{"do", "env"}});
   unsetenv("CUDAL2_TEST_KEPT");
   unsetenv("CUDAL2_TEST_DROPPED");
@@ -99,23 +99,23 @@ TEST(SandboxWorker, OptionsEnvOverridesTheInheritedEnvironment) {
   EXPECT_TRUE(seen.count("CUDAL2_TEST_NEW=new"));
   EXPECT_TRUE(seen.count("CUDAL2_TEST_KEPT=kept"));
   EXPECT_FALSE(seen.count("CUDAL2_TEST_DROPPED=x"));
-  // Without Options::env the worker inherits the parent's environment as before.
-  Worker plain = make_worker();
+  // Without Options::env the child inherits the parent's environment as before.
+  Child plain = make_child();
   r = plain.call({{"do", "getenv"}, {"name", "CUDAL2_TEST_NEW"}});
   ASSERT_TRUE(r.ok()) << r.message;
   EXPECT_TRUE(r.response["value"].is_null());
 }
 
-TEST(SandboxWorker, LargeMessagesArriveWhole) {
-  Worker w = make_worker();
+TEST(SandboxChild, LargeMessagesArriveWhole) {
+  Child w = make_child();
   const std::string big(3 << 20, 'x');  // far beyond a pipe's buffer: partial writes and reads
   Result r = w.call({{"do", "echo"}, {"payload", big}});
   ASSERT_EQ(r.kind, Outcome::Ok) << r.message;
   EXPECT_EQ(r.response["echo"], big);
 }
 
-TEST(SandboxWorker, AbortIsCrashedWithSigabrtAndKeepsStderr) {
-  Worker w = make_worker();
+TEST(SandboxChild, AbortIsCrashedWithSigabrtAndKeepsStderr) {
+  Child w = make_child();
   Result r = w.call({{"do", "abort"}, {"stderr", "about to abort: marker-8127\n"}});
   EXPECT_EQ(r.kind, Outcome::Crashed) << r.message;
   EXPECT_EQ(r.signal, SIGABRT);
@@ -128,8 +128,8 @@ TEST(SandboxWorker, AbortIsCrashedWithSigabrtAndKeepsStderr) {
   expect_echo_works(w, 1);
 }
 
-TEST(SandboxWorker, SegfaultIsCrashedWithSigsegv) {
-  Worker w = make_worker();
+TEST(SandboxChild, SegfaultIsCrashedWithSigsegv) {
+  Child w = make_child();
   expect_echo_works(w, 0);
   Result r = w.call({{"do", "segfault"}});
   EXPECT_EQ(r.kind, Outcome::Crashed) << r.message;
@@ -138,15 +138,15 @@ TEST(SandboxWorker, SegfaultIsCrashedWithSigsegv) {
   expect_echo_works(w, 1);
 }
 
-TEST(SandboxWorker, HangIsKilledAtTheTimeoutWithItsChildren) {
-  Worker w = make_worker();
+TEST(SandboxChild, HangIsKilledAtTheTimeoutWithItsChildren) {
+  Child w = make_child();
   expect_echo_works(w, 0);  // started, so the timeout below measures only the hang
   Result r = w.call({{"do", "hang"}, {"spawn_child", true}}, 300ms);
   EXPECT_EQ(r.kind, Outcome::Hung) << r.message;
   EXPECT_GE(r.elapsed, 300ms);
   EXPECT_LT(r.elapsed, 1300ms);
   EXPECT_TRUE(reaped(r.pid));
-  // The grandchild shared the worker's process group, so the group kill took it too.
+  // The grandchild shared the child's process group, so the group kill took it too.
   const auto at = r.stderr_tail.find("grandchild ");
   ASSERT_NE(at, std::string::npos) << r.stderr_tail;
   const pid_t grandchild = std::stoi(r.stderr_tail.substr(at + 11));
@@ -156,8 +156,8 @@ TEST(SandboxWorker, HangIsKilledAtTheTimeoutWithItsChildren) {
   expect_echo_works(w, 1);
 }
 
-TEST(SandboxWorker, ExitBeforeAnsweringReportsTheCode) {
-  Worker w = make_worker();
+TEST(SandboxChild, ExitBeforeAnsweringReportsTheCode) {
+  Child w = make_child();
   Result r = w.call({{"do", "exit"}, {"code", 3}});
   EXPECT_EQ(r.kind, Outcome::Exited) << r.message;
   EXPECT_EQ(r.exit_code, 3);
@@ -165,8 +165,8 @@ TEST(SandboxWorker, ExitBeforeAnsweringReportsTheCode) {
   expect_echo_works(w, 1);
 }
 
-TEST(SandboxWorker, GarbageLineIsProtocolError) {
-  Worker w = make_worker();
+TEST(SandboxChild, GarbageLineIsProtocolError) {
+  Child w = make_child();
   Result r = w.call({{"do", "garbage"}});
   EXPECT_EQ(r.kind, Outcome::ProtocolError) << r.message;
   EXPECT_NE(r.message.find("this is not json"), std::string::npos) << r.message;
@@ -174,8 +174,8 @@ TEST(SandboxWorker, GarbageLineIsProtocolError) {
   expect_echo_works(w, 1);
 }
 
-TEST(SandboxWorker, StdoutNoiseGoesToStderr) {
-  Worker w = make_worker();
+TEST(SandboxChild, StdoutNoiseGoesToStderr) {
+  Child w = make_child();
   Result r = w.call({{"do", "print_stdout"}});
   ASSERT_EQ(r.kind, Outcome::Ok) << r.message;
   EXPECT_EQ(r.response["ok"], true);
@@ -184,8 +184,8 @@ TEST(SandboxWorker, StdoutNoiseGoesToStderr) {
   expect_echo_works(w, 0);
 }
 
-TEST(SandboxWorker, HandlerErrorsAreAnswersNotFailures) {
-  Worker w = make_worker();
+TEST(SandboxChild, HandlerErrorsAreAnswersNotFailures) {
+  Child w = make_child();
   Result r = w.call({{"do", "throw"}, {"what", "kernel did not compile"}});
   ASSERT_EQ(r.kind, Outcome::Ok) << r.message;
   EXPECT_EQ(r.response["ok"], false);
@@ -193,11 +193,11 @@ TEST(SandboxWorker, HandlerErrorsAreAnswersNotFailures) {
   r = w.call({{"do", "not_object"}});
   ASSERT_EQ(r.kind, Outcome::Ok) << r.message;
   EXPECT_EQ(r.response["ok"], false);
-  expect_echo_works(w, 0);  // the same worker goes on
+  expect_echo_works(w, 0);  // the same child goes on
 }
 
-TEST(SandboxWorker, EveryFailureRestartsOnTheNextCall) {
-  Worker w = make_worker();
+TEST(SandboxChild, EveryFailureRestartsOnTheNextCall) {
+  Child w = make_child();
   const json failures[] = {{{"do", "abort"}}, {{"do", "exit"}, {"code", 0}}, {{"do", "garbage"}}, {{"do", "segfault"}}};
   int restarts = 0;
   for (const json& req : failures) {
@@ -207,18 +207,18 @@ TEST(SandboxWorker, EveryFailureRestartsOnTheNextCall) {
   EXPECT_EQ(w.restarts(), 4);
 }
 
-TEST(SandboxWorker, ExtraAnswerLinesReplaceTheWorker) {
-  // Several lines for one request: the first is the answer, and a worker that no longer agrees
+TEST(SandboxChild, ExtraAnswerLinesReplaceTheChild) {
+  // Several lines for one request: the first is the answer, and a child that no longer agrees
   // with us about which answer belongs to which request is replaced before the next one.
-  Worker w = make_worker();
+  Child w = make_child();
   Result r = w.call({{"do", "extra_line"}});
   ASSERT_EQ(r.kind, Outcome::Ok) << r.message;
   EXPECT_EQ(r.response["first"], true);
   expect_echo_works(w, 1);
 }
 
-TEST(SandboxWorker, WorkerKilledWhileIdleIsReplaced) {
-  Worker w = make_worker();
+TEST(SandboxChild, ChildKilledWhileIdleIsReplaced) {
+  Child w = make_child();
   expect_echo_works(w, 0);
   const pid_t pid = w.pid();
   ASSERT_EQ(kill(pid, SIGKILL), 0);
@@ -229,9 +229,9 @@ TEST(SandboxWorker, WorkerKilledWhileIdleIsReplaced) {
   EXPECT_TRUE(reaped(pid));
 }
 
-TEST(SandboxWorker, WorkerThatStopsReadingHangsWithoutSigpipe) {
+TEST(SandboxChild, ChildThatStopsReadingHangsWithoutSigpipe) {
   // Our write meets a pipe with no reader: EPIPE, and SIGPIPE would kill this test process.
-  Worker w({worker_path(), "--no-read"}, {.timeout = 5s});
+  Child w({child_path(), "--no-read"}, {.timeout = 5s});
   w.start();
   std::this_thread::sleep_for(100ms);
   Result r = w.call({{"do", "echo"}}, 300ms);
@@ -239,23 +239,23 @@ TEST(SandboxWorker, WorkerThatStopsReadingHangsWithoutSigpipe) {
   EXPECT_TRUE(reaped(r.pid));
 }
 
-TEST(SandboxWorker, MissingExecutableThrows) {
-  Worker w({"/nonexistent/cudal2-worker"});
+TEST(SandboxChild, MissingExecutableThrows) {
+  Child w({"/nonexistent/cudal2-child"});
   EXPECT_THROW(w.call({{"do", "echo"}}), std::system_error);
   EXPECT_FALSE(w.running());
 }
 
-TEST(SandboxWorker, DestructorLetsAWorkerExitAndKillsOneThatLingers) {
+TEST(SandboxChild, DestructorLetsAChildExitAndKillsOneThatLingers) {
   pid_t clean = -1, lingering = -1;
   {
-    Worker w = make_worker();
+    Child w = make_child();
     expect_echo_works(w, 0);
     clean = w.pid();
   }
   EXPECT_TRUE(reaped(clean));
   const auto t0 = std::chrono::steady_clock::now();
   {
-    Worker w = make_worker({.timeout = 5s, .shutdown_grace = 100ms});
+    Child w = make_child({.timeout = 5s, .shutdown_grace = 100ms});
     ASSERT_TRUE(w.call({{"do", "linger"}}).ok());
     lingering = w.pid();
   }
@@ -263,17 +263,17 @@ TEST(SandboxWorker, DestructorLetsAWorkerExitAndKillsOneThatLingers) {
   EXPECT_TRUE(reaped(lingering));
 }
 
-TEST(SandboxWorker, MovedWorkerKeepsItsProcess) {
-  Worker a = make_worker();
+TEST(SandboxChild, MovedChildKeepsItsProcess) {
+  Child a = make_child();
   expect_echo_works(a, 0);
   const pid_t pid = a.pid();
-  Worker b = std::move(a);
+  Child b = std::move(a);
   EXPECT_EQ(b.pid(), pid);
   expect_echo_works(b, 0);
 }
 
 TEST(SandboxResult, ToJsonForFailureRecords) {
-  Worker w = make_worker();
+  Child w = make_child();
   Result r = w.call({{"do", "abort"}, {"stderr", "bad bytes "}, {"stderr_bytes", {0xff, 0xfe}}});
   ASSERT_EQ(r.kind, Outcome::Crashed);
   const json j = r.to_json();
@@ -304,12 +304,12 @@ bool reported_missing(const ConfinementReport& r, std::string_view mechanism) {
 }
 
 // Where the kernel or our privileges lack a mechanism, the report must say so; then skip.
-#define REQUIRE_MECHANISM(worker, name)                                                                        \
-  do {                                                                                                         \
-    if (!(worker).confinement().has(name)) {                                                                   \
-      EXPECT_TRUE(reported_missing((worker).confinement(), name)) << (worker).confinement().summary();         \
-      GTEST_SKIP() << name << " is not available here; the report says: " << (worker).confinement().summary(); \
-    }                                                                                                          \
+#define REQUIRE_MECHANISM(child, name)                                                                        \
+  do {                                                                                                        \
+    if (!(child).confinement().has(name)) {                                                                   \
+      EXPECT_TRUE(reported_missing((child).confinement(), name)) << (child).confinement().summary();          \
+      GTEST_SKIP() << name << " is not available here; the report says: " << (child).confinement().summary(); \
+    }                                                                                                         \
   } while (0)
 
 bool wait_gone(pid_t pid, std::chrono::milliseconds limit = 2s) {
@@ -325,7 +325,7 @@ std::string make_temp_dir() {
 }
 
 TEST(SandboxConfinement, OffByDefault) {
-  Worker w = make_worker();
+  Child w = make_child();
   Result r = w.call({{"do", "echo"}});
   ASSERT_TRUE(r.ok()) << r.message;
   EXPECT_EQ(r.confinement, "none");
@@ -334,7 +334,7 @@ TEST(SandboxConfinement, OffByDefault) {
 }
 
 TEST(SandboxConfinement, ReportSaysWhatApplied) {
-  Worker w = make_worker(confined());
+  Child w = make_child(confined());
   Result r = w.call({{"do", "echo"}});
   ASSERT_TRUE(r.ok()) << r.message << "\n" << r.stderr_tail;
   const ConfinementReport& rep = w.confinement();
@@ -351,7 +351,7 @@ TEST(SandboxConfinement, ReportSaysWhatApplied) {
 }
 
 TEST(SandboxConfinement, WritesOnlyInsideScratch) {
-  Worker w = make_worker(confined());
+  Child w = make_child(confined());
   ASSERT_TRUE(w.call({{"do", "echo"}}).ok());
   REQUIRE_MECHANISM(w, "landlock");
   const std::string scratch = w.confinement().scratch;
@@ -376,7 +376,7 @@ TEST(SandboxConfinement, WritesOnlyInsideScratch) {
 }
 
 TEST(SandboxConfinement, NoNetwork) {
-  // A listener on loopback; an unconfined worker reaches it, a confined one must not.
+  // A listener on loopback; an unconfined child reaches it, a confined one must not.
   const int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   ASSERT_GE(lfd, 0);
   sockaddr_in a{};
@@ -393,13 +393,13 @@ TEST(SandboxConfinement, NoNetwork) {
     return c >= 0;
   };
   {
-    Worker open = make_worker();
+    Child open = make_child();
     Result r = open.call({{"do", "connect"}, {"port", port}});
     ASSERT_TRUE(r.ok()) << r.message;
     EXPECT_TRUE(r.response["connected"].get<bool>()) << r.response.dump();
     EXPECT_TRUE(accepted());
   }
-  Worker w = make_worker(confined());
+  Child w = make_child(confined());
   Result r = w.call({{"do", "connect"}, {"port", port}});
   ASSERT_TRUE(r.ok()) << r.message;
   if (!w.confinement().has("netns")) {
@@ -408,14 +408,14 @@ TEST(SandboxConfinement, NoNetwork) {
   }
   EXPECT_FALSE(r.response["connected"].get<bool>()) << r.response.dump();
   std::this_thread::sleep_for(50ms);
-  EXPECT_FALSE(accepted()) << "the listener saw a connection from the confined worker";
+  EXPECT_FALSE(accepted()) << "the listener saw a connection from the confined child";
   close(lfd);
 }
 
 TEST(SandboxConfinement, SeccompTakesAwayUnixSocketsBoundToPaths) {
   // A network namespace does not cover a Unix socket bound to a path (found on the GPU: the
   // connect_unix candidate reached one under every other mechanism). The runner's seccomp filter
-  // must: before it, the worker connects; after it, socket(2) fails and nothing arrives.
+  // must: before it, the child connects; after it, socket(2) fails and nothing arrives.
   const std::string path =
       (std::filesystem::temp_directory_path() / ("cudal2_seccomp_test_" + std::to_string(getpid()) + ".sock")).string();
   ::unlink(path.c_str());
@@ -431,7 +431,7 @@ TEST(SandboxConfinement, SeccompTakesAwayUnixSocketsBoundToPaths) {
     if (c >= 0) close(c);
     return c >= 0;
   };
-  Worker w = make_worker();
+  Child w = make_child();
   Result r = w.call({{"do", "connect_unix"}, {"path", path}});
   ASSERT_TRUE(r.ok()) << r.message;
   EXPECT_TRUE(r.response["connected"].get<bool>()) << r.response.dump();
@@ -460,7 +460,7 @@ TEST(SandboxConfinement, MinimalEnvironmentAndScratchDirectories) {
   ASSERT_EQ(setenv("CUDAL2_TEST_COPIED", "copied", 1), 0);
   Options o = confined();
   o.confinement.env = {"CUDAL2_SET=yes", "CUDAL2_TEST_COPIED", "CUDAL2_TEST_UNSET_NAME"};
-  Worker w = make_worker(o);
+  Child w = make_child(o);
   Result r = w.call({{"do", "getenv"}, {"name", "CUDAL2_TEST_SECRET"}});
   unsetenv("CUDAL2_TEST_SECRET");
   unsetenv("CUDAL2_TEST_COPIED");
@@ -498,12 +498,12 @@ TEST(SandboxConfinement, MinimalEnvironmentAndScratchDirectories) {
   EXPECT_EQ(r.response["cuda_cache"], scratch);
 }
 
-TEST(SandboxConfinement, ScratchIsFreshForEveryWorker) {
-  Worker w = make_worker(confined());
+TEST(SandboxConfinement, ScratchIsFreshForEveryChild) {
+  Child w = make_child(confined());
   ASSERT_TRUE(w.call({{"do", "write_file"}, {"path", "state.txt"}, {"data", "left behind"}}).ok());
   const std::string first = w.confinement().scratch;
   EXPECT_TRUE(std::filesystem::exists(first + "/state.txt"));
-  ASSERT_FALSE(w.call({{"do", "exit"}, {"code", 0}}).ok());  // the worker ends; next call starts anew
+  ASSERT_FALSE(w.call({{"do", "exit"}, {"code", 0}}).ok());  // the child ends; next call starts anew
   EXPECT_FALSE(std::filesystem::exists(first)) << "old scratch not removed";
   Result r = w.call({{"do", "where"}});
   ASSERT_TRUE(r.ok()) << r.message;
@@ -534,9 +534,9 @@ std::vector<pid_t> children_of(pid_t pid) {
   return out;
 }
 
-// The setsid'd grandchild as this process sees it. In a PID namespace the worker's /proc is the
+// The setsid'd grandchild as this process sees it. In a PID namespace the child's /proc is the
 // namespace's, so its answer holds namespace pids; there the orphaned grandchild was reparented
-// to the worker (the namespace's init) and is found as its child.
+// to the child (the namespace's init) and is found as its child.
 pid_t grandchild_of(const Result& r, bool pidns) {
   if (!pidns) return r.response.value("host_pid", -1);
   const auto kids = children_of(r.pid);
@@ -544,12 +544,12 @@ pid_t grandchild_of(const Result& r, bool pidns) {
 }
 
 // The grandchild left the process group (setsid) and its parent exited: only a cgroup or PID
-// namespace still knows it belongs to the worker.
+// namespace still knows it belongs to the child.
 void expect_setsid_grandchild_dies(Options options, const char* mechanism) {
   const bool pidns = options.confinement.pid_namespace;
-  // Control: without confinement the grandchild survives the worker (the documented caveat).
+  // Control: without confinement the grandchild survives the child (the documented caveat).
   {
-    Worker w = make_worker();
+    Child w = make_child();
     Result r = w.call({{"do", "spawn_setsid"}});
     ASSERT_TRUE(r.ok() && r.response["ok"].get<bool>()) << r.message << r.response.dump();
     const pid_t escaped = r.response["host_pid"].get<pid_t>();
@@ -558,7 +558,7 @@ void expect_setsid_grandchild_dies(Options options, const char* mechanism) {
     EXPECT_FALSE(process_gone(escaped)) << "control: an unconfined setsid grandchild is expected to survive";
     kill(escaped, SIGKILL);
   }
-  Worker w = make_worker(options);
+  Child w = make_child(options);
   Result first = w.call({{"do", "echo"}});
   ASSERT_TRUE(first.ok()) << first.to_json().dump();
   if (!w.confinement().has(mechanism)) {
@@ -572,42 +572,42 @@ void expect_setsid_grandchild_dies(Options options, const char* mechanism) {
   EXPECT_FALSE(process_gone(g));
   w.stop();
   EXPECT_TRUE(wait_gone(g)) << "setsid grandchild " << g << " outlived stop()";
-  // 2. The worker answers and exits by itself; the next call replaces it and takes the tree down.
+  // 2. The child answers and exits by itself; the next call replaces it and takes the tree down.
   r = w.call({{"do", "spawn_setsid"}, {"exit_after", true}});
   ASSERT_TRUE(r.ok()) << r.message;
   g = grandchild_of(r, pidns);  // -1 in a PID namespace if the dying init already took it down
   // Let it finish exiting (as PID namespace init it first kills the namespace), so the next call
-  // starts a new worker instead of racing the dying one.
+  // starts a new child instead of racing the dying one.
   for (int i = 0; i < 400 && w.running(); ++i) std::this_thread::sleep_for(5ms);
   r = w.call({{"do", "echo"}});
   ASSERT_TRUE(r.ok()) << r.to_json().dump();
   if (g > 0) {
-    EXPECT_TRUE(wait_gone(g)) << "setsid grandchild " << g << " outlived its exited worker";
+    EXPECT_TRUE(wait_gone(g)) << "setsid grandchild " << g << " outlived its exited child";
   }
-  // 3. The worker hangs and is killed at the timeout.
+  // 3. The child hangs and is killed at the timeout.
   r = w.call({{"do", "spawn_setsid"}});
   ASSERT_TRUE(r.ok()) << r.message;
   g = grandchild_of(r, pidns);
   ASSERT_GT(g, 0);
   r = w.call({{"do", "hang"}}, 300ms);
   EXPECT_EQ(r.kind, Outcome::Hung);
-  EXPECT_TRUE(wait_gone(g)) << "setsid grandchild " << g << " outlived its hung worker";
+  EXPECT_TRUE(wait_gone(g)) << "setsid grandchild " << g << " outlived its hung child";
 }
 
-TEST(SandboxConfinement, SetsidGrandchildDiesWithTheWorkerCgroup) {
+TEST(SandboxConfinement, SetsidGrandchildDiesWithTheChildCgroup) {
   expect_setsid_grandchild_dies(confined(), "tree-kill:cgroup");
 }
 
-TEST(SandboxConfinement, SetsidGrandchildDiesWithTheWorkerPidNamespace) {
+TEST(SandboxConfinement, SetsidGrandchildDiesWithTheChildPidNamespace) {
   Options o = confined();
   o.confinement.pid_namespace = true;
   expect_setsid_grandchild_dies(o, "pidns");
 }
 
-TEST(SandboxConfinement, CpuLimitKillsABurningWorker) {
+TEST(SandboxConfinement, CpuLimitKillsABurningChild) {
   Options o = confined(20s);
   o.confinement.cpu_seconds = 1;
-  Worker w = make_worker(o);
+  Child w = make_child(o);
   ASSERT_TRUE(w.call({{"do", "echo"}}).ok());
   REQUIRE_MECHANISM(w, "rlimits");
   Result r = w.call({{"do", "burn"}});
@@ -617,10 +617,10 @@ TEST(SandboxConfinement, CpuLimitKillsABurningWorker) {
   EXPECT_TRUE(w.call({{"do", "echo"}}).ok());
 }
 
-TEST(SandboxConfinement, MemoryCgroupKillsAnOversizedWorker) {
+TEST(SandboxConfinement, MemoryCgroupKillsAnOversizedChild) {
   Options o = confined(20s);
   o.confinement.memory_bytes = 64 << 20;
-  Worker w = make_worker(o);
+  Child w = make_child(o);
   ASSERT_TRUE(w.call({{"do", "echo"}}).ok());
   REQUIRE_MECHANISM(w, "cgroup-mem");
   Result r = w.call({{"do", "alloc"}, {"mb", 16}});
@@ -634,7 +634,7 @@ TEST(SandboxConfinement, RlimitDataRefusesLargeAllocations) {
   // The stand-in for a memory cgroup where there is none (checked to leave CUDA working).
   Options o = confined(20s);
   o.confinement.data_bytes = 256 << 20;
-  Worker w = make_worker(o);
+  Child w = make_child(o);
   ASSERT_TRUE(w.call({{"do", "echo"}}).ok());
   REQUIRE_MECHANISM(w, "rlimit-data");
   Result r = w.call({{"do", "alloc"}, {"mb", 16}});
@@ -646,7 +646,7 @@ TEST(SandboxConfinement, RlimitDataRefusesLargeAllocations) {
 }
 
 TEST(SandboxConfinement, NoCapabilitiesNoNewPrivsNoSignalsOut) {
-  Worker w = make_worker(confined());
+  Child w = make_child(confined());
   Result r = w.call({{"do", "status"}});
   ASSERT_TRUE(r.ok()) << r.message;
   EXPECT_EQ(r.response["NoNewPrivs"], "1");
@@ -657,9 +657,9 @@ TEST(SandboxConfinement, NoCapabilitiesNoNewPrivsNoSignalsOut) {
   REQUIRE_MECHANISM(w, "landlock-scope");
   r = w.call({{"do", "signal"}, {"pid", getpid()}, {"sig", 0}});
   ASSERT_TRUE(r.ok()) << r.message;
-  EXPECT_FALSE(r.response["success"].get<bool>()) << "the worker could signal its parent";
+  EXPECT_FALSE(r.response["success"].get<bool>()) << "the child could signal its parent";
   // Landlock denies ptrace-mode access to processes outside the sandbox: the parent's environment
-  // and memory stay unreadable even to a worker of the same uid.
+  // and memory stay unreadable even to a child of the same uid.
   const std::string me = "/proc/" + std::to_string(getpid());
   for (const std::string& path : {me + "/environ", me + "/mem"}) {
     r = w.call({{"do", "read_file"}, {"path", path}});
@@ -672,7 +672,7 @@ TEST(SandboxConfinement, NoCapabilitiesNoNewPrivsNoSignalsOut) {
 
 // cuInit names its threads through /proc/self/task/<tid>/comm and fails (error 304) if it cannot.
 void expect_thread_naming_works(Options o) {
-  Worker w = make_worker(o);
+  Child w = make_child(o);
   Result r = w.call({{"do", "name_thread"}});
   ASSERT_TRUE(r.ok()) << r.message << r.stderr_tail;
   EXPECT_TRUE(r.response["success"].get<bool>()) << r.response.dump() << " " << w.confinement().summary();
@@ -696,7 +696,7 @@ TEST(SandboxConfinement, ThreadsCanBeNamedInAPidNamespace) {
 TEST(SandboxConfinement, BadScratchRootThrows) {
   Options o = confined();
   o.confinement.scratch_root = "/nonexistent/cudal2-scratch-root";
-  Worker w = make_worker(o);
+  Child w = make_child(o);
   EXPECT_THROW(w.call({{"do", "echo"}}), std::system_error);
   EXPECT_FALSE(w.running());
 }

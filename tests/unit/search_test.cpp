@@ -1,5 +1,5 @@
 // The search (src/search/): policies, the reward, the spaces of the wgmma and cublaslt families,
-// the worker's lt-space op seen from the parent, and the store's reward column (CPU only).
+// the judge's lt-space op seen from the parent, and the store's reward column (CPU only).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -58,6 +58,19 @@ TEST(Registry, KnowsExhaustiveAndRandomAndRefusesOthers) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("exhaustive"), std::string::npos) << e.what();
   }
+}
+
+// A room above search/ (the LLM proposer) adds its policy through register_policy, from the
+// composition root: the registry lists and makes it without search/ naming that room.
+TEST(Registry, RegisteredPoliciesAreListedAfterTheBuiltInsAndMade) {
+  register_policy("registered-for-test", [](const PolicyOptions& o) { return make_policy("random", o); });
+  register_policy("registered-for-test", [](const PolicyOptions& o) { return make_policy("exhaustive", o); });
+  const auto names = policy_names();
+  const auto at = std::find(names.begin(), names.end(), "registered-for-test");
+  ASSERT_NE(at, names.end());
+  EXPECT_EQ(std::count(names.begin(), names.end(), "registered-for-test"), 1);  // registered again: replaced
+  EXPECT_GT(at - names.begin(), std::find(names.begin(), names.end(), "rl") - names.begin());
+  EXPECT_EQ(make_policy("registered-for-test")->name(), "exhaustive");
 }
 
 TEST(Exhaustive, ProposesTheSpaceInOrderSkippingWhatIsObserved) {
@@ -230,8 +243,8 @@ TEST(Space, ProblemSpaceGivesEachProblemItsLayoutAndItsOwnSpecs) {
   EXPECT_EQ(ps.all().size(), ps.common.size() + 1);
 }
 
-// The parent side of the worker's lt-space op, against scripted workers.
-class LtSpaceWorker : public ::testing::Test {
+// The parent side of the judge's lt-space op, against scripted judges.
+class LtSpaceJudge : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = std::filesystem::temp_directory_path() / ("cudal2_lt_" + std::to_string(getpid()));
@@ -239,7 +252,7 @@ class LtSpaceWorker : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
   std::string script(const std::string& body) {
-    const auto p = dir_ / "worker.sh";
+    const auto p = dir_ / "judge.sh";
     std::ofstream(p) << "#!/bin/sh\nread line\n" << body << "\n";
     std::filesystem::permissions(p, std::filesystem::perms::owner_all);
     return p.string();
@@ -247,11 +260,11 @@ class LtSpaceWorker : public ::testing::Test {
   std::filesystem::path dir_;
 };
 
-TEST_F(LtSpaceWorker, ParsesPerProblemSpecs) {
+TEST_F(LtSpaceJudge, ParsesPerProblemSpecs) {
   const std::string spec = default_spec(kCublasLtFamily).text();
   const auto w = script(R"(echo '{"ok":true,"gpu":"G","spaces":[{"shape":[64,64,64],"layout":"nn","specs":[")" + spec +
                         R"("]},{"shape":[64,64,64],"layout":"tn","specs":[]}]}')");
-  const auto got = worker_lt_space(w, {{64, 64, 64}}, {Layout::NN, Layout::TN}, Accum::F32, 4, 10);
+  const auto got = judge_lt_space(w, {{64, 64, 64}}, {Layout::NN, Layout::TN}, Accum::F32, 4, 10);
   ASSERT_EQ(got.size(), 2u);
   EXPECT_EQ(got[0].first.shape, (Shape{64, 64, 64}));
   EXPECT_EQ(got[0].first.layout, Layout::NN);
@@ -261,13 +274,13 @@ TEST_F(LtSpaceWorker, ParsesPerProblemSpecs) {
   EXPECT_TRUE(got[1].second.empty());
 }
 
-TEST_F(LtSpaceWorker, FailuresThrowWithTheReason) {
-  EXPECT_THROW(worker_lt_space(script(R"(echo '{"ok":false,"error":"no GPU here"}')"), {{64, 64, 64}}, {Layout::NN},
-                               Accum::F32, 4, 10),
+TEST_F(LtSpaceJudge, FailuresThrowWithTheReason) {
+  EXPECT_THROW(judge_lt_space(script(R"(echo '{"ok":false,"error":"no GPU here"}')"), {{64, 64, 64}}, {Layout::NN},
+                              Accum::F32, 4, 10),
                std::runtime_error);
-  EXPECT_THROW(worker_lt_space(script("exit 3"), {{64, 64, 64}}, {Layout::NN}, Accum::F32, 4, 10), std::runtime_error);
-  EXPECT_THROW(worker_lt_space(script(R"(echo '{"ok":true,"spaces":[{"shape":[64],"layout":"nn","specs":[]}]}')"),
-                               {{64, 64, 64}}, {Layout::NN}, Accum::F32, 4, 10),
+  EXPECT_THROW(judge_lt_space(script("exit 3"), {{64, 64, 64}}, {Layout::NN}, Accum::F32, 4, 10), std::runtime_error);
+  EXPECT_THROW(judge_lt_space(script(R"(echo '{"ok":true,"spaces":[{"shape":[64],"layout":"nn","specs":[]}]}')"),
+                              {{64, 64, 64}}, {Layout::NN}, Accum::F32, 4, 10),
                std::runtime_error);
 }
 
@@ -294,15 +307,15 @@ TEST(StoreReward, NewColumnRoundTripsAndOldStoresMigrate) {
   }
   auto st = store::Store::open(path);
   EXPECT_EQ(st.schema_version(), store::Store::latest_schema_version());
-  const auto rows = st.list_measurements("G", "f32", "nn", 1, 2, 3, "offline");
+  const auto rows = st.list_measurements({"G", "f32", "nn", 1, 2, 3, "offline"});
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_FALSE(rows[0].reward);
   store::MeasurementRow m = rows[0];
   m.reward = 1.25;
   const auto id = st.put_measurement(m).id;
   EXPECT_EQ(st.get_measurement(id)->reward, 1.25);
-  EXPECT_EQ(st.list_measurements("G", "f32", "nn", 1, 2, 3, "offline").size(), 2u);
-  EXPECT_TRUE(st.list_measurements("G", "f32", "nn", 1, 2, 3, "server").empty());
+  EXPECT_EQ(st.list_measurements({"G", "f32", "nn", 1, 2, 3, "offline"}).size(), 2u);
+  EXPECT_TRUE(st.list_measurements({"G", "f32", "nn", 1, 2, 3, "server"}).empty());
   std::filesystem::remove_all(dir);
 }
 
@@ -328,7 +341,7 @@ TEST(StoreSink, WritesEachRecordAsItsRowUnderItsRun) {
   f.median_us = f.p10_us = f.p90_us = f.min_us = std::nullopt;
   f.reward = -1;
   sink.measurement(f);
-  sink.flush();  // the end of the worker job: its rows go in together
+  sink.flush();  // the end of the judge job: its rows go in together
   {
     // Another connection sees every row before the run ends: nothing waits for the end.
     auto db = store::Store::open(path);
@@ -342,7 +355,7 @@ TEST(StoreSink, WritesEachRecordAsItsRowUnderItsRun) {
     EXPECT_EQ(build->compile_seconds, 1.5);
     EXPECT_EQ(build->log, "nvcc log");
     EXPECT_EQ(build->artifact_path, "/cache/k.so");
-    const auto rows = db.list_measurements("G", "f32", "nn", 64, 32, 16, "offline");
+    const auto rows = db.list_measurements({"G", "f32", "nn", 64, 32, 16, "offline"});
     ASSERT_EQ(rows.size(), 2u);
     for (size_t i = 0; i < 2; ++i) {
       auto want = measurement_row(i == 0 ? m : f, sink.run_id());
@@ -353,8 +366,8 @@ TEST(StoreSink, WritesEachRecordAsItsRowUnderItsRun) {
     EXPECT_EQ(rows[0].median_us, 10.0);
     EXPECT_EQ(rows[1].failure, "max rel err 0.5");
     EXPECT_EQ(rows[1].reward, -1.0);
-    ASSERT_TRUE(db.get_best("G", "f32", "nn", 64, 32, 16));  // the ok graph row is the best
-    EXPECT_EQ(db.get_best("G", "f32", "nn", 64, 32, 16)->measurement_id, rows[0].id);
+    ASSERT_TRUE(db.get_best({"G", "f32", "nn", 64, 32, 16}));  // the ok graph row is the best
+    EXPECT_EQ(db.get_best({"G", "f32", "nn", 64, 32, 16})->measurement_id, rows[0].id);
     const auto run = db.get_run(sink.run_id());
     ASSERT_TRUE(run);
     EXPECT_EQ(run->command, "cudal2 eval --spec x");
@@ -371,7 +384,7 @@ TEST(StoreSink, WritesEachRecordAsItsRowUnderItsRun) {
 namespace cudal2::search {
 namespace {
 
-// The scripted workers' answer to an eval job `req` (Python, inside their loop over stdin):
+// The scripted judges' answer to an eval job `req` (Python, inside their loop over stdin):
 // candidate i takes 10 + i us, every baseline 12 us.
 constexpr const char* kAnswerEvalJob = R"(    shapes = []
     for m, n, k in req["shapes"]:
@@ -386,7 +399,7 @@ constexpr const char* kAnswerEvalJob = R"(    shapes = []
     print(json.dumps({"ok": True, "gpu": "unknown", "shapes": shapes}), flush=True)
 )";
 
-// run_tune end to end on the CPU: the JIT really compiles, a scripted worker answers every eval
+// run_tune end to end on the CPU: the JIT really compiles, a scripted judge answers every eval
 // job with fixed times (candidate i: 10 + i us, cublas-nn 12 us), the store gets rows with their
 // rewards, and a rerun of the same command resumes with the next candidates.
 class TuneLoop : public ::testing::Test {
@@ -394,13 +407,13 @@ class TuneLoop : public ::testing::Test {
   void SetUp() override {
     dir_ = std::filesystem::temp_directory_path() / ("cudal2_tune_" + std::to_string(getpid()));
     std::filesystem::create_directories(dir_);
-    worker_ = (dir_ / "worker.py").string();
-    std::ofstream(worker_) << R"(#!/usr/bin/env python3
+    judge_ = (dir_ / "judge.py").string();
+    std::ofstream(judge_) << R"(#!/usr/bin/env python3
 import json, sys
 for line in sys.stdin:
     req = json.loads(line)
 )" << kAnswerEvalJob;
-    std::filesystem::permissions(worker_, std::filesystem::perms::owner_all);
+    std::filesystem::permissions(judge_, std::filesystem::perms::owner_all);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
   TuneOptions options() const {
@@ -409,7 +422,7 @@ for line in sys.stdin:
     o.eval.timers = {true, false, false};
     o.eval.baselines = {"cublas-nn"};
     o.db_path = (dir_ / "tune.db").string();
-    o.eval.worker_exe = worker_;
+    o.eval.judge_exe = judge_;
     o.eval.batch = 2;
     o.eval.progress = false;
     o.families = {"tiny"};
@@ -419,7 +432,7 @@ for line in sys.stdin:
     return o;
   }
   std::filesystem::path dir_;
-  std::string worker_;
+  std::string judge_;
 };
 
 TEST_F(TuneLoop, ExhaustiveStoresRewardsAndResumes) {
@@ -437,7 +450,7 @@ TEST_F(TuneLoop, ExhaustiveStoresRewardsAndResumes) {
   }
   {
     auto db = store::Store::open(options().db_path);
-    const auto rows = db.list_measurements("unknown", "f32", "nn", 64, 64, 64, "offline");
+    const auto rows = db.list_measurements({"unknown", "f32", "nn", 64, 64, 64, "offline"});
     ASSERT_EQ(rows.size(), 2u);
     EXPECT_DOUBLE_EQ(*rows[0].reward, 1.2);
   }
@@ -466,8 +479,8 @@ TEST_F(TuneLoop, LayoutsLimitTheProblemsToThoseNamed) {
   ASSERT_EQ(r.outcomes.size(), 6u);
   for (const auto& c : r.outcomes) EXPECT_NE(c.spec_text.find("tiny tn "), std::string::npos) << c.spec_text;
   auto db = store::Store::open(o.db_path);
-  EXPECT_TRUE(db.list_measurements("unknown", "f32", "nn", 64, 64, 64, "offline").empty());
-  EXPECT_EQ(db.list_measurements("unknown", "f32", "tn", 64, 64, 64, "offline").size(), 6u);
+  EXPECT_TRUE(db.list_measurements({"unknown", "f32", "nn", 64, 64, 64, "offline"}).empty());
+  EXPECT_EQ(db.list_measurements({"unknown", "f32", "tn", 64, 64, 64, "offline"}).size(), 6u);
   o.layouts.clear();
   EXPECT_THROW(run_tune(o), InputError);
 }
@@ -482,11 +495,11 @@ TEST_F(TuneLoop, ResumedOwnSpaceSpecsAreMeasuredOnlyWhereMissing) {
       "cluster=auto | splits=1";
   const std::string s1 = fmt::format(fmt::runtime(lt), 1), s2 = fmt::format(fmt::runtime(lt), 2),
                     s3 = fmt::format(fmt::runtime(lt), 3);
-  const std::string worker = (dir_ / "ltworker.py").string();
-  std::ofstream(worker) << "#!/usr/bin/env python3\nimport json, sys\n"
-                        << "SPACE = {'64x64x64': ['" << s1 << "', '" << s2 << "'], '128x64x64': ['" << s1 << "', '"
-                        << s3 << "']}\n"
-                        << R"(for line in sys.stdin:
+  const std::string judge = (dir_ / "ltjudge.py").string();
+  std::ofstream(judge) << "#!/usr/bin/env python3\nimport json, sys\n"
+                       << "SPACE = {'64x64x64': ['" << s1 << "', '" << s2 << "'], '128x64x64': ['" << s1 << "', '" << s3
+                       << "']}\n"
+                       << R"(for line in sys.stdin:
     req = json.loads(line)
     if req["op"] == "lt-space":
         spaces = [{"shape": s, "layout": l, "specs": SPACE["x".join(map(str, s))] if l == "nn" else []}
@@ -494,14 +507,14 @@ TEST_F(TuneLoop, ResumedOwnSpaceSpecsAreMeasuredOnlyWhereMissing) {
         print(json.dumps({"ok": True, "gpu": "unknown", "spaces": spaces}), flush=True)
         continue
     with open(")" << log.string()
-                        << R"(", "a") as f:
+                       << R"(", "a") as f:
         f.write(json.dumps({"shapes": req["shapes"], "specs": [c["spec"] for c in req["candidates"]]}) + "\n")
 )" << kAnswerEvalJob;
-  std::filesystem::permissions(worker, std::filesystem::perms::owner_all);
+  std::filesystem::permissions(judge, std::filesystem::perms::owner_all);
   auto o = options();
   o.families = {"cublaslt"};
   o.budget = 0;
-  o.eval.worker_exe = worker;
+  o.eval.judge_exe = judge;
   o.eval.batch = 8;
   const auto first = run_tune(o);  // 64x64x64 alone: s1 and s2 there
   ASSERT_EQ(first.outcomes.size(), 2u);
@@ -527,10 +540,10 @@ TEST_F(TuneLoop, ARoundTheGpuWasDisturbedForStoresNothingAndStops) {
       "cublaslt nn f32 algo={} tile=20 stages=8 reduction=0 swizzle=0 custom=0 inner=0 "
       "cluster=auto | splits=1";
   const std::string s1 = fmt::format(fmt::runtime(lt), 1), s2 = fmt::format(fmt::runtime(lt), 2);
-  const std::string worker = (dir_ / "disturbed.py").string();
-  std::ofstream(worker) << "#!/usr/bin/env python3\nimport json, sys\n"
-                        << "SPACE = ['" << s1 << "', '" << s2 << "']\n"
-                        << R"(for line in sys.stdin:
+  const std::string judge = (dir_ / "disturbed.py").string();
+  std::ofstream(judge) << "#!/usr/bin/env python3\nimport json, sys\n"
+                       << "SPACE = ['" << s1 << "', '" << s2 << "']\n"
+                       << R"(for line in sys.stdin:
     req = json.loads(line)
     if req["op"] == "lt-space":
         spaces = [{"shape": s, "layout": l, "specs": SPACE if l == "nn" else []}
@@ -545,12 +558,12 @@ TEST_F(TuneLoop, ARoundTheGpuWasDisturbedForStoresNothingAndStops) {
                       for c in req["candidates"]]} for m, n, k in req["shapes"]]
         print(json.dumps({"ok": True, "gpu": "unknown", "shapes": shapes}), flush=True)
 )";
-  std::filesystem::permissions(worker, std::filesystem::perms::owner_all);
+  std::filesystem::permissions(judge, std::filesystem::perms::owner_all);
   auto o = options();
   o.families = {"cublaslt"};
   o.budget = 0;
   o.round = 1;
-  o.eval.worker_exe = worker;
+  o.eval.judge_exe = judge;
   o.eval.attribution.max_attempts = 2;
   o.eval.attribution.first_backoff_s = 0.01;
   const auto r = run_tune(o);
@@ -559,7 +572,7 @@ TEST_F(TuneLoop, ARoundTheGpuWasDisturbedForStoresNothingAndStops) {
   EXPECT_EQ(r.outcomes[0].status, Status::GpuDisturbed) << r.outcomes[0].detail;
   EXPECT_TRUE(r.outcomes[0].score.empty());
   auto db = store::Store::open(o.db_path);
-  EXPECT_TRUE(db.list_measurements("unknown", "f32", "nn", 64, 64, 64, "offline").empty());
+  EXPECT_TRUE(db.list_measurements({"unknown", "f32", "nn", 64, 64, 64, "offline"}).empty());
 }
 
 // --round 0 --per-problem 1: every problem proposes one spec per round (its next one here, in
@@ -571,11 +584,11 @@ TEST_F(TuneLoop, PerProblemRoundsGiveEveryProblemOneEvaluationEach) {
       "cluster=auto | splits=1";
   const std::string s1 = fmt::format(fmt::runtime(lt), 1), s2 = fmt::format(fmt::runtime(lt), 2),
                     s3 = fmt::format(fmt::runtime(lt), 3);
-  const std::string worker = (dir_ / "ltworker.py").string();
-  std::ofstream(worker) << "#!/usr/bin/env python3\nimport json, sys\n"
-                        << "SPACE = {'64x64x64': ['" << s1 << "', '" << s2 << "', '" << s3 << "'], '128x64x64': ['"
-                        << s3 << "', '" << s1 << "', '" << s2 << "']}\n"
-                        << R"(for line in sys.stdin:
+  const std::string judge = (dir_ / "ltjudge.py").string();
+  std::ofstream(judge) << "#!/usr/bin/env python3\nimport json, sys\n"
+                       << "SPACE = {'64x64x64': ['" << s1 << "', '" << s2 << "', '" << s3 << "'], '128x64x64': ['" << s3
+                       << "', '" << s1 << "', '" << s2 << "']}\n"
+                       << R"(for line in sys.stdin:
     req = json.loads(line)
     if req["op"] == "lt-space":
         spaces = [{"shape": s, "layout": l, "specs": SPACE["x".join(map(str, s))] if l == "nn" else []}
@@ -583,19 +596,19 @@ TEST_F(TuneLoop, PerProblemRoundsGiveEveryProblemOneEvaluationEach) {
         print(json.dumps({"ok": True, "gpu": "unknown", "spaces": spaces}), flush=True)
         continue
     with open(")" << log.string()
-                        << R"(", "a") as f:
+                       << R"(", "a") as f:
         for s in req["shapes"]:
             for c in req["candidates"]:
                 f.write(json.dumps({"shape": "x".join(map(str, s)), "spec": c["spec"]}) + "\n")
 )" << kAnswerEvalJob;
-  std::filesystem::permissions(worker, std::filesystem::perms::owner_all);
+  std::filesystem::permissions(judge, std::filesystem::perms::owner_all);
   auto o = options();
   o.families = {"cublaslt"};
   o.budget = 0;
   o.round = 0;
   o.per_problem = 1;
   o.max_rounds = 2;
-  o.eval.worker_exe = worker;
+  o.eval.judge_exe = judge;
   o.eval.shapes = {{64, 64, 64}, {128, 64, 64}};
   auto measured = [&] {
     std::map<std::string, std::vector<std::string>> on;  // shape -> specs, in the order measured
@@ -632,18 +645,18 @@ TEST_F(TuneLoop, PerProblemRoundsGiveEveryProblemOneEvaluationEach) {
 // wgmma_swapab run on the H100 spent its whole budget measuring the 7 finished shapes again).
 TEST_F(TuneLoop, ResumedCommonSpaceSpecsAreMeasuredOnlyWhereMissing) {
   const auto log = dir_ / "jobs.log";
-  const std::string worker = (dir_ / "logworker.py").string();
-  std::ofstream(worker) << "#!/usr/bin/env python3\nimport json, sys\n"
-                        << R"(for line in sys.stdin:
+  const std::string judge = (dir_ / "logjudge.py").string();
+  std::ofstream(judge) << "#!/usr/bin/env python3\nimport json, sys\n"
+                       << R"(for line in sys.stdin:
     req = json.loads(line)
     with open(")" << log.string()
-                        << R"(", "a") as f:
+                       << R"(", "a") as f:
         f.write(json.dumps({"shapes": req["shapes"], "specs": [c["spec"] for c in req["candidates"]]}) + "\n")
 )" << kAnswerEvalJob;
-  std::filesystem::permissions(worker, std::filesystem::perms::owner_all);
+  std::filesystem::permissions(judge, std::filesystem::perms::owner_all);
   const auto space = search_space({"tiny"}, "full", Accum::F32);
   auto o = options();
-  o.eval.worker_exe = worker;
+  o.eval.judge_exe = judge;
   ASSERT_EQ(run_tune(o).outcomes.size(), 2u);  // space[0] and space[1] on 64x64x64
   std::filesystem::remove(log);
   o.eval.shapes = {{64, 64, 64}, {128, 64, 64}};
@@ -665,14 +678,14 @@ TEST_F(TuneLoop, ResumedCommonSpaceSpecsAreMeasuredOnlyWhereMissing) {
   EXPECT_GT(on_new, 0);
 }
 
-// `tune --gpus`: two lanes, each with a scripted worker that writes the CUDA_VISIBLE_DEVICES it
+// `tune --gpus`: two lanes, each with a scripted judge that writes the CUDA_VISIBLE_DEVICES it
 // was started with and the specs it measured to a log, so the test sees which lane measured what.
 class TuneLanes : public TuneLoop {
  protected:
   void SetUp() override {
     TuneLoop::SetUp();
     log_ = (dir_ / "lanes.log").string();
-    std::ofstream(worker_) << R"(#!/usr/bin/env python3
+    std::ofstream(judge_) << R"(#!/usr/bin/env python3
 import json, os, sys
 for line in sys.stdin:
     req = json.loads(line)
@@ -680,7 +693,7 @@ for line in sys.stdin:
         for c in req["candidates"]:
             log.write(os.environ.get("CUDA_VISIBLE_DEVICES", "-") + "\t" + c["spec"] + "\n")
 )" << kAnswerEvalJob;
-    // The tuner sees GPUs 0 and 1, which are the machine's 5 and 7: the lanes' workers get those.
+    // The tuner sees GPUs 0 and 1, which are the machine's 5 and 7: the lanes' judges get those.
     saved_ = std::getenv("CUDA_VISIBLE_DEVICES") ? std::getenv("CUDA_VISIBLE_DEVICES") : "";
     had_ = std::getenv("CUDA_VISIBLE_DEVICES") != nullptr;
     setenv("CUDA_VISIBLE_DEVICES", "5,7", 1);
@@ -701,7 +714,7 @@ for line in sys.stdin:
     o.eval.batch = 1;
     return o;
   }
-  // spec text -> the CUDA_VISIBLE_DEVICES values of the workers that measured it
+  // spec text -> the CUDA_VISIBLE_DEVICES values of the judges that measured it
   std::map<std::string, std::vector<std::string>> measured() const {
     std::map<std::string, std::vector<std::string>> out;
     std::ifstream in(log_);
@@ -735,11 +748,11 @@ TEST_F(TuneLanes, EveryCandidateOnceOnItsLanesGpuObservedAndStored) {
     ASSERT_EQ(c.status, Status::Ok) << c.detail;
     EXPECT_EQ(c.device, i % 2 == 0 ? "5" : "7");
     ASSERT_TRUE(seen.count(c.spec_text)) << c.spec_text;
-    EXPECT_EQ(seen.at(c.spec_text), std::vector<std::string>{c.device}) << "measured once, by its lane's worker";
+    EXPECT_EQ(seen.at(c.spec_text), std::vector<std::string>{c.device}) << "measured once, by its lane's judge";
   }
   {
     auto db = store::Store::open(lanes().db_path);
-    const auto rows = db.list_measurements("unknown", "f32", "nn", 64, 64, 64, "offline");
+    const auto rows = db.list_measurements({"unknown", "f32", "nn", 64, 64, 64, "offline"});
     std::set<std::string> hashes;
     for (const auto& r : rows) hashes.insert(r.spec_hash);
     EXPECT_EQ(rows.size(), 6u);  // one graph row per candidate: stored once
@@ -752,7 +765,7 @@ TEST_F(TuneLanes, EveryCandidateOnceOnItsLanesGpuObservedAndStored) {
   ASSERT_EQ(second.outcomes.size(), 2u);
   EXPECT_EQ(second.outcomes[0].spec_text, space[6].text());
   EXPECT_EQ(second.outcomes[1].spec_text, space[7].text());
-  for (const auto& [spec, workers] : measured()) EXPECT_EQ(workers.size(), 1u) << spec;
+  for (const auto& [spec, judges] : measured()) EXPECT_EQ(judges.size(), 1u) << spec;
 }
 
 TEST(TuneGpus, ParsesAllAndListsAndRefusesTheRest) {

@@ -15,6 +15,7 @@
 #include <functional>
 #include <optional>
 #include <random>
+#include <sstream>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -253,15 +254,15 @@ TEST(StoreRoundTrip, HasMeasurementMatchesTheWholeKey) {
   failed.median_us = std::nullopt;
   store.put_measurement(failed);
   const std::string gpu = failed.gpu;
-  EXPECT_TRUE(store.has_measurement("a1", gpu, "f16f32", "NN", 64, 128, 256, "offline"));  // failures count
-  EXPECT_FALSE(store.has_measurement("a1", gpu, "f16f32", "NN", 64, 128, 256, "server"));
-  EXPECT_FALSE(store.has_measurement("a2", gpu, "f16f32", "NN", 64, 128, 256, "offline"));
-  EXPECT_FALSE(store.has_measurement("a1", "other gpu", "f16f32", "NN", 64, 128, 256, "offline"));
-  EXPECT_FALSE(store.has_measurement("a1", gpu, "f16f16", "NN", 64, 128, 256, "offline"));
-  EXPECT_FALSE(store.has_measurement("a1", gpu, "f16f32", "TN", 64, 128, 256, "offline"));
-  EXPECT_FALSE(store.has_measurement("a1", gpu, "f16f32", "NN", 65, 128, 256, "offline"));
-  EXPECT_FALSE(store.has_measurement("a1", gpu, "f16f32", "NN", 64, 129, 256, "offline"));
-  EXPECT_FALSE(store.has_measurement("a1", gpu, "f16f32", "NN", 64, 128, 257, "offline"));
+  EXPECT_TRUE(store.has_measurement("a1", {gpu, "f16f32", "NN", 64, 128, 256, "offline"}));  // failures count
+  EXPECT_FALSE(store.has_measurement("a1", {gpu, "f16f32", "NN", 64, 128, 256, "server"}));
+  EXPECT_FALSE(store.has_measurement("a2", {gpu, "f16f32", "NN", 64, 128, 256, "offline"}));
+  EXPECT_FALSE(store.has_measurement("a1", {"other gpu", "f16f32", "NN", 64, 128, 256, "offline"}));
+  EXPECT_FALSE(store.has_measurement("a1", {gpu, "f16f16", "NN", 64, 128, 256, "offline"}));
+  EXPECT_FALSE(store.has_measurement("a1", {gpu, "f16f32", "TN", 64, 128, 256, "offline"}));
+  EXPECT_FALSE(store.has_measurement("a1", {gpu, "f16f32", "NN", 65, 128, 256, "offline"}));
+  EXPECT_FALSE(store.has_measurement("a1", {gpu, "f16f32", "NN", 64, 129, 256, "offline"}));
+  EXPECT_FALSE(store.has_measurement("a1", {gpu, "f16f32", "NN", 64, 128, 257, "offline"}));
 }
 
 TEST(StoreRoundTrip, Runs) {
@@ -287,12 +288,112 @@ TEST(StoreRoundTrip, Runs) {
   EXPECT_FALSE(store.get_run("no-such-run"));
 }
 
+// The typed calls that replaced SQL written outside the store (the tuner's resume, the LLM's
+// records and prompts, export): each answers from the rows of its key alone.
+TEST(StoreTypedCalls, ProblemKeySelectsOneProblemInOneMode) {
+  TempDir dir;
+  auto store = Store::open(dir / "s.db");
+  for (const char* h : {"a", "b"}) store.put_spec(spec(h));
+  const MeasurementRow fast = timing("a", 64, 10.0);
+  MeasurementRow slow = timing("b", 64, 20.0);
+  MeasurementRow server = timing("a", 64, 5.0);
+  server.mode = "server";
+  MeasurementRow other_shape = timing("b", 128, 1.0);
+  store.put_measurements({fast, slow, server, other_shape});
+
+  const ProblemKey key = key_of(fast);
+  EXPECT_EQ(key, (ProblemKey{fast.gpu, "f16f32", "NN", 64, 128, 256, "offline"}));
+  const auto rows = store.list_measurements(key);
+  ASSERT_EQ(rows.size(), 2u);  // not the server row, not the other shape
+  EXPECT_EQ(rows[0].spec_hash, "a");
+  EXPECT_EQ(rows[1].spec_hash, "b");
+  EXPECT_EQ(store.list_measurements(key_of(server)).size(), 1u);
+  const auto top = store.top_specs(key, "graph", 5);
+  ASSERT_EQ(top.size(), 2u);
+  EXPECT_EQ(top[0], (std::pair<std::string, double>{"a", 10.0}));
+  EXPECT_EQ(store.top_specs(key, "graph", 1).size(), 1u);
+  EXPECT_TRUE(store.top_specs(key, "host", 5).empty());
+  ASSERT_TRUE(store.get_best(key));
+  EXPECT_EQ(store.get_best(key)->spec_hash, "a");
+  EXPECT_EQ(store.gpus_with_best(), std::vector<std::string>{fast.gpu});
+
+  const auto refs = store.best_with_specs("f16f32", "NN", "");
+  ASSERT_EQ(refs.size(), 2u);  // one best per shape
+  for (const auto& r : refs) EXPECT_EQ(r.text, "text of " + r.best.spec_hash);
+  EXPECT_EQ(store.best_with_specs("f16f32", "NN", fast.gpu).size(), 2u);
+  EXPECT_TRUE(store.best_with_specs("f16f32", "NN", "other gpu").empty());
+  EXPECT_TRUE(store.best_with_specs("f16f32", "TN", "").empty());
+
+  const auto timed = store.timed_specs(fast.gpu);  // ok offline graph rows, oldest first
+  ASSERT_EQ(timed.size(), 3u);
+  EXPECT_EQ(timed[0].spec_text, "text of a");
+  EXPECT_EQ(timed[0].median_us, 10.0);
+  EXPECT_EQ(timed[0].baseline_json, fast.baseline_json);
+  EXPECT_EQ(timed[2].m, 128);
+}
+
+TEST(StoreTypedCalls, LlmTurnsProfilesAndFailures) {
+  TempDir dir;
+  auto store = Store::open(dir / "s.db");
+  TurnRow t;
+  t.run_id = "r1", t.episode = "e1", t.kind = "propose", t.model = "m", t.dtype = "f32", t.layout = "nn";
+  t.m = 64, t.n = 32, t.k = 16, t.reply = "ok", t.spec_hash = "a";
+  const auto id = store.put_turn(t);
+  TurnRow other = t;
+  other.run_id = "r2";
+  store.put_turn(other);
+  store.set_turn_outcome(id, "ok", "", 12.5, 25.0, 2.0);
+  const auto turns = store.turns("r1");
+  ASSERT_EQ(turns.size(), 1u);
+  EXPECT_EQ(turns[0].status, "ok");
+  EXPECT_EQ(turns[0].time_us, 12.5);
+  EXPECT_EQ(turns[0].reward, 2.0);
+  EXPECT_EQ(store.turns().size(), 2u);
+
+  ProfileRow p;
+  p.spec_hash = "a", p.gpu = "G", p.dtype = "f32", p.layout = "nn", p.m = 64, p.n = 32, p.k = 16;
+  p.metrics_json = R"({"dram_pct": 40})";
+  store.put_profile(p);
+  p.metrics_json = R"({"dram_pct": 41})";
+  store.put_profile(p);
+  ASSERT_TRUE(store.latest_profile("a", 64, 32, 16));
+  EXPECT_EQ(store.latest_profile("a", 64, 32, 16)->metrics_json, p.metrics_json);
+  EXPECT_FALSE(store.latest_profile("a", 64, 32, 17));
+
+  store.put_spec(spec("a"));
+  MeasurementRow ok = timing("a", 64, 3.0);
+  MeasurementRow bad = timing("a", 96, 0);
+  bad.status = "wrong-result", bad.failure = "max rel err 0.5";
+  bad.median_us = bad.p10_us = bad.p90_us = bad.min_us = std::nullopt;
+  bad.samples_us.clear();
+  store.put_measurements({ok, bad});
+  const ProblemKey any_gpu{"", ok.dtype, ok.layout, 64, 128, 256, ""};  // gpu and mode not consulted
+  EXPECT_EQ(store.best_gpus("a", any_gpu), std::vector<std::string>{ok.gpu});
+  EXPECT_EQ(store.measured_gpu("a", any_gpu), ok.gpu);
+  EXPECT_EQ(store.measured_gpu("b", any_gpu), "");
+  EXPECT_EQ(store.failure_detail("a"), "wrong-result on M=96 N=128 K=256: max rel err 0.5");
+  store.put_build(BuildRow{0, "a", "src", "compile-error", 1.0, "error: x", "", ""});
+  EXPECT_EQ(store.failure_detail("a"), "error: x");  // a failed build's log comes first
+  EXPECT_EQ(store.failure_detail("b"), "");
+}
+
+// The Python readers (python/cudal2/store_csv.py) refuse a store of a schema newer than they know:
+// their constants must follow the migrations, or they would refuse the stores this build writes.
+TEST(StoreTypedCalls, PythonReadersKnowTheLatestSchema) {
+  std::ifstream f(std::string(CUDAL2_SOURCE_DIR) + "/python/cudal2/store_csv.py");
+  ASSERT_TRUE(f) << "python/cudal2/store_csv.py";
+  std::stringstream text;
+  text << f.rdbuf();
+  EXPECT_NE(text.str().find(fmt::format("\nSCHEMA_VERSION = {}\n", kMigrations.size())), std::string::npos);
+  EXPECT_NE(text.str().find(fmt::format("\nAPPLICATION_ID = 0x{:08x}\n", kApplicationId)), std::string::npos);
+}
+
 TEST(StoreBest, OnlyAFasterOkOfflineGraphMeasurementUpdatesIt) {
   TempDir dir;
   auto store = Store::open(dir / "s.db");
   for (const char* h : {"a", "b", "c"}) store.put_spec(spec(h));
   const std::string gpu = timing("a", 1, 1).gpu;
-  auto best = [&] { return store.get_best(gpu, "f16f32", "NN", 512, 128, 256); };
+  auto best = [&] { return store.get_best({gpu, "f16f32", "NN", 512, 128, 256}); };
   EXPECT_FALSE(best());
 
   const auto first = store.put_measurement(timing("a", 512, 10.0));
@@ -328,8 +429,8 @@ TEST(StoreBest, OnlyAFasterOkOfflineGraphMeasurementUpdatesIt) {
   EXPECT_EQ(best()->measurement_id, faster.id);
 
   // Other problems and GPUs are separate entries.
-  EXPECT_FALSE(store.get_best(gpu, "f16f32", "TN", 512, 128, 256));
-  EXPECT_FALSE(store.get_best("other", "f16f32", "NN", 512, 128, 256));
+  EXPECT_FALSE(store.get_best({gpu, "f16f32", "TN", 512, 128, 256}));
+  EXPECT_FALSE(store.get_best({"other", "f16f32", "NN", 512, 128, 256}));
 }
 
 TEST(StoreBest, ListBestIsPerGpuAndOrdered) {
@@ -389,7 +490,7 @@ TEST(StoreValidation, BadRowsAreRefusedAndLeaveNothingBehind) {
             }).find("CHECK"),
             std::string::npos);
 
-  EXPECT_FALSE(store.get_best(timing("a", 64, 1).gpu, "f16f32", "NN", 64, 128, 256));
+  EXPECT_FALSE(store.get_best({timing("a", 64, 1).gpu, "f16f32", "NN", 64, 128, 256}));
   EXPECT_EQ(RawDb(dir / "s.db").integer("SELECT count(*) FROM measurements"), 0);
   // No transaction was left open: the next write works.
   EXPECT_TRUE(store.put_measurement(timing("a", 64, 1)).new_best);
@@ -596,7 +697,7 @@ TEST(StoreConcurrency, ReaderInOneProcessWhileAnotherWrites) {
       for (const auto& b : store.list_best(gpu)) {
         if (b.median_us < 91 || b.median_us > 100) error = fmt::format("impossible best {}", b.median_us);
       }
-      store.has_measurement("s0", gpu, "f16f32", "NN", 16, 128, 256, "offline");
+      store.has_measurement("s0", {gpu, "f16f32", "NN", 16, 128, 256, "offline"});
       // An occasional write of our own contends for the write lock: busy_timeout must absorb it.
       if (++reads % 8 == 0) store.put_spec(spec(fmt::format("reader{}", reads)));
     }
@@ -609,7 +710,7 @@ TEST(StoreConcurrency, ReaderInOneProcessWhileAnotherWrites) {
 
   for (int i = 0; i < 200; ++i) {
     const auto r = reader_row(i);
-    EXPECT_TRUE(store.has_measurement(r.spec_hash, gpu, r.dtype, r.layout, r.m, r.n, r.k, r.mode)) << i;
+    EXPECT_TRUE(store.has_measurement(r.spec_hash, {gpu, r.dtype, r.layout, r.m, r.n, r.k, r.mode})) << i;
   }
   const auto bests = store.list_best(gpu);
   ASSERT_EQ(bests.size(), 20u);

@@ -98,6 +98,12 @@ INSTANTIATE_TEST_SUITE_P(More, CliBadInput,
                                            BadCase{"frobnicate", "frobnicate"},                                //
                                            BadCase{"", "subcommand"}));
 
+// The judge's old name and the tune option that named a stand-in for it are gone: a script or
+// stand-in still using them must fail loudly rather than reach a hidden alias.
+INSTANTIATE_TEST_SUITE_P(RetiredNames, CliBadInput,
+                         ::testing::Values(BadCase{"worker", "worker"},  //
+                                           BadCase{"tune --shape 64,64,64 --worker /bin/true", "--worker"}));
+
 TEST(CliBadInputFile, ErrorInShapesFileNamesFileAndLine) {
   char tmpl[] = "/tmp/cudal2_test_cli_XXXXXX";
   const int fd = mkstemp(tmpl);
@@ -265,12 +271,12 @@ TEST(Cli, EvalAndShowInputErrors) {
   EXPECT_EQ(o.code, 2) << o.output;
 }
 
-// The worker speaks one JSON object per line; without a GPU it answers with the reason rather
+// The judge speaks one JSON object per line; without a GPU it answers with the reason rather
 // than dying, so the tuner records it and goes on.
-TEST(Cli, WorkerAnswersJobsWithoutAGpu) {
+TEST(Cli, JudgeAnswersJobsWithoutAGpu) {
   if (cudal2::gpu_available()) GTEST_SKIP() << "a GPU is present";
   const auto o = run_cli(
-      "worker "
+      "judge "
       "<<'EOF'\n{\"op\":\"eval\",\"shapes\":[[64,64,64]],\"modes\":[\"offline\"],"
       "\"candidates\":[{\"name\":\"k-1\",\"spec\":\"\",\"artifact\":\"y\"}],\"baselines\":[]}\n"
       "{\"op\":\"nope\"}\n{\"op\":\"eval\",\"spec\":\"x\"}\nEOF");

@@ -1,4 +1,4 @@
-// Class: forges the worker's reply.
+// Class: forges the judge's reply.
 // Does: computes nothing; on its first call it writes a JSON line claiming success with a tiny
 // median into every writable pipe or socket it inherited (no FD_CLOEXEC: the protocol channel,
 // not the CUDA driver's own descriptors).

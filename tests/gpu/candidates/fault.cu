@@ -1,5 +1,5 @@
 // A candidate that writes through a wild pointer: the launch faults with an illegal address and
-// poisons the worker's CUDA context. The tuner must record "illegal-address" and go on.
+// poisons the judge's CUDA context. The tuner must record "illegal-address" and go on.
 #include <cuda_runtime.h>
 #include "cudal2_kernel_abi.h"
 

@@ -1,5 +1,5 @@
 // A candidate whose kernel never finishes: it spins on a value the inputs never hold. The tuner
-// must kill the worker after its timeout, record "hang" and go on.
+// must kill the judge after its timeout, record "hang" and go on.
 #include <cuda_runtime.h>
 #include "cudal2_kernel_abi.h"
 

@@ -1,5 +1,5 @@
-// Does CUDA IPC work from a confined sandbox worker? (docs/threat-model.md). The parent allocates and fills a
-// buffer, exports it with cudaIpcGetMemHandle and starts itself as a sandbox::Worker ("child")
+// Does CUDA IPC work from a confined sandbox child? (docs/threat-model.md). The parent allocates and fills a
+// buffer, exports it with cudaIpcGetMemHandle and starts itself as a sandbox::Child ("child")
 // under each confinement variant; the child opens the handle, runs a kernel that writes the
 // buffer, synchronizes and answers; the parent checks the data. Prints one row per variant with
 // the child's start-up time (exec + confinement + CUDA context) and the IPC job time.
@@ -166,9 +166,9 @@ int main(int argc, char** argv) {
       bool ipc_ok = false;
       double start_ms = -1, init_ms = -1, ipc_ms = -1;
       try {
-        // Worker needs argv[0] readable+executable by the child: under uid-nobody, /proc/self/exe
+        // Child needs argv[0] readable+executable by the child: under uid-nobody, /proc/self/exe
         // of the parent may live in a directory nobody cannot enter; that shows up as an error.
-        sb::Worker w({self, "child"}, v.opt);
+        sb::Child w({self, "child"}, v.opt);
         const auto t0 = Clock::now();
         sb::Result r = w.call({{"do", "init"}});
         start_ms = ms_since(t0);

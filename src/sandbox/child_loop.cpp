@@ -1,4 +1,4 @@
-// Worker side of the sandbox: the request/response loop a worker executable runs in main().
+// Child side of the sandbox: the request/response loop a child executable runs in main().
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -108,7 +108,7 @@ int serve(const std::function<json(const json&)>& handler) {
       return 1;
     }
     // The handler's state is beyond repair (a CUDA context poisoned by a faulting kernel): end
-    // the process after answering; the parent starts a fresh worker for the next job.
+    // the process after answering; the parent starts a fresh child for the next job.
     if (response.is_object() && response.value("exit_after", false)) {
       return 3;
     }

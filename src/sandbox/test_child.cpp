@@ -1,4 +1,4 @@
-// The worker tests/unit/sandbox_test.cpp talks to: every way a job can go wrong, on request.
+// The child tests/unit/sandbox_test.cpp talks to: every way a job can go wrong, on request.
 //   {"do": "echo", "payload": X}      -> {"ok": true, "echo": X, "pid": ...}
 //   {"do": "abort"|"segfault", "stderr": "...", "stderr_bytes": [255]}   writes to stderr, dies
 //   {"do": "hang", "spawn_child": true}           forks a sleeping grandchild (its pid on stderr)
@@ -55,7 +55,7 @@ namespace {
 
 using nlohmann::json;
 
-// The real protocol pipe, kept before serve() hides it, so this worker can misbehave on it.
+// The real protocol pipe, kept before serve() hides it, so this child can misbehave on it.
 int g_raw_out = -1;
 bool g_linger = false;
 

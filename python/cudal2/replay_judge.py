@@ -1,18 +1,18 @@
 #!/usr/bin/env python3
-"""A stand-in for `cudal2 worker` that answers from recorded measurements (replay), no GPU.
+"""A stand-in for `cudal2 judge` that answers from recorded measurements (replay), no GPU.
 
-`cudal2 tune --replay STORE ...` (and `cudal2 eval --replay STORE ...`) run with this worker: the
+`cudal2 tune --replay STORE ...` (and `cudal2 eval --replay STORE ...`) run with this judge: the
 tuning loop on a CPU against a store of real measurements (e.g. bench/results/h100/grid-cublaslt/store,
 imported with `python3 python/cudal2/store_csv.py import DIR FILE.db`). The CLI finds it beside
 itself (src/cli/python_script.hpp) and names the store in the environment variable CUDAL2_REPLAY_DB;
-run by hand, the store is the worker's second argument (after "worker"). Tested by
+run by hand, the store is the judge's second argument (after "judge"). Tested by
 tests/replay/replay_test.py.
 
 Protocol (src/judge/jobs.cpp, run_lt_space_job / run_eval_job): one JSON request per stdin
 line, one JSON answer per stdout line.
   {"op": "lt-space", "shapes": [[m,n,k]...], "layouts": [...], "accum": ...}
       -> each problem's recorded specs (status ok, offline, graph timer): cuBLASLt's heuristic
-         top-1 first, as the real worker lists it (src/baselines/cublaslt_space.hpp: the
+         top-1 first, as the real judge lists it (src/baselines/cublaslt_space.hpp: the
          heuristic's suggestions first, in its ranking), then the others in the order they were
          first measured; "max" is ignored: the recorded space is the space.
          The store does not record which spec is the heuristic's top-1 (nor its ranking of the
@@ -37,9 +37,14 @@ Only mode offline and timer graph are recorded: ask tune for `--mode offline --t
 import json
 import math
 import os
-import sqlite3
 import statistics
 import sys
+
+try:
+    from . import store_csv
+except ImportError:  # run as a program (the tuner starts it) or loaded as a file: its sibling
+    sys.path.append(os.path.dirname(os.path.abspath(__file__)))
+    import store_csv
 
 
 def summary(row):
@@ -55,7 +60,7 @@ def pick_median(rows, key):
 
 class Replay:
     def __init__(self, path, accum="f32"):
-        self.con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        self.con = store_csv.open_store(path)  # read only, its schema checked
         self.text_to_hash = dict(
             (t, h) for h, t in self.con.execute("SELECT hash, text FROM specs"))
         self.cache = {}
@@ -110,7 +115,7 @@ class Replay:
         return self.cache[key]
 
     def ordered(self, m, n, k, accum, layout):
-        """The problem's space as the worker lists it: [(hash, text, summary)], heuristic top-1 first."""
+        """The problem's space as the judge lists it: [(hash, text, summary)], heuristic top-1 first."""
         spaces, _ = self.shape(m, n, k, accum)
         specs = sorted(spaces.get(layout, {}).items(), key=lambda kv: kv[1][0])
         top = self.top1.get((m, n, k, accum, layout), (None, None))[0]
@@ -162,12 +167,16 @@ class Replay:
 
 
 def main():
-    args = [a for a in sys.argv[1:] if a != "worker"]
+    args = [a for a in sys.argv[1:] if a != "judge"]
     path = args[0] if args else os.environ.get("CUDAL2_REPLAY_DB", "")
     if not path or not os.path.exists(path):
-        print(f"replay_worker: no store (set CUDAL2_REPLAY_DB or pass a path; got '{path}')", file=sys.stderr)
+        print(f"replay_judge: no store (set CUDAL2_REPLAY_DB or pass a path; got '{path}')", file=sys.stderr)
         return 1
-    replay = Replay(path)
+    try:
+        replay = Replay(path)
+    except store_csv.StoreError as e:
+        print(f"replay_judge: {e}", file=sys.stderr)
+        return 1
     for line in sys.stdin:
         if not line.strip():
             continue
@@ -182,8 +191,8 @@ def main():
                 ans = {"ok": True, "healthy": True, "reason": "replay: no GPU", "gpu": replay.gpu}
             else:
                 ans = {"ok": False, "error": "unknown op"}
-        except Exception as e:  # an answer, never a dead worker
-            ans = {"ok": False, "error": f"replay_worker: {type(e).__name__}: {e}"}
+        except Exception as e:  # an answer, never a dead judge
+            ans = {"ok": False, "error": f"replay_judge: {type(e).__name__}: {e}"}
         sys.stdout.write(json.dumps(ans) + "\n")
         sys.stdout.flush()
     return 0

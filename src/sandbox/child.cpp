@@ -1,4 +1,4 @@
-// Parent side of the sandbox: start one worker process, talk to it, watch it, kill and reap it.
+// Parent side of the sandbox: start one child process, talk to it, watch it, kill and reap it.
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
@@ -33,12 +33,12 @@ using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 using std::chrono::milliseconds;
 
-// After the worker is killed, how long to wait for the kernel to finish it off (a process in an
+// After the child is killed, how long to wait for the kernel to finish it off (a process in an
 // uninterruptible driver call can take a while) and for the pipes to report end of file
 // (a process that left the group may still hold them).
 constexpr milliseconds kReapWait{2000};
 constexpr milliseconds kDrainWait{200};
-// Without a pidfd, the worker's exit is noticed by polling waitid at this interval.
+// Without a pidfd, the child's exit is noticed by polling waitid at this interval.
 constexpr int kExitPollMs = 10;
 
 [[noreturn]] void throw_errno(int err, const std::string& what) {
@@ -90,8 +90,8 @@ struct Pipe {
   Fd read, write;
 };
 
-// O_CLOEXEC from the start: a worker started by another thread at the same moment must not
-// inherit this worker's pipes, or our end-of-file would never come.
+// O_CLOEXEC from the start: a child started by another thread at the same moment must not
+// inherit this child's pipes, or our end-of-file would never come.
 Pipe make_pipe() {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) {
@@ -179,7 +179,7 @@ struct ChildSetup {
 };
 
 [[noreturn]] void exec_child(const ChildSetup& s) {
-  // Its own process group, so a kill reaches whatever the worker spawns (compilers, helpers).
+  // Its own process group, so a kill reaches whatever the child spawns (compilers, helpers).
   setpgid(0, 0);
   if (s.die_with_parent) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -192,7 +192,7 @@ struct ChildSetup {
   if (dup2(s.in, 0) < 0 || dup2(s.out, 1) < 0 || dup2(s.err, 2) < 0) {
     err = errno;
   }
-  // Ignored signals and the blocked mask survive execve; the worker should start the way a
+  // Ignored signals and the blocked mask survive execve; the child should start the way a
   // process started from a shell does (e.g. die of SIGPIPE if the parent goes away).
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
@@ -364,20 +364,20 @@ json Result::to_json() const {
   return j;
 }
 
-struct Worker::Impl {
+struct Child::Impl {
   std::vector<std::string> argv;
   Options opt;
 
   pid_t pid = -1;
-  Fd in, out, err, pidfd;  // pidfd: readable when the worker exits; absent on kernels before 5.3
+  Fd in, out, err, pidfd;  // pidfd: readable when the child exits; absent on kernels before 5.3
   bool out_eof = false, err_eof = false;
-  bool in_broken = false;       // a write failed: the worker no longer reads its stdin
+  bool in_broken = false;       // a write failed: the child no longer reads its stdin
   std::string out_buf;          // protocol bytes not yet consumed as a response
   std::size_t out_scanned = 0;  // out_buf holds no newline before this offset
   std::string err_tail;         // kept between stderr_limit and twice that, trimmed in bulk
   std::uint64_t err_total = 0;
   int starts = 0;
-  std::vector<pid_t> unreaped;  // killed workers the kernel had not finished off in kReapWait
+  std::vector<pid_t> unreaped;  // killed children the kernel had not finished off in kReapWait
   std::unique_ptr<detail::Confiner> confiner;
 
   bool running() const { return pid > 0; }
@@ -416,7 +416,7 @@ struct Worker::Impl {
     cargv.push_back(nullptr);
     Pipe pin = make_pipe(), pout = make_pipe(), perr = make_pipe(), pexec = make_pipe(), preport = make_pipe();
     const detail::ChildConfine& confine = confiner->prepare();
-    // Options::env over the environment the worker would otherwise get, built here: the child
+    // Options::env over the environment the child would otherwise get, built here: the child
     // of a multithreaded parent must not allocate.
     std::vector<std::string> env_strings;
     std::vector<char*> env_ptrs;
@@ -490,7 +490,7 @@ struct Worker::Impl {
       while (waitpid(child, nullptr, 0) < 0 && errno == EINTR) {
       }
       confiner->cleanup();
-      throw_errno(child_errno, "cannot start worker '" + argv[0] + "'");
+      throw_errno(child_errno, "cannot start child '" + argv[0] + "'");
     }
     // What the confinement steps did, written just before execve.
     detail::ChildReport report{};
@@ -551,7 +551,7 @@ struct Worker::Impl {
   }
 
   // One round of I/O until something happens or `until`: write what is left of the request,
-  // keep what the worker wrote to stdout and stderr (draining stderr also keeps a chatty worker
+  // keep what the child wrote to stdout and stderr (draining stderr also keeps a chatty child
   // from blocking on a full pipe). Returns false if poll() itself fails.
   bool pump(std::string_view& pending, Clock::time_point until) {
     pollfd fds[4] = {{pending.empty() || in_broken ? -1 : in.get(), POLLOUT, 0},
@@ -582,12 +582,12 @@ struct Worker::Impl {
     return true;
   }
 
-  // Kills what is left of the group (the worker and anything it spawned), reaps the worker and
+  // Kills what is left of the group (the child and anything it spawned), reaps the child and
   // collects the rest of its output. Returns the wait status, or nothing if it is unknown.
   std::optional<int> kill_and_reap() {
     std::optional<int> status;
     kill(-pid, SIGKILL);
-    // Also the worker itself, in case it left its group; through the pidfd where there is one,
+    // Also the child itself, in case it left its group; through the pidfd where there is one,
     // which cannot name a recycled pid.
 #ifdef SYS_pidfd_send_signal
     if (!pidfd || syscall(SYS_pidfd_send_signal, pidfd.get(), SIGKILL, nullptr, 0) != 0) {
@@ -596,7 +596,7 @@ struct Worker::Impl {
 #else
     kill(pid, SIGKILL);
 #endif
-    // Descendants that left the process group (setsid) are still in the worker's cgroup.
+    // Descendants that left the process group (setsid) are still in the child's cgroup.
     confiner->kill_tree(0);
     in.reset();
     const auto reap_deadline = Clock::now() + kReapWait;
@@ -623,7 +623,7 @@ struct Worker::Impl {
     std::string_view nothing;
     const auto drain_deadline = Clock::now() + kDrainWait;
     while (!(out_eof && err_eof) && Clock::now() < drain_deadline) {
-      pidfd.reset();  // the dead worker's pidfd would wake every poll at once
+      pidfd.reset();  // the dead child's pidfd would wake every poll at once
       if (!pump(nothing, drain_deadline)) {
         break;
       }
@@ -647,10 +647,10 @@ struct Worker::Impl {
     });
   }
 
-  // Output the worker wrote while idle is consumed here. Unsolicited protocol output means the
-  // two sides no longer agree which answer belongs to which request, so that worker is replaced,
+  // Output the child wrote while idle is consumed here. Unsolicited protocol output means the
+  // two sides no longer agree which answer belongs to which request, so that child is replaced,
   // as is one that died or stopped reading since the last call.
-  void check_idle_worker() {
+  void check_idle_child() {
     if (!running()) {
       return;
     }
@@ -667,7 +667,7 @@ struct Worker::Impl {
     std::string line = request.dump();
     line += '\n';
     reap_leftovers();
-    check_idle_worker();
+    check_idle_child();
     start();
 
     Result res;
@@ -692,7 +692,7 @@ struct Worker::Impl {
         const std::size_t size = out_buf.size();
         kill_and_reap();
         res.stderr_tail = err_last(err_total);
-        return done(Outcome::ProtocolError, "worker wrote " + std::to_string(size) +
+        return done(Outcome::ProtocolError, "child wrote " + std::to_string(size) +
                                                 " bytes without a newline (the limit is " +
                                                 std::to_string(opt.max_response_bytes) + ")");
       }
@@ -705,7 +705,7 @@ struct Worker::Impl {
           kill_and_reap();
         }
         res.stderr_tail = err_last(err_total);
-        return done(Outcome::ProtocolError, "worker wrote a line that is not a JSON object: " + shorten(text));
+        return done(Outcome::ProtocolError, "child wrote a line that is not a JSON object: " + shorten(text));
       }
       res.response = std::move(parsed);
       res.stderr_tail = err_last(err_total - err_mark);
@@ -727,21 +727,21 @@ struct Worker::Impl {
         if (status && WIFSIGNALED(*status)) {
           res.signal = WTERMSIG(*status);
           res.signal_name = signal_name(res.signal);
-          return done(Outcome::Crashed, "worker killed by " + res.signal_name + " before answering" +
+          return done(Outcome::Crashed, "child killed by " + res.signal_name + " before answering" +
                                             (WCOREDUMP(*status) ? " (core dumped)" : "") + unfinished);
         }
         if (status && WIFEXITED(*status)) {
           res.exit_code = WEXITSTATUS(*status);
           return done(Outcome::Exited,
-                      "worker exited with code " + std::to_string(res.exit_code) + " before answering" + unfinished);
+                      "child exited with code " + std::to_string(res.exit_code) + " before answering" + unfinished);
         }
-        return done(Outcome::Exited, "worker exited before answering; its status was taken by another waitpid()");
+        return done(Outcome::Exited, "child exited before answering; its status was taken by another waitpid()");
       }
       if (Clock::now() >= deadline) {
         kill_and_reap();
         res.stderr_tail = err_last(err_total);
         return done(Outcome::Hung, "no answer within " + std::to_string(timeout.count()) +
-                                       " ms; killed the worker's process group" +
+                                       " ms; killed the child's process group" +
                                        (in_broken ? " (it had stopped reading its stdin)" : ""));
       }
       if (!pump(pending, deadline)) {
@@ -752,7 +752,7 @@ struct Worker::Impl {
 
   void stop() {
     if (running()) {
-      in.reset();  // end of file: serve() returns and the worker exits by itself
+      in.reset();  // end of file: serve() returns and the child exits by itself
       std::string_view nothing;
       const auto deadline = Clock::now() + opt.shutdown_grace;
       while (!has_exited() && Clock::now() < deadline && pump(nothing, deadline)) {
@@ -763,18 +763,18 @@ struct Worker::Impl {
   }
 };
 
-Worker::Worker(std::vector<std::string> argv, Options options) : impl_(std::make_unique<Impl>()) {
+Child::Child(std::vector<std::string> argv, Options options) : impl_(std::make_unique<Impl>()) {
   if (argv.empty() || argv[0].empty()) {
-    throw std::invalid_argument("cudal2::sandbox::Worker: empty argv");
+    throw std::invalid_argument("cudal2::sandbox::Child: empty argv");
   }
   impl_->argv = std::move(argv);
   impl_->opt = std::move(options);
   impl_->confiner = std::make_unique<detail::Confiner>(impl_->opt.confinement);
 }
 
-// stop() fails only when allocating fails; a destructor has nobody to tell, and the worker then
+// stop() fails only when allocating fails; a destructor has nobody to tell, and the child then
 // dies with us through PR_SET_PDEATHSIG or at end of its input.
-Worker::~Worker() {
+Child::~Child() {
   try {
     if (impl_) {
       impl_->stop();
@@ -783,9 +783,9 @@ Worker::~Worker() {
   }
 }
 
-Worker::Worker(Worker&&) noexcept = default;
+Child::Child(Child&&) noexcept = default;
 
-Worker& Worker::operator=(Worker&& other) noexcept {
+Child& Child::operator=(Child&& other) noexcept {
   if (this != &other) {
     try {
       if (impl_) {
@@ -798,15 +798,15 @@ Worker& Worker::operator=(Worker&& other) noexcept {
   return *this;
 }
 
-Result Worker::call(const json& request, std::optional<milliseconds> timeout) {
+Result Child::call(const json& request, std::optional<milliseconds> timeout) {
   return impl_->call(request, timeout.value_or(impl_->opt.timeout));
 }
 
-void Worker::start() { impl_->start(); }
-void Worker::stop() { impl_->stop(); }
-bool Worker::running() const { return impl_->running() && !impl_->has_exited(); }
-pid_t Worker::pid() const { return impl_->pid; }
-int Worker::restarts() const { return std::max(0, impl_->starts - 1); }
-const ConfinementReport& Worker::confinement() const { return impl_->confiner->report(); }
+void Child::start() { impl_->start(); }
+void Child::stop() { impl_->stop(); }
+bool Child::running() const { return impl_->running() && !impl_->has_exited(); }
+pid_t Child::pid() const { return impl_->pid; }
+int Child::restarts() const { return std::max(0, impl_->starts - 1); }
+const ConfinementReport& Child::confinement() const { return impl_->confiner->report(); }
 
 }  // namespace cudal2::sandbox

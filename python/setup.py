@@ -67,7 +67,9 @@ def extension():
         print("cudal2 setup: no CUDA toolkit found (CUDA_HOME): no C++ op (the package registers its Python op)")
         return None
     # Only host code: the op calls the runtime library; it needs CUDA's headers and c10_cuda.
-    ext = cpp_extension.CUDAExtension("cudal2._C", ["cudal2/csrc/op.cpp"], extra_compile_args={"cxx": ["-O2"]},
+    # -g0: Python's own CFLAGS (sysconfig) carry -g, and debug information for PyTorch's headers was
+    # half of the op's compile time (70 s of CPU on 2 cores, 33 s without) and 96% of its object.
+    ext = cpp_extension.CUDAExtension("cudal2._C", ["cudal2/csrc/op.cpp"], extra_compile_args={"cxx": ["-O2", "-g0"]},
                                       libraries=["dl"])
     return ext, cpp_extension.BuildExtension.with_options(use_ninja=False)
 

@@ -37,16 +37,18 @@ if [ ! -x .venv/bin/python ]; then
   echo "bootstrap: creating .venv"
   python3 -m venv .venv
 fi
+# --no-compile: pip would byte-compile every module it installs (PyTorch's alone are some 7,700,
+# about 40 s of one core); Python compiles the few hundred a run imports when it first imports them.
 if ! .venv/bin/python -c "import cutlass_library" >/dev/null 2>&1 ||
    [ "$(.venv/bin/python -m pip show nvidia-cutlass 2>/dev/null | awk '/^Version/{print $2}')" != "4.2.0.0" ]; then
   echo "bootstrap: installing $CUTLASS_PIN into .venv"
-  .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps "$CUTLASS_PIN"
+  .venv/bin/python -m pip install -q --disable-pip-version-check --no-compile --no-deps "$CUTLASS_PIN"
 fi
 # The Python package (python/: torch.ops.cudal2.mm) and `cudal2 report`: PyTorch (PyPI's wheel,
 # about 2 minutes and 5 GB with its CUDA libraries), matplotlib, pytest, setuptools for `pip install ./python`.
 PY_PINS=("torch==2.15.0" "matplotlib==3.11.2" "numpy" "pytest" "setuptools>=70.1")
 if ! .venv/bin/python -c "import torch, matplotlib, pytest, setuptools" >/dev/null 2>&1; then
   echo "bootstrap: installing ${PY_PINS[*]} into .venv"
-  .venv/bin/python -m pip install -q --disable-pip-version-check "${PY_PINS[@]}"
+  .venv/bin/python -m pip install -q --disable-pip-version-check --no-compile "${PY_PINS[@]}"
 fi
 echo "bootstrap: ok"

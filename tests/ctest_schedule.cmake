@@ -11,7 +11,6 @@ set(_cudal2_long_unit_tests
   JitTest.OwnKernelHeadersCompileOnTheirOwn 14
   RlPolicy.FindsNearOptimumFasterThanRandomOnHeldOutShapes 12
   TuneLanes.EveryCandidateOnceOnItsLanesGpuObservedAndStored 10
-  FakeJudge.GarbageSilenceAndDeathAreRecorded 10
   LlmProfileTune.TheNewBestIsProfiledAndTheNextPromptShowsIt 10)
 set(_cudal2_discovered ${cudal2_unit_tests_TESTS})
 while(_cudal2_long_unit_tests)

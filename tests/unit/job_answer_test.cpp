@@ -131,7 +131,9 @@ class FakeJudge : public ::testing::Test {
     std::filesystem::permissions(p, std::filesystem::perms::owner_all);
     return p.string();
   }
-  CandidateOutcome run(const std::string& judge) {
+  // timeout_s (per candidate, and again for the job's overhead): ample for a judge that answers;
+  // one that is meant to hang is waited out for all of it, so that case asks for less.
+  CandidateOutcome run(const std::string& judge, int timeout_s = 5) {
     EvalRequest req;
     // The free-form control candidate: compiled by the JIT (nvcc is on CI), never run here.
     req.free_sources = {R"(#include "cudal2_kernel_abi.h"
@@ -143,8 +145,8 @@ extern "C" int cudal2_run(const cudal2_gemm_args*, void*, char*, size_t) { retur
 )"};
     req.shapes = {{64, 64, 64}};
     req.judge_exe = judge;
-    req.timeout_s = 5;
-    req.job_overhead_s = 5;
+    req.timeout_s = timeout_s;
+    req.job_overhead_s = timeout_s;
     req.progress = false;
     const auto out = search::evaluate_and_record(req, (dir_ / "t.db").string());
     EXPECT_EQ(out.size(), 1u);
@@ -168,7 +170,7 @@ TEST_F(FakeJudge, MalformedAnswersAreRecordedNotThrown) {
 
 TEST_F(FakeJudge, GarbageSilenceAndDeathAreRecorded) {
   EXPECT_EQ(run(script("garbage.sh", "echo 'ok, 0.5 us'")).status, FailureKind::ProtocolError);
-  EXPECT_EQ(run(script("silent.sh", "sleep 60")).status, FailureKind::Hang);
+  EXPECT_EQ(run(script("silent.sh", "sleep 60"), 1).status, FailureKind::Hang);
   EXPECT_EQ(run(script("dies.sh", "exit 3")).status, FailureKind::Exited);
   EXPECT_EQ(run(script("killed.sh", "kill -SEGV $$")).status, FailureKind::Crash);
   // A well-formed answer that does not mention the candidate cannot make it pass.

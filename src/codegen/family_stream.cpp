@@ -9,8 +9,9 @@
 // ctas (written when not 1) = CTAs an SM must hold at once, which caps a thread's registers so
 // that more warps stream at once; ahead (written when not 0) = stages each warp asks L2 to fetch
 // ahead of the one it loads; pdl (written when not 1) = when the next kernel may launch: 1 once
-// every CTA has started, 2 once every CTA has left its mainloop, 0 without PDL:
-//   "stream tn f32 tile=8x32x64 warps=1x2 kwarps=4 stages=1 ctas=4 ahead=2 pdl=2 | splits=4"
+// every CTA has started, 2 once every CTA has left its mainloop, 0 without PDL; order (written
+// when not 0) = how splits share K: 0 contiguous ranges, 1 interleaved stages:
+//   "stream tn f32 tile=8x32x64 warps=1x2 kwarps=4 stages=1 ctas=4 ahead=2 pdl=2 order=1 | splits=4"
 // A tile K over 64 selects the bulk pipeline (src/kernels/stream_bulk_gemm.cuh, TN): TMA boxes
 // stream stages of tile N (16, 32, 64) rows x tile K into a shared-memory ring `stages` deep, kwarps =
 // tile K / 64 consumer warps multiply them, each CTA takes a contiguous share of every tile's K
@@ -40,7 +41,8 @@ constexpr int kMaxStreamRegs = 200;
 constexpr int kStreamOverheadRegs = 16;
 
 const std::vector<std::string>& stream_fields() {
-  static const std::vector<std::string> f{"tile", "warps", "kwarps", "stages", "ctas", "ahead", "pdl", "splits"};
+  static const std::vector<std::string> f{"tile",  "warps", "kwarps", "stages", "ctas",
+                                          "ahead", "pdl",   "order",  "splits"};
   return f;
 }
 
@@ -51,14 +53,15 @@ KernelSpec stream_default_spec() {
   return s;
 }
 
-// ctas=1, ahead=0 and pdl=1 are left out, so that the texts (and hashes) of every kernel measured
-// before those fields existed stay what they were.
+// ctas=1, ahead=0, pdl=1 and order=0 are left out, so that the texts (and hashes) of every kernel
+// measured before those fields existed stay what they were.
 std::string stream_compile_text(const KernelSpec& s) {
-  return fmt::format("{} {} {} tile={}x{}x{} warps={}x{} kwarps={} stages={}{}{}{}", s.family, to_string(s.layout),
+  return fmt::format("{} {} {} tile={}x{}x{} warps={}x{} kwarps={} stages={}{}{}{}{}", s.family, to_string(s.layout),
                      to_string(s.accum), s.tile_m, s.tile_n, s.tile_k, s.warps_m, s.warps_n, s.warps_k, s.stages,
                      s.min_ctas == 1 ? std::string() : fmt::format(" ctas={}", s.min_ctas),
                      s.prefetch_ahead == 0 ? std::string() : fmt::format(" ahead={}", s.prefetch_ahead),
-                     s.pdl_mode == 1 ? std::string() : fmt::format(" pdl={}", s.pdl_mode));
+                     s.pdl_mode == 1 ? std::string() : fmt::format(" pdl={}", s.pdl_mode),
+                     s.split_order == 0 ? std::string() : fmt::format(" order={}", s.split_order));
 }
 
 // Row tiles (16 rows of B) each warp covers; 0 when the tile does not divide.
@@ -83,8 +86,9 @@ int bulk_smem_bytes(const KernelSpec& s) {
 
 std::string invalid_reason_bulk(const KernelSpec& s) {
   if (s.layout != Layout::TN) return "stream bulk (tile K over 64): tn only";
-  if (s.min_ctas != 1 || s.prefetch_ahead != 0 || s.pdl_mode != 1)
-    return "stream bulk: ctas, ahead and pdl are the register kernel's (the bulk pipeline's CTAs per SM are splits)";
+  if (s.min_ctas != 1 || s.prefetch_ahead != 0 || s.pdl_mode != 1 || s.split_order != 0)
+    return "stream bulk: ctas, ahead, pdl and order are the register kernel's (the bulk pipeline's CTAs per SM are "
+           "splits)";
   if (s.tile_k % plan::kStageK || s.tile_k > 8 * plan::kStageK)
     return fmt::format("tile K {}: a multiple of {} up to {}", s.tile_k, plan::kStageK, 8 * plan::kStageK);
   // 64 tokens' accumulators and fragments spill (255 registers, measured with ptxas).
@@ -122,6 +126,7 @@ std::string invalid_reason_stream(const KernelSpec& s) {
     return fmt::format("{} stages and the accumulators hold {} registers, over {}", s.stages, regs, kMaxStreamRegs);
   if (s.prefetch_ahead < 0 || s.prefetch_ahead > 8) return fmt::format("ahead {} not in 0..8", s.prefetch_ahead);
   if (s.pdl_mode < 0 || s.pdl_mode > 2) return fmt::format("pdl {} not 0, 1 or 2", s.pdl_mode);
+  if (s.split_order != 0 && s.split_order != 1) return fmt::format("order {} not 0 or 1", s.split_order);
   const int threads = 32 * s.warps_n * s.warps_k;
   if (s.min_ctas < 1 || s.min_ctas * threads > 2048)
     return fmt::format("ctas {} not in 1..{} ({} threads a CTA, 2048 an SM)", s.min_ctas, 2048 / threads, threads);
@@ -142,8 +147,8 @@ std::string invalid_reason_stream(const KernelSpec& s) {
 }
 
 // Token tiles 1, 2, 4, 8 x rows per warp x warps (1..8 along rows, 1..8 along K, at most 16) x
-// stages 1..4 x CTAs an SM 1..4 where the registers allow x 0 or 4 stages fetched ahead, x split counts {1, 2, 4, 8,
-// 16, 32} with knobs.
+// stages 1..4 x CTAs an SM 1..4 where the registers allow x 0 or 4 stages fetched ahead x split order 0 or 1, x
+// split counts {1, 2, 4, 8, 16, 32} with knobs (order 1 only where it splits).
 std::vector<KernelSpec> enumerate_stream(Layout layout, Accum accum, bool with_runtime_knobs) {
   std::vector<KernelSpec> out;
   for (int toks : {8, 16, 32, 64})
@@ -155,15 +160,17 @@ std::vector<KernelSpec> enumerate_stream(Layout layout, Accum accum, bool with_r
             s.layout = layout, s.accum = accum;
             s.tile_m = toks, s.tile_n = 16 * mt * wr, s.warps_n = wr, s.warps_k = wk, s.stages = stages;
             for (int ctas : {1, 2, 3, 4})
-              for (int ahead : {0, 4}) {
-                s.min_ctas = ctas, s.prefetch_ahead = ahead;
-                if (!invalid_reason_stream(s).empty()) continue;
-                for (int sp : {1, 2, 4, 8, 16, 32}) {
-                  s.splits = sp;
-                  out.push_back(s);
-                  if (!with_runtime_knobs) break;
+              for (int ahead : {0, 4})
+                for (int order : {0, 1}) {
+                  s.min_ctas = ctas, s.prefetch_ahead = ahead, s.split_order = order;
+                  if (!invalid_reason_stream(s).empty()) continue;
+                  for (int sp : {1, 2, 4, 8, 16, 32}) {
+                    if (order == 1 && sp == 1 && with_runtime_knobs) continue;  // the same kernel as order 0
+                    s.splits = sp;
+                    out.push_back(s);
+                    if (!with_runtime_knobs) break;
+                  }
                 }
-              }
           }
   // The bulk pipeline: tokens x rows x stage K x ring depth where shared memory holds it.
   for (int toks : {8, 16, 32})
@@ -192,10 +199,11 @@ std::string generate_stream_source(const KernelSpec& s) {
     return type_source(stream_compile_text(s), "stream_bulk_gemm.cuh",
                        fmt::format("cudal2_stream_bulk::Gemm<cudal2_stream_bulk::Config<{}, {}, {}, {}, {}>>",
                                    s.accum == Accum::F16, s.tile_m / 8, s.warps_k, s.stages, s.tile_n / 16));
-  return type_source(stream_compile_text(s), "stream_gemm.cuh",
-                     fmt::format("cudal2_stream::Gemm<cudal2_stream::Config<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}>>",
-                                 s.layout == Layout::TN, s.accum == Accum::F16, s.tile_m / 8, row_tiles(s), s.warps_n,
-                                 s.warps_k, s.stages, s.min_ctas, s.prefetch_ahead, s.pdl_mode));
+  return type_source(
+      stream_compile_text(s), "stream_gemm.cuh",
+      fmt::format("cudal2_stream::Gemm<cudal2_stream::Config<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, 0, {}>>",
+                  s.layout == Layout::TN, s.accum == Accum::F16, s.tile_m / 8, row_tiles(s), s.warps_n, s.warps_k,
+                  s.stages, s.min_ctas, s.prefetch_ahead, s.pdl_mode, s.split_order));
 }
 
 }  // namespace

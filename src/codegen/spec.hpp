@@ -50,6 +50,9 @@ struct KernelSpec {
   // stream: when the next kernel may launch (programmatic dependent launch): 1 once every CTA has
   // started, 2 once every CTA has left its mainloop, 0 never early (no PDL).
   int pdl_mode = 1;
+  // stream: how K is split across CTAs: 0 contiguous ranges, 1 interleaved stages (split z of S
+  // takes stages z, z + S, ...: the CTAs of one output tile read neighbouring stages at once).
+  int split_order = 0;
   // Runtime knobs: no recompile.
   Raster raster = Raster::Heuristic;
   int swizzle = 1;

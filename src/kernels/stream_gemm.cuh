@@ -56,13 +56,22 @@ namespace plan = cudal2_stream_plan;
 // its mainloop (the next kernel's CTAs then cannot take SM slots while this one still streams),
 // 0 launches without programmatic dependent launch at all.
 template <bool kTN, bool kF16Acc, int kTokTiles, int kRowTiles, int kWarpsR, int kWarpsK, int kDepth, int kMinCtas = 1,
-          int kAheadStages = 0, int kPdlMode = 1>
+          int kAheadStages = 0, int kPdlMode = 1, int kLoadMode = 0, int kSplitOrderMode = 0>
 struct Config {
   static constexpr bool kLayoutTN = kTN, kAccumF16 = kF16Acc;
   static constexpr int NT = kTokTiles, MT = kRowTiles, WR = kWarpsR, WK = kWarpsK, D = kDepth, kCtas = kMinCtas;
-  static constexpr int kAhead = kAheadStages, kPdl = kPdlMode;
+  static constexpr int kAhead = kAheadStages, kPdl = kPdlMode, kLoad = kLoadMode;
+  // kSplitOrder 1: split z of S takes the K stages z, z + S, z + 2S, ... (each of its k-warps
+  // one of every WK of them) instead of a contiguous range, so that the CTAs sharing an output
+  // tile read neighbouring stages of the same rows at the same time, as a CTA's k-warps do.
+  // (Measured on an H200: CTAs reading the same rows at different K offsets at once, by
+  // rotating each tile's range, ran 10% slower: the weights stream fastest when everything in
+  // flight lies close together.)
+  static constexpr int kSplitOrder = kSplitOrderMode;
+  static_assert(kSplitOrder == 0 || kSplitOrder == 1, "stream: split order 0 (ranges) or 1 (interleaved)");
   static_assert(kAhead >= 0 && kAhead <= 8, "stream: 0..8 stages fetched ahead");
   static_assert(kPdl >= 0 && kPdl <= 2, "stream: pdl 0, 1 or 2");
+  static_assert(kLoad >= 0 && kLoad <= 6, "stream: load modes 0..6 (ld_stream16)");
   static constexpr int kThreads = 32 * WR * WK;
   static constexpr int kRows = 16 * MT * WR, kToks = 8 * NT;
   static_assert(NT >= 1 && NT <= 8, "stream: 1..8 token tiles");
@@ -75,13 +84,35 @@ struct Config {
   static_assert(kRedBytes <= 48 * 1024, "stream: k-warp reduction over 48 KB of shared memory");
 };
 
+// B's 16-byte loads. kLoad says how the caches treat them: 0 skips L1 (each line read once);
+// 1 also asks L2 to fetch the whole 256-byte block from DRAM (the neighbouring k-warp's stage of
+// the same rows: fewer, longer DRAM reads); 2 as 1 and marks the lines first to evict (weights are
+// read once, the tokens and partials stay); 3 lets L1 keep the line (the two instructions that
+// read a 32-byte sector's halves then get one L2 transfer, not two); 4 as 3 with the 256-byte
+// fetch; 5 and 6 as 0 and 3 with the TN fragments' other K order (FragsTN: each instruction
+// reads whole sectors).
+#define CUDAL2_STREAM_LD16(q) \
+  asm("ld.global.nc" q ".v4.u32 {%0,%1,%2,%3}, [%4];\n" : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p))
+template <int kLoad = 0>
 __device__ __forceinline__ uint4 ld_stream16(const __half* p) {
   uint4 r;
-  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];\n"
-      : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-      : "l"(p));
+  if constexpr (kLoad == 0 || kLoad == 5)
+    CUDAL2_STREAM_LD16(".L1::no_allocate");
+  else if constexpr (kLoad == 1)
+    CUDAL2_STREAM_LD16(".L1::no_allocate.L2::256B");
+  else if constexpr (kLoad == 2) {
+    uint64_t policy;  // the evict-first priority takes a cache policy on 16-byte loads
+    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+    asm("ld.global.nc.L1::no_allocate.L2::cache_hint.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4], %5;\n"
+        : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+        : "l"(p), "l"(policy));
+  } else if constexpr (kLoad == 3 || kLoad == 6)
+    CUDAL2_STREAM_LD16("");
+  else
+    CUDAL2_STREAM_LD16(".L2::256B");
   return r;
 }
+#undef CUDAL2_STREAM_LD16
 __device__ __forceinline__ uint2 ld_stream8(const __half* p) {
   uint2 r;
   asm("ld.global.nc.L1::no_allocate.v2.u32 {%0,%1}, [%2];\n" : "=r"(r.x), "=r"(r.y) : "l"(p));
@@ -116,14 +147,15 @@ struct FragsTN {
   __device__ __forceinline__ void load(const __half* A, const __half* B, const Where& at, int64_t k0) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const int64_t k = k0 + 16 * at.q + 8 * h;
+      // Load modes 5 and 6: instruction h covers [32h, 32h + 32) of the stage's 64 (whole sectors).
+      const int64_t k = Cfg::kLoad >= 5 ? k0 + 32 * h + 8 * at.q : k0 + 16 * at.q + 8 * h;
 #pragma unroll
       for (int t = 0; t < MT; ++t)
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
           const int64_t n = at.n0 + 16 * t + 8 * r + at.g;
           if constexpr (kAligned)
-            w[t][r][h] = (n < at.n && k < at.k) ? ld_stream16(B + n * at.k + k) : make_uint4(0, 0, 0, 0);
+            w[t][r][h] = (n < at.n && k < at.k) ? ld_stream16<Cfg::kLoad>(B + n * at.k + k) : make_uint4(0, 0, 0, 0);
           else
             w[t][r][h] = load8<false>(B, at.n, at.k, n, k);
         }
@@ -189,7 +221,7 @@ struct FragsNN {
         if constexpr (kAligned) {
           const bool ok = k < at.k && n < at.n;
           if constexpr (MT == 4)
-            w[s][i] = ok ? ld_stream16(B + k * at.n + n) : make_uint4(0, 0, 0, 0);
+            w[s][i] = ok ? ld_stream16<Cfg::kLoad>(B + k * at.n + n) : make_uint4(0, 0, 0, 0);
           else
             w[s][i] = ok ? ld_stream8(B + k * at.n + n) : make_uint2(0, 0);
         } else {
@@ -285,12 +317,20 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtas) stream_gemm_kernel(
   Where at{p.m,       p.n,     p.k, int64_t(blockIdx.y) * Cfg::kRows + wr * 16 * MT, int64_t(blockIdx.x) * Cfg::kToks,
            lane >> 2, lane & 3};
   const int splits = static_cast<int>(gridDim.z), z = static_cast<int>(blockIdx.z);
-  const plan::Range range = plan::split_stages(p.k, splits, z);
-  const int64_t first = range.begin + wk;
+  // This warp's stages: first, first + step, ... below end (count of them).
+  int64_t first, step, end;
+  if constexpr (Cfg::kSplitOrder == 1) {
+    first = int64_t(z) * WK + wk, step = int64_t(splits) * WK, end = plan::ceil_div(p.k, plan::kStageK);
+  } else {
+    const plan::Range range = plan::split_stages(p.k, splits, z);
+    first = range.begin + wk, step = WK, end = range.end;
+  }
+  const int64_t count = first < end ? (end - first + step - 1) / step : 0;
+  auto stage_of = [&](int64_t i) { return first + i * step; };
   // Stage st of this warp's B rows into L2: a line a lane (B is read-only here, and L2 is where the
   // previous kernel's writes land, so this may run before waiting for it).
   auto prefetch_stage = [&](int64_t st) {
-    if (!kAligned || st >= range.end) return;
+    if (!kAligned || st >= end) return;
     const int64_t k = st * plan::kStageK;
     if constexpr (Cfg::kLayoutTN) {
       const int64_t n = at.n0 + lane % (16 * MT);
@@ -302,7 +342,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtas) stream_gemm_kernel(
   };
   // The first stage (and those the mainloop will not ask ahead for) while the previous kernel finishes.
 #pragma unroll
-  for (int d = 0; d < (Cfg::kAhead > 1 ? Cfg::kAhead : 1); ++d) prefetch_stage(first + int64_t(d) * WK);
+  for (int d = 0; d < (Cfg::kAhead > 1 ? Cfg::kAhead : 1); ++d)
+    if (d < count) prefetch_stage(stage_of(d));
   grid_dependency_wait();
 
   Acc<Cfg::kAccumF16> acc[MT][NT];
@@ -312,14 +353,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtas) stream_gemm_kernel(
     F buf[D];
 #pragma unroll
     for (int d = 0; d < D - 1; ++d)
-      if (first + d * WK < range.end) buf[d].load(p.A, p.B, at, (first + d * WK) * plan::kStageK);
-    for (int64_t base = first; base < range.end; base += int64_t(D) * WK) {
+      if (d < count) buf[d].load(p.A, p.B, at, stage_of(d) * plan::kStageK);
+    for (int64_t base = 0; base < count; base += D) {
 #pragma unroll
       for (int d = 0; d < D; ++d) {
-        const int64_t st = base + d * WK;
-        if (st >= range.end) break;
-        if constexpr (Cfg::kAhead > 0) prefetch_stage(st + int64_t(Cfg::kAhead) * WK);
-        if (st + (D - 1) * WK < range.end) buf[(d + D - 1) % D].load(p.A, p.B, at, (st + (D - 1) * WK) * plan::kStageK);
+        const int64_t i = base + d;
+        if (i >= count) break;
+        if constexpr (Cfg::kAhead > 0)
+          if (i + Cfg::kAhead < count) prefetch_stage(stage_of(i + Cfg::kAhead));
+        if (i + D - 1 < count) buf[(d + D - 1) % D].load(p.A, p.B, at, stage_of(i + D - 1) * plan::kStageK);
         buf[d].compute(acc);
       }
     }

@@ -1,22 +1,28 @@
 // The `stream` kernels every build of libcudal2_runtime carries, whatever its tables: the runtime's
 // rule (runtime/stream_rule.hpp) runs bandwidth-bound shapes that no table holds on them, on any
-// sm_90 GPU: one configuration per token tile (8, 16) and accumulator, the ones that measured
-// fastest on the exploration shapes (docs/kernels-stream.md). None lets the next kernel launch
-// early (pdl=0): replayed back to back, an early launch's CTAs took SM slots while the kernel still
-// streamed (H200: 1x14336x4096 33.9 us with PDL, 31.9 without; the same with a kernel between).
+// sm_90 GPU: one configuration per accumulator, the one that measured fastest on the exploration
+// shapes (docs/kernels-stream.md): 16 tokens a CTA, four CTAs an SM. It serves 1-8 tokens too,
+// ahead of the 8-token kernel that did before (H200, 1x14336x4096 back to back: 30.5 against
+// 31.5 us; 1x28672x4096 60.9 against 62.6; bench/results/h200/bandwidth/loads/): idle MMA lanes
+// cost nothing where the weights' bytes set the time, and its CTAs keep more warps streaming.
+// None lets the next kernel launch early (pdl=0): replayed back to back, an early launch's CTAs
+// took SM slots while the kernel still streamed (H200: 1x14336x4096 33.9 us with PDL, 31.9
+// without; the same with a kernel between).
 #include "stream_gemm.cuh"
 #include "stream_portfolio.h"
 
 namespace {
 
 // Config<TN, F16 accumulation, token tiles, row tiles a warp, warps along rows, k-warps, stages, CTAs
-// an SM, stages fetched ahead, PDL mode>, and the canonical spec text (codegen/family_stream.cpp) of
-// the same kernel.
-#define CUDAL2_STREAM_CONFIGS(X)                                                                                 \
-  X(true, false, 1, 2, 2, 4, 2, 1, 0, 0, "stream tn f32 tile=8x64x64 warps=1x2 kwarps=4 stages=2 pdl=0")         \
-  X(true, true, 1, 2, 2, 4, 2, 1, 0, 0, "stream tn f16 tile=8x64x64 warps=1x2 kwarps=4 stages=2 pdl=0")          \
-  X(true, false, 2, 1, 2, 4, 1, 4, 0, 0, "stream tn f32 tile=16x32x64 warps=1x2 kwarps=4 stages=1 ctas=4 pdl=0") \
-  X(true, true, 2, 1, 2, 4, 1, 4, 0, 0, "stream tn f16 tile=16x32x64 warps=1x2 kwarps=4 stages=1 ctas=4 pdl=0")
+// an SM, stages fetched ahead, PDL mode, load mode 0, split order>, and the canonical spec text
+// (codegen/family_stream.cpp) of the same kernel. Split order 1 (interleaved K stages) measured
+// ahead of contiguous ranges on exploration shapes the rule splits (16x4096x14336, H200, back to
+// back 0.933 of auto-tuning against 0.878), but behind them on the held-out set (stream class:
+// back to back 0.965 against 0.994, with an unrelated kernel between calls 1.052 against 1.089):
+// its run-time stride costs 3-4% where nothing is split (bench/results/h200/bandwidth/loads/).
+#define CUDAL2_STREAM_CONFIGS(X)                                                                                    \
+  X(true, false, 2, 1, 2, 4, 1, 4, 0, 0, 0, "stream tn f32 tile=16x32x64 warps=1x2 kwarps=4 stages=1 ctas=4 pdl=0") \
+  X(true, true, 2, 1, 2, 4, 1, 4, 0, 0, 0, "stream tn f16 tile=16x32x64 warps=1x2 kwarps=4 stages=1 ctas=4 pdl=0")
 
 template <class Cfg>
 int can_implement(const cudal2_gemm_args* a, char* err, size_t len) {
@@ -42,19 +48,19 @@ int resident() {
   return n;
 }
 
-#define CUDAL2_STREAM_CFG(tn, f16, nt, mt, wr, wk, d, ctas, ahead, pdl) \
-  cudal2_stream::Config<tn, f16, nt, mt, wr, wk, d, ctas, ahead, pdl>
-#define CUDAL2_STREAM_ENTRY(tn, f16, nt, mt, wr, wk, d, ctas, ahead, pdl, text)                         \
-  cudal2_stream_kernel{text,                                                                            \
-                       tn,                                                                              \
-                       f16,                                                                             \
-                       8 * (nt),                                                                        \
-                       16 * (mt) * (wr),                                                                \
-                       wk,                                                                              \
-                       can_implement<CUDAL2_STREAM_CFG(tn, f16, nt, mt, wr, wk, d, ctas, ahead, pdl)>,  \
-                       workspace_size<CUDAL2_STREAM_CFG(tn, f16, nt, mt, wr, wk, d, ctas, ahead, pdl)>, \
-                       run<CUDAL2_STREAM_CFG(tn, f16, nt, mt, wr, wk, d, ctas, ahead, pdl)>,            \
-                       resident<CUDAL2_STREAM_CFG(tn, f16, nt, mt, wr, wk, d, ctas, ahead, pdl)>},
+#define CUDAL2_STREAM_CFG(tn, f16, nt, mt, wr, wk, d, ctas, ahead, pdl, order) \
+  cudal2_stream::Config<tn, f16, nt, mt, wr, wk, d, ctas, ahead, pdl, 0, order>
+#define CUDAL2_STREAM_ENTRY(tn, f16, nt, mt, wr, wk, d, ctas, ahead, pdl, order, text)                         \
+  cudal2_stream_kernel{text,                                                                                   \
+                       tn,                                                                                     \
+                       f16,                                                                                    \
+                       8 * (nt),                                                                               \
+                       16 * (mt) * (wr),                                                                       \
+                       wk,                                                                                     \
+                       can_implement<CUDAL2_STREAM_CFG(tn, f16, nt, mt, wr, wk, d, ctas, ahead, pdl, order)>,  \
+                       workspace_size<CUDAL2_STREAM_CFG(tn, f16, nt, mt, wr, wk, d, ctas, ahead, pdl, order)>, \
+                       run<CUDAL2_STREAM_CFG(tn, f16, nt, mt, wr, wk, d, ctas, ahead, pdl, order)>,            \
+                       resident<CUDAL2_STREAM_CFG(tn, f16, nt, mt, wr, wk, d, ctas, ahead, pdl, order)>},
 
 const cudal2_stream_kernel kKernels[] = {CUDAL2_STREAM_CONFIGS(CUDAL2_STREAM_ENTRY)};
 

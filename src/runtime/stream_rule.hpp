@@ -5,17 +5,18 @@
 // CPU tests check it, the library calls it once per shape.
 //
 // The class, as measured on an H200 (docs/kernels-stream.md; bench/results/h200/bandwidth/): nn.Linear's
-// layout (TN), M <= 16 tokens, weights B of at least the GPU's L2 (so that even back-to-back calls
+// layout (TN), M <= 8 tokens, weights B of at least the GPU's L2 (so that even back-to-back calls
 // stream them from DRAM), and few enough B-row tiles that the launch is one wave of resident CTAs.
 // There, on held-out shapes, the kernels ran ahead of cuBLASLt auto-tuning with an unrelated kernel
-// before every call (chain timer) and cold (server mode), but behind it replayed back to back
-// (graph timer): they stream at about 80% of the read limit in steady state, cuBLASLt at 84%, and
-// win where their launch meets a cold L2 or follows another kernel. So the rule is off by default
-// (the runtime never loses to cuBLASLt on its primary timer) and on with CUDAL2_STREAM=1. More
-// tokens, weights that stay in L2 between calls, NN, or launches of more than one wave measured
-// below auto-tuning under every timer.
-// The kernel: the smallest token tile (8, 16) that holds M. The splits: as many as keep the launch
-// within one wave (more split the same bytes over more partial sums; fewer leave SMs without loads).
+// before every call (chain timer, 1.08-1.13) and cold (server mode, 1.05-1.07), and even with it
+// replayed back to back (graph timer, 0.99-1.02, where cuBLASLt's heuristic, the runtime's fallback,
+// ran 0.97-1.00) in two runs. So the rule is on by default (CUDAL2_STREAM=0 turns it off). At 16
+// tokens the graph timer measured 0.97 against the heuristic's 0.97-0.99: CUDAL2_STREAM_MAX_M=16
+// for those who run their decode step eagerly or cold. More tokens, weights that stay in L2
+// between calls, NN, or launches of more than one wave measured below auto-tuning under every timer.
+// The kernel: the smallest token tile of the portfolio that holds M (today one, 16 tokens). The
+// splits: as many as keep the launch within one wave (more split the same bytes over more partial
+// sums; fewer leave SMs without loads).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -26,7 +27,7 @@
 namespace cudal2::rt {
 
 // Whether the rule runs when CUDAL2_STREAM is unset (or empty); "1" turns it on, "0" off.
-constexpr bool kStreamDefaultOn = false;
+constexpr bool kStreamDefaultOn = true;
 
 inline bool stream_enabled(const char* env) {
   if (env == nullptr || *env == '\0') return kStreamDefaultOn;
@@ -48,7 +49,7 @@ inline std::optional<int64_t> parse_stream_bound(const char* text, int64_t lo, i
 
 // B's bytes from which a shape can be in the class, whatever the L2 (the device's L2 size raises it).
 constexpr int64_t kStreamMinWeightBytes = int64_t(4) << 20;
-constexpr int64_t kStreamMaxM = 16;
+constexpr int64_t kStreamMaxM = 8;
 constexpr int kStreamMaxSplits = 64;
 constexpr int kStreamStageK = 64;
 

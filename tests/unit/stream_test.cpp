@@ -58,7 +58,8 @@ constexpr int64_t kL2 = int64_t(60) << 20;  // an H200's
 TEST(StreamRule, ClassIsFewTokensAgainstWeightsBeyondTheL2) {
   EXPECT_TRUE(cudal2::rt::in_stream_class(1, 1, 14336, 4096, kL2));  // 117 MB
   EXPECT_TRUE(cudal2::rt::in_stream_class(1, 8, 14336, 4096, kL2));
-  EXPECT_TRUE(cudal2::rt::in_stream_class(1, 16, 14336, 4096, kL2));
+  EXPECT_FALSE(cudal2::rt::in_stream_class(1, 9, 14336, 4096, kL2))
+      << "9-16 tokens: below the heuristic back to back, only on request";
   EXPECT_FALSE(cudal2::rt::in_stream_class(1, 17, 14336, 4096, kL2)) << "more tokens measured below auto-tuning";
   EXPECT_FALSE(cudal2::rt::in_stream_class(1, 1, 4096, 4096, kL2)) << "32 MB stays in a 60 MB L2 between calls";
   EXPECT_TRUE(cudal2::rt::in_stream_class(1, 1, 4096, 4096, int64_t(16) << 20)) << "but not in a 16 MB one";
@@ -68,8 +69,10 @@ TEST(StreamRule, ClassIsFewTokensAgainstWeightsBeyondTheL2) {
 }
 
 TEST(StreamRule, PicksTheSmallestTokenTileOfTheAccumulator) {
+  cudal2::rt::StreamBounds to16;
+  to16.max_m = 16;
   auto toks = [&](int accum, int64_t m) {
-    const auto p = pick_stream(kPortfolio, 1, accum, m, 16384, 8192, 132, kL2);
+    const auto p = pick_stream(kPortfolio, 1, accum, m, 16384, 8192, 132, kL2, to16);
     return p.kernel < 0 ? -1 : kPortfolio[static_cast<size_t>(p.kernel)].toks;
   };
   EXPECT_EQ(toks(0, 1), 8);
@@ -94,7 +97,9 @@ TEST(StreamRule, SplitsKeepTheLaunchWithinOneWave) {
   // 20480 / 64 = 320 tiles on 264 slots: a second, partial wave; out of the class.
   EXPECT_EQ(pick_stream(kPortfolio, 1, 0, 1, 20480, 7168, 132, kL2).kernel, -1);
   // 16 tokens: 14336 / 32 = 448 tiles on 132 x 4 slots, one wave without a split.
-  const auto p16 = pick_stream(kPortfolio, 1, 0, 16, 14336, 4096, 132, kL2);
+  cudal2::rt::StreamBounds to16;
+  to16.max_m = 16;
+  const auto p16 = pick_stream(kPortfolio, 1, 0, 16, 14336, 4096, 132, kL2, to16);
   ASSERT_GE(p16.kernel, 0);
   EXPECT_EQ(kPortfolio[static_cast<size_t>(p16.kernel)].toks, 16);
   EXPECT_EQ(p16.splits, 1);
@@ -233,7 +238,7 @@ TEST(StreamFamily, BulkValidityRulesNameWhatIsWrong) {
 TEST(StreamRule, BoundsFromTheEnvironmentWidenTheClass) {
   cudal2::rt::StreamBounds wide;
   wide.max_m = 32;
-  EXPECT_FALSE(cudal2::rt::in_stream_class(1, 24, 4096, 16384, kL2)) << "the default bound is 16 tokens";
+  EXPECT_FALSE(cudal2::rt::in_stream_class(1, 24, 4096, 16384, kL2)) << "the default bound is 8 tokens";
   EXPECT_TRUE(cudal2::rt::in_stream_class(1, 24, 4096, 16384, kL2, wide));
   EXPECT_EQ(pick_stream(kPortfolio, 1, 0, 24, 4096, 16384, 132, kL2, wide).kernel, -1)
       << "in the class, but no kernel of the portfolio holds 24 tokens";

@@ -113,6 +113,7 @@ Run add_bench(CLI::App& cmd, const Context& ctx) {
     const auto report = run_bench(opt);
     if (report.shapes.size() <= 64) print_table(report, opt);
     print_class_summary(report, opt);
+    print_runtime_against_baselines(report, opt);
     if (!opt.csv_path.empty()) std::printf("\nwrote %s\n", opt.csv_path.c_str());
     return 0;
   };

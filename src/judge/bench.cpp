@@ -61,6 +61,7 @@ BenchReport run_bench(const BenchOptions& opt) {
     flusher = std::make_unique<L2Flusher>(gpu.l2_bytes);
   // The read limit every row is put against (limit_us, pct_of_limit), once per run.
   report.limit = measure_read_limit(st, gpu.l2_bytes, flusher.get());
+  report.gpu = gpu.name;
   std::unique_ptr<CsvWriter> csv = open_csv(opt, gpu, todo, report);
   if (opt.progress) {
     std::fprintf(stderr,

@@ -87,6 +87,7 @@ struct BenchReport {
   std::vector<ShapeResult> shapes;
   ReadLimit limit;  // measured once at the start of the run
   int skipped_resumed = 0;
+  std::string gpu;  // the device's name, as the run's header says it
 };
 
 // Throws InputError for problems that cannot fit in GPU memory, NoGpuError without a GPU.
@@ -100,6 +101,10 @@ size_t chain_bytes(const Shape& s);
 // Console output.
 void print_table(const BenchReport& r, const BenchOptions& opt);
 void print_class_summary(const BenchReport& r, const BenchOptions& opt);
+// Per runtime method (runtime-nn, runtime-tn, runtime-b-*: not baselines), per mode: the runtime
+// against every baseline of the run by shape class (geometric mean of baseline / runtime, graph
+// timer), headed by the GPU's name: what the README's main command shows a user of their GPU.
+void print_runtime_against_baselines(const BenchReport& r, const BenchOptions& opt);
 
 // The CSV columns, one row per shape x method x mode x timer.
 const std::vector<std::string>& csv_columns();

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -122,6 +123,48 @@ void print_class_summary(const BenchReport& r, const BenchOptions& opt) {
                   g("medium").c_str(), g("large").c_str(), g("all").c_str());
     }
   }
+}
+
+namespace {
+// The graph-timer median of a shape's method, if it ran.
+std::optional<double> graph_median(const ShapeResult& sr, const std::string& method, Mode mode) {
+  for (const auto& mr : sr.methods)
+    if (mr.method == method && mr.status == Status::Ok && mr.timing.count(mode) && mr.timing.at(mode)[0])
+      return mr.timing.at(mode)[0]->median;
+  return std::nullopt;
+}
+}  // namespace
+
+void print_runtime_against_baselines(const BenchReport& r, const BenchOptions& opt) {
+  std::vector<std::string> baselines;
+  for (const auto& f : opt.methods)
+    if (f.baseline) baselines.push_back(f.name);
+  static const char* kClasses[] = {"small", "skinny", "medium", "large", "all"};
+  for (auto mode : opt.modes)
+    for (const auto& f : opt.methods) {
+      if (f.baseline || f.name.rfind("runtime", 0) != 0) continue;
+      std::printf(
+          "\n== %s, %s mode: %s against each baseline by shape class, geometric mean over shapes of (baseline / "
+          "%s), graph timer; > 1: the runtime is faster ==\n",
+          r.gpu.c_str(), std::string(to_string(mode)).c_str(), f.name.c_str(), f.name.c_str());
+      std::printf("%-22s %8s %8s %8s %8s %8s %7s\n", "baseline", "small", "skinny", "medium", "large", "all", "shapes");
+      auto row = [&](const std::string& label, auto&& baseline_us) {
+        std::map<std::string, std::vector<double>> by;
+        for (const auto& sr : r.shapes) {
+          const auto ours = graph_median(sr, f.name, mode);
+          const std::optional<double> theirs = baseline_us(sr);
+          if (!ours || !theirs) continue;
+          by[std::string(to_string(classify(sr.shape)))].push_back(*theirs / *ours);
+          by["all"].push_back(*theirs / *ours);
+        }
+        std::printf("%-22s", label.c_str());
+        for (const char* c : kClasses)
+          std::printf(" %8s", by.count(c) ? fmt::format("{:.3f}", geometric_mean(by[c])).c_str() : "-");
+        std::printf(" %7zu\n", by["all"].size());
+      };
+      for (const auto& b : baselines) row(b, [&](const ShapeResult& sr) { return graph_median(sr, b, mode); });
+      row("best baseline", [&](const ShapeResult& sr) { return sr.best_baseline(mode, TimerKind::Graph); });
+    }
 }
 
 }  // namespace cudal2

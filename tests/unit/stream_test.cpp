@@ -118,7 +118,7 @@ TEST(StreamFamily, SpecsRoundTripAndGenerateTheConfig) {
   const auto s = cudal2::parse_spec("stream tn f32 tile=8x64x64 warps=1x2 kwarps=4 stages=2 | splits=8");
   EXPECT_EQ(s.splits, 8);
   const std::string src = cudal2::generate_source(s);
-  EXPECT_NE(src.find("cudal2_stream::Config<true, false, 1, 2, 2, 4, 2, 1, 0, 1>"), std::string::npos) << src;
+  EXPECT_NE(src.find("cudal2_stream::Config<true, false, 1, 2, 2, 4, 2, 1, 0, 1, 0, 0>"), std::string::npos) << src;
   EXPECT_NE(src.find("stream_gemm.cuh"), std::string::npos);
 }
 
@@ -133,18 +133,36 @@ TEST(StreamFamily, CtasIsWrittenOnlyWhenNotOneAndReachesTheConfig) {
   EXPECT_EQ(four.text(), "stream tn f32 tile=8x64x64 warps=1x2 kwarps=4 stages=1 ctas=4 | splits=2");
   EXPECT_NE(four.compile_hash(),
             cudal2::parse_spec("stream tn f32 tile=8x64x64 warps=1x2 kwarps=4 stages=1").compile_hash());
-  EXPECT_NE(cudal2::generate_source(four).find("cudal2_stream::Config<true, false, 1, 2, 2, 4, 1, 4, 0, 1>"),
+  EXPECT_NE(cudal2::generate_source(four).find("cudal2_stream::Config<true, false, 1, 2, 2, 4, 1, 4, 0, 1, 0, 0>"),
             std::string::npos);
   const auto ahead = cudal2::parse_spec("stream tn f32 tile=8x64x64 warps=1x2 kwarps=4 stages=1 ctas=4 ahead=3");
   EXPECT_EQ(ahead.prefetch_ahead, 3);
   EXPECT_EQ(ahead.text(), "stream tn f32 tile=8x64x64 warps=1x2 kwarps=4 stages=1 ctas=4 ahead=3 | splits=1");
-  EXPECT_NE(cudal2::generate_source(ahead).find("cudal2_stream::Config<true, false, 1, 2, 2, 4, 1, 4, 3, 1>"),
+  EXPECT_NE(cudal2::generate_source(ahead).find("cudal2_stream::Config<true, false, 1, 2, 2, 4, 1, 4, 3, 1, 0, 0>"),
             std::string::npos);
   const auto late = cudal2::parse_spec("stream tn f32 tile=8x64x64 warps=1x2 kwarps=4 stages=2 pdl=2 | splits=2");
   EXPECT_EQ(late.pdl_mode, 2);
   EXPECT_EQ(late.text(), "stream tn f32 tile=8x64x64 warps=1x2 kwarps=4 stages=2 pdl=2 | splits=2");
-  EXPECT_NE(cudal2::generate_source(late).find("cudal2_stream::Config<true, false, 1, 2, 2, 4, 2, 1, 0, 2>"),
+  EXPECT_NE(cudal2::generate_source(late).find("cudal2_stream::Config<true, false, 1, 2, 2, 4, 2, 1, 0, 2, 0, 0>"),
             std::string::npos);
+  // order: how splits share K, written only when not 0 (contiguous ranges).
+  const auto order =
+      cudal2::parse_spec("stream tn f32 tile=16x32x64 warps=1x2 kwarps=4 stages=1 ctas=4 order=1 | splits=4");
+  EXPECT_EQ(order.split_order, 1);
+  EXPECT_EQ(order.text(), "stream tn f32 tile=16x32x64 warps=1x2 kwarps=4 stages=1 ctas=4 order=1 | splits=4");
+  EXPECT_NE(order.compile_hash(),
+            cudal2::parse_spec("stream tn f32 tile=16x32x64 warps=1x2 kwarps=4 stages=1 ctas=4").compile_hash());
+  EXPECT_NE(cudal2::generate_source(order).find("cudal2_stream::Config<true, false, 2, 1, 2, 4, 1, 4, 0, 1, 0, 1>"),
+            std::string::npos);
+  for (const char* bad : {"stream tn f32 tile=8x64x64 warps=1x2 kwarps=4 stages=2 order=2",
+                          "stream tn f32 tile=8x64x256 warps=1x1 kwarps=4 stages=5 order=1"}) {  // bulk: no order
+    try {
+      (void)cudal2::parse_spec(bad);
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find("order"), std::string::npos) << e.what();
+    }
+  }
   try {
     (void)cudal2::parse_spec("stream tn f32 tile=8x64x64 warps=1x2 kwarps=4 stages=2 pdl=3");
     ADD_FAILURE() << "pdl=3 accepted";

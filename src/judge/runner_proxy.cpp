@@ -283,10 +283,13 @@ class RemoteRunner final : public Method {
     opt.confinement.dev_shm = sandbox::Confinement::DevShm::Deny;
     judge_ = std::make_unique<sandbox::Child>(std::vector<std::string>{cfg_.runner_exe, "runner"}, opt);
     GuardedBuffer warm(4096);
-    payload_or_die(call(protocol::InitRequest{export_buffer(warm), cfg_.confine}), protocol::parse_init_answer);
+    const auto init =
+        payload_or_die(call(protocol::InitRequest{export_buffer(warm), cfg_.confine}), protocol::parse_init_answer);
     pid_ = judge_->pid();  // ours, not the one it reports (it may live in another pid namespace)
     ContentionMonitor::get().runner_started(pid_);
     confinement_ = cfg_.confine ? judge_->confinement().summary() + " seccomp[no sockets]" : "off";
+    // Whether the runner's synchronisation reaches contexts a candidate creates and pops again.
+    confinement_ += init.context_watch.empty() ? " contexts[driver]" : " missing[contexts: " + init.context_watch + "]";
     // Each round as a sample goes: the judge works on the GPU first (so the GPU switches from the
     // judge's context to the runner's inside the request, as it does before every sample).
     std::vector<double> spread;

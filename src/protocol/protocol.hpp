@@ -246,6 +246,9 @@ using RunnerRequest = std::variant<InitRequest, CalibrateRequest, LoadRequest, Q
 
 struct InitAnswer {
   std::int64_t pid = 0;  // the runner's pid in its own namespace (informational)
+  // "" when the driver reports every context the runner's process creates (runner/context_watch.hpp),
+  // else why not: its synchronisation then reaches only the contexts it sees on its stack.
+  std::string context_watch;
 };
 // calibrate, sample: microseconds per call, over `calls` calls.
 struct TimeAnswer {

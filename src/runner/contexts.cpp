@@ -4,9 +4,10 @@
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
-#include <set>
 #include <type_traits>
 #include <vector>
+
+#include "runner/context_registry.hpp"
 
 namespace cudal2 {
 
@@ -42,8 +43,8 @@ std::string sync_every_context() {
   if (const cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess)
     return fmt::format("cudaDeviceSynchronize: {}", cudaGetErrorString(e));
   static Driver drv;
-  static std::set<CUcontext> known;  // contexts seen on the stack at earlier answers
   if (!drv.ok) return "";
+  auto& registry = ContextRegistry::process();
   // The thread's stack, popped to the bottom and pushed back in its order.
   std::vector<CUcontext> stack;
   for (int i = 0; i < 64; ++i) {
@@ -52,20 +53,20 @@ std::string sync_every_context() {
     stack.push_back(c);
   }
   for (auto it = stack.rbegin(); it != stack.rend(); ++it) drv.push(*it);
-  known.insert(stack.begin(), stack.end());
-  std::string err;
-  for (auto it = known.begin(); it != known.end();) {
-    if (drv.push(*it) != CUDA_SUCCESS) {  // destroyed since
-      it = known.erase(it);
-      continue;
-    }
-    const CUresult r = drv.sync();
-    CUcontext c = nullptr;
-    drv.pop(&c);
-    if (r != CUDA_SUCCESS && err.empty())
-      err = fmt::format("a context of this process failed to synchronise ({})", static_cast<int>(r));
-    ++it;
-  }
+  for (CUcontext c : stack) registry.seen(c);
+  CUresult last = CUDA_SUCCESS;
+  std::string err = registry.sync_all(
+      {[&](void* c) { return drv.push(static_cast<CUcontext>(c)) == CUDA_SUCCESS; },
+       [&] {
+         const CUresult r = drv.sync();
+         if (last == CUDA_SUCCESS) last = r;  // the first failure's code
+         return r == CUDA_SUCCESS;
+       },
+       [&] {
+         CUcontext c = nullptr;
+         drv.pop(&c);
+       }});
+  if (!err.empty()) err += fmt::format(" ({})", static_cast<int>(last));
   return err;
 }
 

@@ -21,6 +21,7 @@
 #include "measure/timing.hpp"
 #include "protocol/protocol.hpp"
 #include "runner/artifact.hpp"
+#include "runner/context_watch.hpp"
 #include "runner/contexts.hpp"
 #include "sandbox/sandbox.hpp"
 #include "sandbox/seccomp.hpp"
@@ -98,6 +99,8 @@ struct RunnerSide {
   json handle(const json& j) {
     const protocol::RunnerRequest req = protocol::parse_runner_request(j);
     if (const auto* r = std::get_if<protocol::InitRequest>(&req)) {
+      // Before the first context exists, so that the driver names every one this process makes.
+      const std::string watch = watch_context_creation();
       CUDAL2_CUDA(cudaSetDevice(0));
       CUDAL2_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
       // Everything the CUDA runtime starts lazily (IPC, graphs, events) starts now, before the
@@ -113,7 +116,7 @@ struct RunnerSide {
         const std::string why = sandbox::deny_sockets();
         if (!why.empty()) throw std::runtime_error("the runner could not deny sockets: " + why);
       }
-      return to_json(protocol::InitAnswer{getpid()});
+      return to_json(protocol::InitAnswer{getpid(), watch});
     }
     if (const auto* r = std::get_if<protocol::CalibrateRequest>(&req)) {
       const unsigned long long ns = r->ns;

@@ -222,6 +222,11 @@ class RemoteRunner final : public Method {
     }
     if (err && err->fatal) fail(err->kind, err->error);
     if (err) fail(FailureKind::Error, err->error.empty() ? resp.dump().substr(0, 200) : err->error);
+    // The driver told the runner of a context its trusted set-up did not make (runner/contexts.hpp):
+    // the candidate's own, where work runs outside every timer and every synchronisation it skips.
+    if (const int n = protocol::foreign_contexts_of(resp); n > 0)
+      fail(FailureKind::TimingMismatch,
+           fmt::format("the candidate created {} CUDA context(s) of its own: work there is outside the timed stream", n));
     if (seen.finding == contention::Finding::Own && ++own_busy_ >= kOwnBusyLimit)
       throw CandidateFault(FailureKind::TimingMismatch,
                            fmt::format("the GPU was still busy after {} of the runner's answers ({}): work in a "

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -595,6 +596,14 @@ json to_json(const RunnerRequest& r) {
 
 RunnerRequest parse_runner_request(const json& j) {
   return parsing("runner request", [&] { return runner_request_of(j); });
+}
+
+int foreign_contexts_of(const json& answer) {
+  if (!answer.is_object()) return 0;
+  const auto it = answer.find("foreign_contexts");
+  if (it == answer.end()) return 0;
+  if (!it->is_number_integer() || it->get<int64_t>() < 0) return 1;
+  return static_cast<int>(std::min<int64_t>(it->get<int64_t>(), 1 << 20));
 }
 
 json to_json(const InitAnswer& a) { return {{"ok", true}, {"pid", a.pid}, {"context_watch", a.context_watch}}; }

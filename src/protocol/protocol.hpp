@@ -270,6 +270,9 @@ RunnerRequest parse_runner_request(const nlohmann::json& j);
 std::string_view op_of(const RunnerRequest& r);  // "init", "calibrate", ...
 
 nlohmann::json to_json(const InitAnswer& a);
+// Any runner answer may carry `foreign_contexts`: CUDA contexts the candidate created (0 when absent;
+// a value that is not a non-negative integer counts as 1: the runner said something is wrong).
+int foreign_contexts_of(const nlohmann::json& answer);
 nlohmann::json to_json(const TimeAnswer& a);
 nlohmann::json to_json(const QueryAnswer& a);
 nlohmann::json to_json(const TimerAnswer& a);

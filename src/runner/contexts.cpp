@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
+#include <set>
 #include <type_traits>
 #include <vector>
 
@@ -19,6 +20,7 @@ struct Driver {
   CUresult (*push)(CUcontext) = nullptr;
   CUresult (*pop)(CUcontext*) = nullptr;
   CUresult (*sync)() = nullptr;
+  CUresult (*current)(CUcontext*) = nullptr;
   bool ok = false;
   Driver() {
     cudaDriverEntryPointQueryResult q{};
@@ -32,17 +34,28 @@ struct Driver {
     get("cuCtxPushCurrent", &push);
     get("cuCtxPopCurrent", &pop);
     get("cuCtxSynchronize", &sync);
+    get("cuCtxGetCurrent", &current);
     cudaGetLastError();
-    ok = push && pop && sync;
+    ok = push && pop && sync && current;
   }
 };
+
+Driver& driver() {
+  static Driver drv;
+  return drv;
+}
+
+std::set<void*>& own() {
+  static std::set<void*> s;
+  return s;
+}
 
 }  // namespace
 
 std::string sync_every_context() {
   if (const cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess)
     return fmt::format("cudaDeviceSynchronize: {}", cudaGetErrorString(e));
-  static Driver drv;
+  Driver& drv = driver();
   if (!drv.ok) return "";
   auto& registry = ContextRegistry::process();
   // The thread's stack, popped to the bottom and pushed back in its order.
@@ -68,6 +81,19 @@ std::string sync_every_context() {
        }});
   if (!err.empty()) err += fmt::format(" ({})", static_cast<int>(last));
   return err;
+}
+
+void mark_own_contexts() {
+  Driver& drv = driver();
+  CUcontext c = nullptr;
+  if (drv.ok && drv.current(&c) == CUDA_SUCCESS && c) ContextRegistry::process().seen(c);
+  for (void* k : ContextRegistry::process().known()) own().insert(k);
+}
+
+int foreign_contexts() {
+  int n = 0;
+  for (void* k : ContextRegistry::process().known()) n += own().count(k) ? 0 : 1;
+  return n;
 }
 
 }  // namespace cudal2

@@ -14,4 +14,12 @@ namespace cudal2 {
 // "" when every known context finished its work, else the first error.
 std::string sync_every_context();
 
+// The contexts known now (the current one included) are the runner's own: call once its trusted
+// set-up is done, before candidate code is loaded.
+void mark_own_contexts();
+
+// Contexts known beyond the runner's own: a candidate's (no honest kernel creates one; the ABI
+// hands it a stream). The judge fails a candidate whose runner reports any (judge/runner_proxy.cpp).
+int foreign_contexts();
+
 }  // namespace cudal2

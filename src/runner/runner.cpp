@@ -111,6 +111,7 @@ struct RunnerSide {
       if (!g.ok()) throw CudaError(g.error());
       g.replay_us(stream);
       unmap_all();
+      mark_own_contexts();
       // Trusted set-up is over; candidate code comes next: no sockets from here on.
       if (r->deny_sockets) {
         const std::string why = sandbox::deny_sockets();
@@ -218,6 +219,8 @@ json answer(RunnerSide& side, const json& req) {
     // Work the candidate left on other streams or in other contexts finishes before the answer,
     // so the judge's clock sees it (runner/contexts.hpp).
     if (const std::string e = sync_every_context(); !e.empty()) resp = to_json(protocol::ErrorAnswer{e});
+    // A context the candidate made is said with every answer; the judge fails it (never honest).
+    if (const int n = foreign_contexts(); n > 0 && resp.value("ok", false)) resp["foreign_contexts"] = n;
   } catch (const std::exception& e) {
     resp = to_json(protocol::ErrorAnswer{e.what()});
   }

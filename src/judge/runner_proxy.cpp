@@ -20,8 +20,8 @@
 
 #include "core/stats.hpp"
 #include "judge/clock_check.hpp"
-#include "judge/time_floor.hpp"
 #include "judge/contention.hpp"
+#include "judge/time_floor.hpp"
 #include "judge/workspace_limit.hpp"
 #include "measure/checks.hpp"
 #include "measure/device.hpp"
@@ -227,7 +227,8 @@ class RemoteRunner final : public Method {
     // the candidate's own, where work runs outside every timer and every synchronisation it skips.
     if (const int n = protocol::foreign_contexts_of(resp); n > 0)
       fail(FailureKind::TimingMismatch,
-           fmt::format("the candidate created {} CUDA context(s) of its own: work there is outside the timed stream", n));
+           fmt::format("the candidate created {} CUDA context(s) of its own: work there is outside the timed stream",
+                       n));
     if (seen.finding == contention::Finding::Own && ++own_busy_ >= kOwnBusyLimit)
       throw CandidateFault(FailureKind::TimingMismatch,
                            fmt::format("the GPU was still busy after {} of the runner's answers ({}): work in a "

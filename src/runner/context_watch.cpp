@@ -39,10 +39,10 @@ std::string watch_context_creation() {
   void* lib = nullptr;
   std::string tried;
   // LD_LIBRARY_PATH first (the runner's environment keeps it), then where the toolkit was at build.
-  for (const std::string& name : {std::string("libcupti.so.13"), std::string("libcupti.so"),
-                                 std::string(CUDAL2_CUDA_LIBRARY_DIR) + "/libcupti.so",
-                                 std::string("/usr/local/cuda/lib64/libcupti.so"),
-                                 std::string("/usr/local/cuda/extras/CUPTI/lib64/libcupti.so")}) {
+  for (const std::string& name :
+       {std::string("libcupti.so.13"), std::string("libcupti.so"),
+        std::string(CUDAL2_CUDA_LIBRARY_DIR) + "/libcupti.so", std::string("/usr/local/cuda/lib64/libcupti.so"),
+        std::string("/usr/local/cuda/extras/CUPTI/lib64/libcupti.so")}) {
     lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (lib) break;
     tried += (tried.empty() ? "" : ", ") + name;

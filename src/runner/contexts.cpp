@@ -67,18 +67,19 @@ std::string sync_every_context() {
   }
   for (auto it = stack.rbegin(); it != stack.rend(); ++it) drv.push(*it);
   for (CUcontext c : stack) registry.seen(c);
-  CUresult last = CUDA_SUCCESS;
-  std::string err = registry.sync_all(
-      {[&](void* c) { return drv.push(static_cast<CUcontext>(c)) == CUDA_SUCCESS; },
-       [&] {
-         const CUresult r = drv.sync();
-         if (last == CUDA_SUCCESS) last = r;  // the first failure's code
-         return r == CUDA_SUCCESS;
-       },
-       [&] {
-         CUcontext c = nullptr;
-         drv.pop(&c);
-       }});
+  CUresult last = CUDA_SUCCESS;  // the first failure's code
+  ContextRegistry::Driver api;
+  api.push = [&](void* c) { return drv.push(static_cast<CUcontext>(c)) == CUDA_SUCCESS; };
+  api.sync = [&] {
+    const CUresult r = drv.sync();
+    if (last == CUDA_SUCCESS) last = r;
+    return r == CUDA_SUCCESS;
+  };
+  api.pop = [&] {
+    CUcontext c = nullptr;
+    drv.pop(&c);
+  };
+  std::string err = registry.sync_all(api);
   if (!err.empty()) err += fmt::format(" ({})", static_cast<int>(last));
   return err;
 }

@@ -33,8 +33,8 @@ int primary = 0, hidden = 0, gone = 0;
 
 TEST(ContextRegistry, AContextCreatedAndPoppedIsSynchronised) {
   ContextRegistry r;
-  r.seen(&primary);     // on the answering thread's stack
-  r.created(&hidden);   // reported by the driver, never on a stack
+  r.seen(&primary);    // on the answering thread's stack
+  r.created(&hidden);  // reported by the driver, never on a stack
   FakeDriver d;
   d.alive = {&primary, &hidden};
   EXPECT_EQ(r.sync_all(d.api()), "");

@@ -502,7 +502,7 @@ TEST(RunnerProtocol, ForeignContextsAreReadFromAnyAnswer) {
 }
 
 TEST(RunnerProtocol, EveryAnswerRoundTrips) {
-  EXPECT_EQ(protocol::parse_init_answer(protocol::to_json(protocol::InitAnswer{4242})).pid, 4242);
+  EXPECT_EQ(protocol::parse_init_answer(protocol::to_json(protocol::InitAnswer{4242, ""})).pid, 4242);
   EXPECT_EQ(protocol::parse_init_answer(protocol::to_json(protocol::InitAnswer{1, "CUPTI not loaded"})).context_watch,
             "CUPTI not loaded");
   EXPECT_EQ(protocol::parse_init_answer(nlohmann::json{{"ok", true}, {"pid", 1}}).context_watch, "not reported");

@@ -2,6 +2,8 @@
 // (runner/context_registry.hpp): a candidate's context created and popped again is waited for.
 #include "runner/context_registry.hpp"
 
+#include "runner/contexts.hpp"
+
 #include <gtest/gtest.h>
 
 #include <set>
@@ -70,6 +72,21 @@ TEST(ContextRegistry, NullAndRepeatedReportsKeepOneEntry) {
   r.created(&hidden);
   r.seen(&hidden);
   EXPECT_EQ(r.known(), std::vector<void*>{&hidden});
+}
+
+TEST(ContextRegistry, ContextsAfterTheRunnersSetUpAreTheCandidates) {
+  // The process's registry, as the driver's callbacks fill it (no GPU here: the driver calls that
+  // add the current context are unavailable, so what the registry holds is all there is).
+  static int runners = 0, candidates = 0;
+  auto& r = ContextRegistry::process();
+  r.created(&runners);
+  mark_own_contexts();  // the end of the runner's trusted set-up
+  EXPECT_EQ(foreign_contexts(), 0);
+  r.created(&candidates);  // made by candidate code, then popped: on no stack
+  EXPECT_EQ(foreign_contexts(), 1);
+  r.destroyed(&candidates);  // gone, its work finished with it
+  EXPECT_EQ(foreign_contexts(), 0);
+  r.destroyed(&runners);
 }
 
 }  // namespace

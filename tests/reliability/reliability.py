@@ -441,6 +441,12 @@ def section_tuners(e):
             f"4 tuners started together took {pwalls[4]:.1f} s, one {pwalls[1]:.1f} s (want under half)")
     s.notes.append(f"paced ({PACE_S} s a job) 1/2/4 tuners " + "/".join(f"{pwalls[k]:.1f}" for k in (1, 2, 4)) + " s")
 
+    # The stand-in GPU time is checked by the CLI: one error line, exit 2 (the judge exited before
+    # answering, and the tuner said only that, exit 1).
+    code, out, err, _ = e.tune(e.path("bad-pace.db"), env=dict(env, CUDAL2_REPLAY_JOB_SECONDS="soon"))
+    s.check(code == 2 and one_error_line(err) and "CUDAL2_REPLAY_JOB_SECONDS" in err,
+            f"CUDAL2_REPLAY_JOB_SECONDS=soon: exit {code} (want 2, one error line naming it): {short(err)}")
+
     # Work another live tuner holds is waited for, and taken over when that tuner dies without
     # measuring it (a late starter used to exit at once, and the work stayed undone). The holder
     # is a stand-in: a process of this host whose claims on the last shape are written into the

@@ -29,6 +29,9 @@ line, one JSON answer per stdout line.
          Baselines come from the recorded baseline_json of the shape's rows; one not recorded
          -> "unsupported".
   {"op": "canary"} -> healthy (no GPU to ask: a recorded verdict stands as recorded).
+CUDAL2_REPLAY_JOB_SECONDS=S (default 0): every eval request takes at least S seconds, a stand-in for
+the GPU's time per judge job. Without it a replayed job costs next to nothing, and tuners sharing a
+store (each with its judge, as on several machines) have no GPU time to divide between them.
 Where a spec was measured more than once on a problem, the replayed value is the row with the
 median of the recorded medians (lower middle for an even count): a recorded row, no new noise.
 bench/rl/evaluate_policy_replay.py uses the same rule for its references.
@@ -39,6 +42,7 @@ import math
 import os
 import statistics
 import sys
+import time
 
 try:
     from . import store_csv
@@ -173,6 +177,14 @@ def main():
         print(f"replay_judge: no store (set CUDAL2_REPLAY_DB or pass a path; got '{path}')", file=sys.stderr)
         return 1
     try:
+        job_seconds = float(os.environ.get("CUDAL2_REPLAY_JOB_SECONDS") or 0)
+    except ValueError:
+        job_seconds = -1
+    if not 0 <= job_seconds <= 3600:
+        print("replay_judge: CUDAL2_REPLAY_JOB_SECONDS must be seconds from 0 to 3600 (got "
+              f"'{os.environ.get('CUDAL2_REPLAY_JOB_SECONDS', '')[:40]}')", file=sys.stderr)
+        return 1
+    try:
         replay = Replay(path)
     except store_csv.StoreError as e:
         print(f"replay_judge: {e}", file=sys.stderr)
@@ -186,7 +198,9 @@ def main():
             if op == "lt-space":
                 ans = replay.lt_space(req)
             elif op == "eval":
+                started = time.monotonic()
                 ans = replay.eval(req)
+                time.sleep(max(0.0, job_seconds - (time.monotonic() - started)))
             elif op == "canary":  # no GPU to ask: recorded verdicts stand as recorded
                 ans = {"ok": True, "healthy": True, "reason": "replay: no GPU", "gpu": replay.gpu}
             else:

@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <string>
 
 #include "baselines/baselines.hpp"
 #include "cli/measure_options.hpp"
@@ -72,6 +73,16 @@ void EvalArgs::finish_replay() {
         "--replay: the replay judge python/cudal2/replay_judge.py was not found next to this executable (set "
         "CUDAL2_REPLAY_JUDGE=/path/to/replay_judge.py)");
   ev.judge_exe = judge.string();
+  // The replay judge's stand-in GPU time per job: checked here, where a bad value is one error
+  // line (the judge exited before answering, and the tuner could only say so).
+  if (const char* s = std::getenv("CUDAL2_REPLAY_JOB_SECONDS"); s && *s) {
+    const std::string text(s);
+    char* end = nullptr;
+    const double v = std::strtod(s, &end);
+    if (end == s || *end != '\0' || text.find_first_of("xX") != std::string::npos || !(v >= 0 && v <= 3600))
+      throw InputError(fmt::format("CUDAL2_REPLAY_JOB_SECONDS='{}': expected seconds from 0 to 3600",
+                                   text.size() > 40 ? text.substr(0, 40) + "..." : text));
+  }
   ::setenv("CUDAL2_REPLAY_DB", std::filesystem::absolute(replay).c_str(), 1);
 }
 

@@ -575,24 +575,30 @@ std::vector<CandidateOutcome> evaluate_candidates(const EvalRequest& req, EvalSi
       std::vector<size_t> usable_here;
       for (size_t i : on[si])
         if (usable[i]) usable_here.push_back(i);
-      // Tuners sharing the store take the work shape by shape (one claim each: the store's lock is
-      // taken once per shape, not per job).
-      const auto here = claimed(usable_here, req.shapes[si]);
-      for (size_t b = 0; b < here.size() && !stopping(); b += batch) {
-        const size_t e = std::min(here.size(), b + batch);
+      // Tuners sharing the store take the work job by job: a job's candidates are claimed just
+      // before it runs. (Claimed a shape at a time, tuners started together on a few shapes had
+      // little to share: four tuners on six shapes finished no sooner than one.)
+      size_t measured_here = 0;
+      for (size_t b = 0; b < usable_here.size() && !stopping(); b += batch) {
+        const std::vector<size_t> job(
+            usable_here.begin() + static_cast<std::ptrdiff_t>(b),
+            usable_here.begin() + static_cast<std::ptrdiff_t>(std::min(usable_here.size(), b + batch)));
+        const auto here = claimed(job, req.shapes[si]);
+        if (here.empty()) continue;
         std::vector<Pending*> cs;
-        std::vector<CandidateOutcome> part(e - b);
+        std::vector<CandidateOutcome> part(here.size());
         std::vector<CandidateOutcome*> ps;
-        for (size_t j = b; j < e; ++j) cs.push_back(&cands[here[j]]), ps.push_back(&part[j - b]);
+        for (size_t j = 0; j < here.size(); ++j) cs.push_back(&cands[here[j]]), ps.push_back(&part[j]);
         ev.evaluate(cs, ps, {req.shapes[si]});
-        for (size_t j = b; j < e; ++j) merge_outcome(out[here[j]], part[j - b]);
+        for (size_t j = 0; j < here.size(); ++j) merge_outcome(out[here[j]], part[j]);
+        measured_here += here.size();
       }
       ++shapes_done;
       if (req.progress) {
         const double el = std::chrono::duration<double>(Clock::now() - t0).count();
         const std::string lane = req.visible_devices.empty() ? "" : "[gpu " + req.visible_devices + "] ";
         std::fprintf(stderr, "%s[%zu/%zu] shapes measured (%zu candidate(s) on %s) | elapsed %.0fs, ETA %.0fs\n",
-                     lane.c_str(), shapes_done, req.shapes.size(), here.size(), req.shapes[si].str().c_str(), el,
+                     lane.c_str(), shapes_done, req.shapes.size(), measured_here, req.shapes[si].str().c_str(), el,
                      el * static_cast<double>(req.shapes.size() - shapes_done) / static_cast<double>(shapes_done));
       }
     }

@@ -98,12 +98,12 @@ struct EvalRequest {
   // Whose a fault, a wrong result or an implausible time is: the trusted canary, re-runs and
   // backoff of search/attribution.hpp (docs/threat-model.md, "Faults are attributed").
   attribution::Options attribution;
-  // Tuners sharing a store (store/claims.hpp): asked just before a shape's jobs (and before a failed
-  // build is recorded) with the specs it would measure there, true for each that is now this
-  // call's. Asked shape by shape, not for the whole request up front: tuners started together
-  // then take the work shape by shape between them (claimed up front, the first took everything
-  // and the others had nothing to do). Only with spec_shapes (as the tuner gives). Empty:
-  // everything is this call's.
+  // Tuners sharing a store (store/claims.hpp): asked just before each judge job (and before a
+  // failed build is recorded) with the specs it would measure, true for each that is now this
+  // call's. Asked job by job, not for the whole request up front: tuners started together then
+  // take the jobs between them (claimed up front, the first took everything and the others had
+  // nothing to do; claimed a shape at a time, a few shapes left most tuners idle). Only with
+  // spec_shapes (as the tuner gives). Empty: everything is this call's.
   std::function<std::vector<bool>(const std::vector<WorkItem>&)> claim;
   // Set (by SIGTERM): start no new judge job; what was not measured is not-run.
   const std::atomic<bool>* stop = nullptr;

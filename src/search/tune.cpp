@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <exception>
@@ -28,6 +29,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// How often a tuner whose remaining work other tuners hold looks whether it was measured or its
+// claimer died: short next to a judge job (seconds), long next to a claim (a transaction).
+constexpr double kClaimPollSeconds = 0.2;
+
 // The GPU name this run's results are found under (the store is keyed by device name; the devices
 // as the caller found them, TuneOptions::local): the local GPU's; on a machine without one (a
 // --judge that answers from recorded measurements) the one GPU the store holds results of, which
@@ -44,12 +49,21 @@ std::string stored_gpu_name(const std::string& db_path, const LocalGpus& local, 
   return gpus.empty() ? "unknown" : gpus.front();
 }
 
+// What plan_round left out of a round: the keys another live tuner holds (claimed, not measured
+// yet), and the (problem, spec) pairs another tuner has measured, which this tuner's policy has
+// not observed.
+struct Planned {
+  size_t held = 0;
+  std::vector<std::pair<Problem, KernelSpec>> measured_elsewhere;
+};
+
 // Keeps the round's spec candidates on the shapes still open in the store (store/claims.hpp): what
 // another tuner on the same store measures, or has measured, is left out. Nothing is claimed
 // here: the evaluation claims job by job (EvalRequest::claim), so that tuners started together
 // divide the round between them instead of the first claiming all of it.
-void plan_round(store::WorkClaims& claims, const std::string& gpu, Mode mode, Accum accum,
-                const std::vector<Shape>& all_shapes, std::vector<Proposal>& round) {
+Planned plan_round(store::WorkClaims& claims, const std::string& gpu, Mode mode, Accum accum,
+                   const std::vector<Shape>& all_shapes, std::vector<Proposal>& round) {
+  Planned planned;
   std::vector<store::WorkKey> keys;
   std::vector<std::pair<size_t, Shape>> at;  // key i -> (proposal, shape)
   for (size_t i = 0; i < round.size(); ++i) {
@@ -61,13 +75,17 @@ void plan_round(store::WorkClaims& claims, const std::string& gpu, Mode mode, Ac
       at.emplace_back(i, sh);
     }
   }
-  if (keys.empty()) return;
-  const auto got = claims.open(keys);
+  if (keys.empty()) return planned;
+  const auto got = claims.states(keys);
   std::vector<std::vector<Shape>> kept(round.size());
   std::vector<bool> is_spec(round.size(), false);
   for (size_t j = 0; j < keys.size(); ++j) {
-    is_spec[at[j].first] = true;
-    if (got[j]) kept[at[j].first].push_back(at[j].second);
+    const auto& [i, sh] = at[j];
+    is_spec[i] = true;
+    if (got[j] == store::WorkClaims::State::Open) kept[i].push_back(sh);
+    if (got[j] == store::WorkClaims::State::Held) ++planned.held;
+    if (got[j] == store::WorkClaims::State::Measured)
+      planned.measured_elsewhere.emplace_back(Problem{sh, round[i].spec.layout, accum}, round[i].spec);
   }
   std::vector<Proposal> out;
   for (size_t i = 0; i < round.size(); ++i) {
@@ -78,6 +96,13 @@ void plan_round(store::WorkClaims& claims, const std::string& gpu, Mode mode, Ac
     out.push_back(std::move(round[i]));
   }
   round = std::move(out);
+  return planned;
+}
+
+// Sleeps about `seconds`, waking early when the stop flag is set.
+void nap(double seconds, const std::atomic<bool>* stop) {
+  const auto until = Clock::now() + std::chrono::duration<double>(seconds);
+  while (Clock::now() < until && !(stop && stop->load())) std::this_thread::sleep_for(std::chrono::milliseconds(20));
 }
 
 std::string trim(const std::string& t) {
@@ -463,6 +488,8 @@ TuneResult run_tune(const TuneOptions& o) {
     }
     const auto t0 = Clock::now();
     int evaluated = 0;
+    bool announced = false;  // the first planned round's size is printed once
+    int replanned = 0;       // empty rounds in a row planned again after observing others' rows
     // Free-form sources a round had no room for (more problems than --round), per problem: each
     // cost a model call and is not proposed again, so it waits for the next round, and its problem
     // is not asked for more meanwhile. (Specs left out are simply proposed again.)
@@ -502,20 +529,46 @@ TuneResult run_tune(const TuneOptions& o) {
       // resumed 14-shape wgmma_swapab run spent its whole budget on the 7 shapes already done).
       for (auto& prop : round)
         if (prop.source.empty()) prop.shapes = wanted[prop.spec.text()];
-      plan_round(claims, claim_gpu, mode, o.accum, o.eval.shapes, round);
-      if (result.rounds == 0) {
+      const auto planned = plan_round(claims, claim_gpu, mode, o.accum, o.eval.shapes, round);
+      if (!planned.measured_elsewhere.empty()) {
+        // Another tuner measured these: the policy learns them from the store, as on a resume, and
+        // proposes other work next (with --round N, the first N proposals measured elsewhere
+        // made an empty round, and the tuner left with the rest of the space open).
+        const std::string stored_gpu = stored_gpu_name(o.db_path, o.local, ordinals.front());
+        const auto db = store::Store::open(o.db_path);
+        std::map<std::string, std::pair<Problem, std::vector<KernelSpec>>> by_problem;
+        for (const auto& [p, spec] : planned.measured_elsewhere) {
+          auto& entry =
+              by_problem.try_emplace(problem_key(p.shape, p.layout), p, std::vector<KernelSpec>{}).first->second;
+          entry.second.push_back(spec);
+        }
+        for (const auto& [key, ps] : by_problem)
+          policy->observe(stored_observations(db, stored_gpu, ps.first, mode, ps.second));
+      }
+      if (!announced) {
+        announced = true;
         result.first_round = round.size();
         if (o.progress)
           std::fprintf(stderr, "cudal2 tune: %zu of %zu candidate(s) left to evaluate on %zu shape(s)\n", round.size(),
                        all.size(), o.eval.shapes.size());
       }
-      if (round.empty()) break;
-      ++result.rounds;
       double deadline = 0;
       if (o.budget_minutes > 0) {
         deadline = o.budget_minutes - std::chrono::duration<double>(Clock::now() - t0).count() / 60.0;
         if (deadline <= 0) break;
       }
+      if (round.empty()) {
+        // Measured elsewhere and now observed: plan again once (a policy that proposes them anyway
+        // ends the run here, as an empty round always did).
+        if (planned.held == 0 && (planned.measured_elsewhere.empty() || ++replanned > 1)) break;
+        // Work other tuners hold is waited for, not left: if one of them dies with it, its claims
+        // lapse and this tuner takes the work over (it used to exit at once, and the work stayed
+        // undone until a resume).
+        if (planned.held > 0) nap(kClaimPollSeconds, o.stop);
+        continue;
+      }
+      replanned = 0;
+      ++result.rounds;
       if (o.progress && result.rounds > 1)
         std::fprintf(stderr, "cudal2 tune: round %d: %zu candidate(s), %.1f min elapsed\n", result.rounds, round.size(),
                      std::chrono::duration<double>(Clock::now() - t0).count() / 60.0);

@@ -38,12 +38,25 @@ WorkClaims::WorkClaims(const std::filesystem::path& path, std::int64_t owner_pid
   db_.exec("PRAGMA synchronous = NORMAL");
 }
 
-std::vector<bool> WorkClaims::claim(const std::vector<WorkKey>& keys) { return take(keys, true); }
+namespace {
 
-std::vector<bool> WorkClaims::open(const std::vector<WorkKey>& keys) { return take(keys, false); }
-
-std::vector<bool> WorkClaims::take(const std::vector<WorkKey>& keys, bool claim) {
+std::vector<bool> is_open(const std::vector<WorkClaims::State>& states) {
   std::vector<bool> out;
+  out.reserve(states.size());
+  for (const auto s : states) out.push_back(s == WorkClaims::State::Open);
+  return out;
+}
+
+}  // namespace
+
+std::vector<bool> WorkClaims::claim(const std::vector<WorkKey>& keys) { return is_open(take(keys, true)); }
+
+std::vector<WorkClaims::State> WorkClaims::states(const std::vector<WorkKey>& keys) { return take(keys, false); }
+
+std::vector<bool> WorkClaims::open(const std::vector<WorkKey>& keys) { return is_open(take(keys, false)); }
+
+std::vector<WorkClaims::State> WorkClaims::take(const std::vector<WorkKey>& keys, bool claim) {
+  std::vector<State> out;
   out.reserve(keys.size());
   sql::Transaction t(db_);
   // The GPU names a key without one (any GPU) is looked up under: every one the store holds.
@@ -62,7 +75,7 @@ std::vector<bool> WorkClaims::take(const std::vector<WorkKey>& keys, bool claim)
   };
   for (const auto& key : keys) {
     if (is_measured(key)) {
-      out.push_back(false);
+      out.push_back(State::Measured);
       continue;
     }
     sql::Stmt held(db_,
@@ -75,7 +88,7 @@ std::vector<bool> WorkClaims::take(const std::vector<WorkKey>& keys, bool claim)
       const bool mine = host == host_ && pid == pid_;
       const bool gone = (host == host_ && !process_alive(pid)) || held.real(2) > 12.0;
       if (!mine && !gone) {
-        out.push_back(false);
+        out.push_back(State::Held);
         continue;
       }
     }
@@ -85,7 +98,7 @@ std::vector<bool> WorkClaims::take(const std::vector<WorkKey>& keys, bool claim)
                 "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
           .bind_all(key.spec_hash, key.gpu, key.dtype, key.layout, key.m, key.n, key.k, key.mode, host_, pid_)
           .run();
-    out.push_back(true);
+    out.push_back(State::Open);
   }
   t.commit();
   return out;

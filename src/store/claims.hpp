@@ -31,12 +31,16 @@ class WorkClaims {
   // For each key, whether this process now holds it (it had no measurement and no live claim of
   // another process). One transaction.
   std::vector<bool> claim(const std::vector<WorkKey>& keys);
-  // For each key, whether claim() would give it now (not measured, no live claim of another
-  // process), without claiming anything: what a tuner plans its round from.
+  // Where a key stands, without claiming anything: what a tuner plans its round from. Held: another
+  // live process claimed it and has not measured it yet (a tuner waits for it rather than leave,
+  // so that work a claimer dies with is still done).
+  enum class State { Open, Measured, Held };
+  std::vector<State> states(const std::vector<WorkKey>& keys);
+  // For each key, whether claim() would give it now (states() is Open).
   std::vector<bool> open(const std::vector<WorkKey>& keys);
 
  private:
-  std::vector<bool> take(const std::vector<WorkKey>& keys, bool claim);
+  std::vector<State> take(const std::vector<WorkKey>& keys, bool claim);
   sql::Db db_;
   std::string host_;
   std::int64_t pid_;

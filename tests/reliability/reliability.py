@@ -31,6 +31,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 TOKEN = "reliability-token"
 SPEC = "tiny tn f32 tile=16x16x32 warps=1x1 kwarps=4 | splits=1"
+PACE_S = 0.5  # tuners section: a replayed judge job's stand-in GPU time
+HOLD_S = 2  # tuners section: how long the stand-in holder of claimed work lives
 SHAPES = ["64,64,64", "64,64,128", "64,64,256", "64,64,512", "64,64,1024", "64,64,2048"]
 
 
@@ -76,7 +78,14 @@ def short(text, n=160):
 class Env:
     def __init__(self, cli, work):
         self.cli, self.work = os.path.abspath(cli), work
-        self.env = dict(os.environ, CUDAL2_SERVE_TOKEN=TOKEN)
+        # `python3` for the replay judges (#!/usr/bin/env python3) is this interpreter: a version
+        # manager's shim (pyenv) took 0.2-0.5 s a judge, two judges a tuner, and the timings of
+        # tuners started together measured the shim.
+        os.makedirs(os.path.join(work, "bin"), exist_ok=True)
+        if not os.path.lexists(os.path.join(work, "bin", "python3")):
+            os.symlink(sys.executable, os.path.join(work, "bin", "python3"))
+        self.env = dict(os.environ, CUDAL2_SERVE_TOKEN=TOKEN,
+                        PATH=os.path.join(work, "bin") + os.pathsep + os.environ.get("PATH", ""))
         self.env.pop("CUDA_VISIBLE_DEVICES", None)
         self.replay = os.path.join(work, "replay.db")
         self.clean = None  # a finished tune's store (tuners section), used by stores and full-disk
@@ -410,6 +419,59 @@ def section_tuners(e):
         workers = measuring_processes(shared)
         s.check(workers >= 2, f"{n_tuners} tuners started together: the rows were measured by {workers} of them")
     s.notes.append("1/2/4 tuners together " + "/".join(f"{walls[k]:.1f}" for k in (1, 2, 4)) + " s")
+
+    # With GPU time to divide (each replay judge takes PACE_S a job, as each tuner on its own GPU
+    # would), 4 tuners started together finish in under half the wall time of one (claimed a shape
+    # at a time, 4 tuners on 6 shapes took as long as one).
+    paced = dict(env, CUDAL2_REPLAY_JOB_SECONDS=str(PACE_S))
+    pwalls = {}
+    for n_tuners in (1, 2, 4):
+        shared = e.path(f"paced{n_tuners}.db")
+        t_start = time.monotonic()
+        procs = [subprocess.Popen([e.cli] + e.tune_args(shared), env=paced, cwd=e.work, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE) for _ in range(n_tuners)]
+        errs = [p.communicate(timeout=240)[1] for p in procs]
+        pwalls[n_tuners] = time.monotonic() - t_start
+        codes = [p.returncode for p in procs]
+        n, dup = rows(shared)
+        s.check(all(c == 0 for c in codes) and n == want and dup == 0,
+                f"{n_tuners} paced tuners: exits {codes}, {n} rows (want {want}), {dup} measured twice: "
+                f"{short(b''.join(errs).decode(errors='replace'))}")
+    s.check(pwalls[4] < 0.5 * pwalls[1],
+            f"4 tuners started together took {pwalls[4]:.1f} s, one {pwalls[1]:.1f} s (want under half)")
+    s.notes.append(f"paced ({PACE_S} s a job) 1/2/4 tuners " + "/".join(f"{pwalls[k]:.1f}" for k in (1, 2, 4)) + " s")
+
+    # The stand-in GPU time is checked by the CLI: one error line, exit 2 (the judge exited before
+    # answering, and the tuner said only that, exit 1).
+    code, out, err, _ = e.tune(e.path("bad-pace.db"), env=dict(env, CUDAL2_REPLAY_JOB_SECONDS="soon"))
+    s.check(code == 2 and one_error_line(err) and "CUDAL2_REPLAY_JOB_SECONDS" in err,
+            f"CUDAL2_REPLAY_JOB_SECONDS=soon: exit {code} (want 2, one error line naming it): {short(err)}")
+
+    # Work another live tuner holds is waited for, and taken over when that tuner dies without
+    # measuring it (a late starter used to exit at once, and the work stayed undone). The holder
+    # is a stand-in: a process of this host whose claims on the last shape are written into the
+    # store; it dies after HOLD_S seconds.
+    held = e.path("held.db")
+    shutil.copyfile(clean, held)
+    holder = subprocess.Popen(["sleep", str(HOLD_S)])
+    reaper = threading.Thread(target=holder.wait)  # reaped at once: a zombie's pid still answers kill(pid, 0)
+    reaper.start()
+    c = sqlite3.connect(held)
+    last = [int(x) for x in SHAPES[-1].split(",")]
+    keys = c.execute("SELECT DISTINCT spec_hash, dtype, layout, m, n, k, mode FROM measurements WHERE m = ? AND n = ? "
+                     "AND k = ?", last).fetchall()
+    c.execute("DELETE FROM measurements")
+    c.execute("DELETE FROM claims")
+    c.executemany("INSERT INTO claims (spec_hash, gpu, dtype, layout, m, n, k, mode, host, pid) VALUES "
+                  "(?, '', ?, ?, ?, ?, ?, ?, ?, ?)", [k + (socket.gethostname(), holder.pid) for k in keys])
+    c.commit()
+    c.close()
+    code, out, err, secs = e.tune(held)
+    reaper.join()
+    n, dup = rows(held)
+    s.check(code == 0 and n == want and dup == 0,
+            f"a tuner whose last shape ({len(keys)} keys) another live tuner held, which died after {HOLD_S} s: exit "
+            f"{code} after {secs:.1f} s, {n} rows (want {want}), {dup} measured twice: {short(err[-300:])}")
 
     # SIGTERM to a tuner: it stops after the job in flight, finishes its run rows and exits 143;
     # the same command then resumes to exactly a clean run's rows.

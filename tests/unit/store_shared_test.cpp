@@ -112,6 +112,28 @@ TEST(WorkClaims, AMeasuredKeyIsNotClaimed) {
   EXPECT_EQ(mine.claim({any}), (std::vector<bool>{false}));
 }
 
+TEST(WorkClaims, StatesTellMeasuredFromHeldByALiveTuner) {
+  TempDir dir;
+  const auto path = dir / "s.db";
+  {
+    auto s = Store::open(path);
+    s.put_spec({"a", "tiny", "text of a", ""});
+    s.put_measurement(measured("a", 64));
+  }
+  const pid_t other = sleeper();
+  WorkClaims mine(path), theirs(path, other);
+  EXPECT_EQ(theirs.claim({key("a", 128)}), (std::vector<bool>{true}));
+  using S = WorkClaims::State;
+  const std::vector<WorkKey> keys{key("a", 64), key("a", 128), key("a", 256)};
+  // A tuner waits for held work (its holder may die with it) but not for measured work.
+  EXPECT_EQ(mine.states(keys), (std::vector<S>{S::Measured, S::Held, S::Open}));
+  kill(other, SIGKILL);
+  waitpid(other, nullptr, 0);
+  EXPECT_EQ(mine.states(keys), (std::vector<S>{S::Measured, S::Open, S::Open}));
+  // states() claims nothing: the other process can still take what is open.
+  EXPECT_EQ(mine.open(keys), (std::vector<bool>{false, true, true}));
+}
+
 TEST(StoreIntegrity, ADamagedIndexIsRefusedOnOpenNamingTheFile) {
   TempDir dir;
   // Under another name: a file is checked once per process, and this one was found intact when

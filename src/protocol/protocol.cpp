@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -598,23 +597,13 @@ RunnerRequest parse_runner_request(const json& j) {
   return parsing("runner request", [&] { return runner_request_of(j); });
 }
 
-int foreign_contexts_of(const json& answer) {
-  if (!answer.is_object()) return 0;
-  const auto it = answer.find("foreign_contexts");
-  if (it == answer.end()) return 0;
-  if (!it->is_number_integer() || it->get<int64_t>() < 0) return 1;
-  return static_cast<int>(std::min<int64_t>(it->get<int64_t>(), 1 << 20));
-}
-
-json to_json(const InitAnswer& a) { return {{"ok", true}, {"pid", a.pid}, {"context_watch", a.context_watch}}; }
+json to_json(const InitAnswer& a) { return {{"ok", true}, {"pid", a.pid}}; }
 json to_json(const TimeAnswer& a) { return {{"ok", true}, {"us", a.us}, {"calls", a.calls}}; }
 json to_json(const QueryAnswer& a) { return {{"ok", true}, {"refusal", a.refusal}, {"workspace", a.workspace}}; }
 json to_json(const TimerAnswer& a) { return {{"ok", true}, {"inner", a.inner}, {"graph_error", a.graph_error}}; }
 
 InitAnswer parse_init_answer(const json& j) {
-  return parsing_answer("init", j, [](const json& o) {
-    return InitAnswer{integer_of(field(o, "pid", ""), "pid"), str_or(o, "context_watch", "", "not reported")};
-  });
+  return parsing_answer("init", j, [](const json& o) { return InitAnswer{integer_of(field(o, "pid", ""), "pid")}; });
 }
 
 TimeAnswer parse_time_answer(const json& j, const char* op) {

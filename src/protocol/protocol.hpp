@@ -246,9 +246,6 @@ using RunnerRequest = std::variant<InitRequest, CalibrateRequest, LoadRequest, Q
 
 struct InitAnswer {
   std::int64_t pid = 0;  // the runner's pid in its own namespace (informational)
-  // "" when the driver reports every context the runner's process creates (runner/context_watch.hpp),
-  // else why not: its synchronisation then reaches only the contexts it sees on its stack.
-  std::string context_watch;
 };
 // calibrate, sample: microseconds per call, over `calls` calls.
 struct TimeAnswer {
@@ -270,9 +267,6 @@ RunnerRequest parse_runner_request(const nlohmann::json& j);
 std::string_view op_of(const RunnerRequest& r);  // "init", "calibrate", ...
 
 nlohmann::json to_json(const InitAnswer& a);
-// Any runner answer may carry `foreign_contexts`: CUDA contexts the candidate created (0 when absent;
-// a value that is not a non-negative integer counts as 1: the runner said something is wrong).
-int foreign_contexts_of(const nlohmann::json& answer);
 nlohmann::json to_json(const TimeAnswer& a);
 nlohmann::json to_json(const QueryAnswer& a);
 nlohmann::json to_json(const TimerAnswer& a);

@@ -8,8 +8,6 @@
 #include <type_traits>
 #include <vector>
 
-#include "runner/context_registry.hpp"
-
 namespace cudal2 {
 
 namespace {
@@ -20,7 +18,6 @@ struct Driver {
   CUresult (*push)(CUcontext) = nullptr;
   CUresult (*pop)(CUcontext*) = nullptr;
   CUresult (*sync)() = nullptr;
-  CUresult (*current)(CUcontext*) = nullptr;
   bool ok = false;
   Driver() {
     cudaDriverEntryPointQueryResult q{};
@@ -34,30 +31,19 @@ struct Driver {
     get("cuCtxPushCurrent", &push);
     get("cuCtxPopCurrent", &pop);
     get("cuCtxSynchronize", &sync);
-    get("cuCtxGetCurrent", &current);
     cudaGetLastError();
-    ok = push && pop && sync && current;
+    ok = push && pop && sync;
   }
 };
-
-Driver& driver() {
-  static Driver drv;
-  return drv;
-}
-
-std::set<void*>& own() {
-  static std::set<void*> s;
-  return s;
-}
 
 }  // namespace
 
 std::string sync_every_context() {
   if (const cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess)
     return fmt::format("cudaDeviceSynchronize: {}", cudaGetErrorString(e));
-  Driver& drv = driver();
+  static Driver drv;
+  static std::set<CUcontext> known;  // contexts seen on the stack at earlier answers
   if (!drv.ok) return "";
-  auto& registry = ContextRegistry::process();
   // The thread's stack, popped to the bottom and pushed back in its order.
   std::vector<CUcontext> stack;
   for (int i = 0; i < 64; ++i) {
@@ -66,35 +52,21 @@ std::string sync_every_context() {
     stack.push_back(c);
   }
   for (auto it = stack.rbegin(); it != stack.rend(); ++it) drv.push(*it);
-  for (CUcontext c : stack) registry.seen(c);
-  CUresult last = CUDA_SUCCESS;  // the first failure's code
-  ContextRegistry::Driver api;
-  api.push = [&](void* c) { return drv.push(static_cast<CUcontext>(c)) == CUDA_SUCCESS; };
-  api.sync = [&] {
+  known.insert(stack.begin(), stack.end());
+  std::string err;
+  for (auto it = known.begin(); it != known.end();) {
+    if (drv.push(*it) != CUDA_SUCCESS) {  // destroyed since
+      it = known.erase(it);
+      continue;
+    }
     const CUresult r = drv.sync();
-    if (last == CUDA_SUCCESS) last = r;
-    return r == CUDA_SUCCESS;
-  };
-  api.pop = [&] {
     CUcontext c = nullptr;
     drv.pop(&c);
-  };
-  std::string err = registry.sync_all(api);
-  if (!err.empty()) err += fmt::format(" ({})", static_cast<int>(last));
+    if (r != CUDA_SUCCESS && err.empty())
+      err = fmt::format("a context of this process failed to synchronise ({})", static_cast<int>(r));
+    ++it;
+  }
   return err;
-}
-
-void mark_own_contexts() {
-  Driver& drv = driver();
-  CUcontext c = nullptr;
-  if (drv.ok && drv.current(&c) == CUDA_SUCCESS && c) ContextRegistry::process().seen(c);
-  for (void* k : ContextRegistry::process().known()) own().insert(k);
-}
-
-int foreign_contexts() {
-  int n = 0;
-  for (void* k : ContextRegistry::process().known()) n += own().count(k) ? 0 : 1;
-  return n;
 }
 
 }  // namespace cudal2

@@ -21,7 +21,6 @@
 #include "measure/timing.hpp"
 #include "protocol/protocol.hpp"
 #include "runner/artifact.hpp"
-#include "runner/context_watch.hpp"
 #include "runner/contexts.hpp"
 #include "sandbox/sandbox.hpp"
 #include "sandbox/seccomp.hpp"
@@ -99,8 +98,6 @@ struct RunnerSide {
   json handle(const json& j) {
     const protocol::RunnerRequest req = protocol::parse_runner_request(j);
     if (const auto* r = std::get_if<protocol::InitRequest>(&req)) {
-      // Before the first context exists, so that the driver names every one this process makes.
-      const std::string watch = watch_context_creation();
       CUDAL2_CUDA(cudaSetDevice(0));
       CUDAL2_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
       // Everything the CUDA runtime starts lazily (IPC, graphs, events) starts now, before the
@@ -111,13 +108,12 @@ struct RunnerSide {
       if (!g.ok()) throw CudaError(g.error());
       g.replay_us(stream);
       unmap_all();
-      mark_own_contexts();
       // Trusted set-up is over; candidate code comes next: no sockets from here on.
       if (r->deny_sockets) {
         const std::string why = sandbox::deny_sockets();
         if (!why.empty()) throw std::runtime_error("the runner could not deny sockets: " + why);
       }
-      return to_json(protocol::InitAnswer{getpid(), watch});
+      return to_json(protocol::InitAnswer{getpid()});
     }
     if (const auto* r = std::get_if<protocol::CalibrateRequest>(&req)) {
       const unsigned long long ns = r->ns;
@@ -219,8 +215,6 @@ json answer(RunnerSide& side, const json& req) {
     // Work the candidate left on other streams or in other contexts finishes before the answer,
     // so the judge's clock sees it (runner/contexts.hpp).
     if (const std::string e = sync_every_context(); !e.empty()) resp = to_json(protocol::ErrorAnswer{e});
-    // A context the candidate made is said with every answer; the judge fails it (never honest).
-    if (const int n = foreign_contexts(); n > 0 && resp.value("ok", false)) resp["foreign_contexts"] = n;
   } catch (const std::exception& e) {
     resp = to_json(protocol::ErrorAnswer{e.what()});
   }

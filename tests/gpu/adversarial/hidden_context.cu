@@ -2,10 +2,9 @@
 // reach (the context is created through the driver API and popped again after every use).
 // Does: computes correctly on the timed stream; every call also leaves a 2 ms spin kernel running
 // in its private context (at most one at a time), so the GPU is still busy when the runner answers.
-// Caught as: timing-mismatch (the driver reports the context to the runner, which names it in its
-// answers and waits for it before answering: runner/contexts.hpp; without that watch, the judge's
-// probe finding the GPU busy after the answers) | gpu-disturbed (contention seen: never rewarded) |
-// wrong-result | inconsistent-time | implausible-time.
+// Caught as: timing-mismatch (the judge's probe finds the GPU busy after the runner's answers with
+// no other process on it) | gpu-disturbed (where NVML cannot tell whose the work is: never
+// rewarded) | wrong-result | inconsistent-time | implausible-time.
 #include <cuda.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>

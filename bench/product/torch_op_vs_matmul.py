@@ -14,6 +14,13 @@ R is chosen per shape so one sample takes about 1 ms of GPU time (1 for the larg
 sample is divided by R; warm-up before timing; the table shows medians over --reps samples and the
 speedup t(torch.matmul) / t(cudal2.mm) (> 1: cudal2 faster), geomeans per group and timer at the end.
 Each result is first checked against torch.matmul (relative Frobenius difference < 1e-3).
+
+Why these times are not the product's evaluator's (`cudal2 bench`, which has torch.matmul as its
+method `torch-matmul` for the kernel-level comparison): what is measured here is the PyTorch
+operator itself, Python's call through torch.ops into the library with PyTorch's allocator,
+streams and tensors, and nothing but a PyTorch process can time that. The rules are the
+evaluator's: CUDA events on the device, warm-up, the two sides interleaved in the same process on
+the same inputs, medians of many samples, every result checked first.
 """
 import argparse
 import csv

@@ -20,8 +20,8 @@ torch.ops.cudal2.linear), in the same interleaved rounds.
 
 Why these times are not the product's evaluator's (`cudal2 bench`, which has torch.matmul as its
 method `torch-matmul` for the kernel-level comparison): what is measured here is a model's
-forward pass with the operator inside it, Python's calls through torch.ops into the library with PyTorch's allocator,
-streams and tensors, and nothing but a PyTorch process can time that. The rules are the
+forward pass with the operator inside it, Python's calls through torch.ops into the library
+with PyTorch's allocator, streams and tensors, and nothing but a PyTorch process can time that. The rules are the
 evaluator's: CUDA events on the device, warm-up, the two sides interleaved in the same process on
 the same inputs, medians of many samples, every result checked first.
 """

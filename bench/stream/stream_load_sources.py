@@ -80,7 +80,7 @@ CUDAL2_EXPORT_KERNEL_ABI(K, "{text}")
 """
 
 
-def text(name, nt, mt, wr, wk, d, ctas, load, order):
+def text(nt, mt, wr, wk, d, ctas, load, order):
     ctas_s = f" ctas={ctas}" if ctas != 1 else ""
     return (f"stream tn f32 tile={8 * nt}x{16 * mt * wr}x64 warps=1x{wr} kwarps={wk} stages={d}{ctas_s} pdl=0 "
             f"load={load} order={order} (split rule)")
@@ -121,7 +121,7 @@ def main():
         path = os.path.join(a.outdir, f"stream-{name}-load{load}-order{order}.cu")
         with open(path, "w") as f:
             f.write(SOURCE.format(nt=nt, mt=mt, wr=wr, wk=wk, d=d, ctas=ctas, load=load, order=order,
-                                  text=text(name, nt, mt, wr, wk, d, ctas, load, order)))
+                                  text=text(nt, mt, wr, wk, d, ctas, load, order)))
         args.append(f"--source {path}")
     print(" ".join(args))
 

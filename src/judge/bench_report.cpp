@@ -148,14 +148,17 @@ void print_runtime_against_baselines(const BenchReport& r, const BenchOptions& o
           "%s), graph timer; > 1: the runtime is faster ==\n",
           r.gpu.c_str(), std::string(to_string(mode)).c_str(), f.name.c_str(), f.name.c_str());
       std::printf("%-22s %8s %8s %8s %8s %8s %7s\n", "baseline", "small", "skinny", "medium", "large", "all", "shapes");
+      // The runtime's time on each shape, once for every baseline's row.
+      std::vector<std::optional<double>> ours;
+      ours.reserve(r.shapes.size());
+      for (const auto& sr : r.shapes) ours.push_back(graph_median(sr, f.name, mode));
       auto row = [&](const std::string& label, auto&& baseline_us) {
         std::map<std::string, std::vector<double>> by;
-        for (const auto& sr : r.shapes) {
-          const auto ours = graph_median(sr, f.name, mode);
-          const std::optional<double> theirs = baseline_us(sr);
-          if (!ours || !theirs) continue;
-          by[std::string(to_string(classify(sr.shape)))].push_back(*theirs / *ours);
-          by["all"].push_back(*theirs / *ours);
+        for (size_t i = 0; i < r.shapes.size(); ++i) {
+          const std::optional<double> theirs = baseline_us(r.shapes[i]);
+          if (!ours[i] || !theirs) continue;
+          by[std::string(to_string(classify(r.shapes[i].shape)))].push_back(*theirs / *ours[i]);
+          by["all"].push_back(*theirs / *ours[i]);
         }
         std::printf("%-22s", label.c_str());
         for (const char* c : kClasses)

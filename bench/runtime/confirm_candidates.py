@@ -14,6 +14,12 @@ each layout's --top `cublaslt` specs by the export's score (time over the same j
 time, best measurement per spec; src/export/export.cpp). Only `cublaslt` specs: compiled kernels
 would need the JIT on the GPU machine, and where the runtime lost, cuBLASLt's own configurations
 are what confirmation is for.
+
+Transfer from another GPU (a new GPU's table seeded from an older one's): pass --table more than
+once (this GPU's table and the other GPU's), --compiled to list their compiled entries too (the
+confirmation job compiles them on the GPU machine; a table holds a few dozen distinct kernels), and
+--build runtime to order the shapes by one runtime build's rows only. --below above 1 lists every
+shape of the runs, furthest behind first.
 """
 import argparse
 import csv
@@ -27,7 +33,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from _analysis import load  # noqa: E402  (a bench CSV, .gz or not)
 
 
-def losing_shapes(paths, below):
+def losing_shapes(paths, below, only_build=None):
     t = defaultdict(dict)  # (m, n, k) -> method -> graph median
     for p in paths:
         for r in load(p):
@@ -37,10 +43,19 @@ def losing_shapes(paths, below):
     for shape, m in sorted(t.items()):
         at = min((m[x] for x in ("cublaslt-autotune-nn", "cublaslt-autotune-tn") if x in m), default=None)
         builds = {x.rsplit("-", 1)[0] for x in m if x.startswith("runtime")}
+        if only_build:
+            builds &= {only_build}
         worst = min((at / min(m[b + s] for s in ("-nn", "-tn") if b + s in m) for b in builds), default=None)
         if at and worst is not None and worst < below:
             out.append((worst, shape))
     return [s for _, s in sorted(out)]  # the furthest behind first: a time-limited run does those
+
+
+def measured_shapes(store_dir):
+    plain = os.path.join(store_dir, "measurements.csv")
+    with (open(plain, newline="") if os.path.exists(plain) else
+          gzip.open(plain + ".gz", "rt", newline="")) as f:
+        return {(int(r["m"]), int(r["n"]), int(r["k"])) for r in csv.DictReader(f) if r["status"] == "ok"}
 
 
 def runners_up(store_dirs, shapes, top):
@@ -73,27 +88,39 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runtime-csv", action="append", required=True, help="runtime bench CSV (repeatable)")
     ap.add_argument("--below", type=float, default=0.995)
-    ap.add_argument("--table", required=True)
+    ap.add_argument("--table", action="append", required=True,
+                    help="runtime table JSON (repeatable: each one's entry is listed, the first table's first)")
+    ap.add_argument("--compiled", action="store_true",
+                    help="list the tables' compiled entries too (not only cuBLASLt configurations)")
+    ap.add_argument("--build", default=None,
+                    help="order shapes by this runtime build only (e.g. runtime; default: the worst of all)")
     ap.add_argument("--store", action="append", default=[], help="store CSV folder (python/cudal2/store_csv.py; repeatable)")
     ap.add_argument("--top", type=int, default=4)
     ap.add_argument("--exclude", action="append", default=[], help="an earlier spec list: its shapes are left out")
+    ap.add_argument("--exclude-store", action="append", default=[],
+                    help="an earlier confirmation's store CSV folder: the shapes it measured are left out (resume)")
     a = ap.parse_args()
     done = set()
     for path in a.exclude:
         with open(path) as f:
             done |= {tuple(int(x) for x in line.split()[0].split(",")) for line in f if line.strip()}
-    shapes = [s for s in losing_shapes(a.runtime_csv, a.below) if s not in done]
-    with open(a.table) as f:
-        table = json.load(f)
-    entry = {(e["m"], e["n"], e["k"], e["layout"]): e["spec"] for e in table["entries"] if e["accum"] == "f32"}
+    for d in a.exclude_store:
+        done |= measured_shapes(d)
+    shapes = [s for s in losing_shapes(a.runtime_csv, a.below, a.build) if s not in done]
+    entries = defaultdict(list)  # (m, n, k, layout) -> the tables' specs, in --table order
+    for path in a.table:
+        with open(path) as f:
+            for e in json.load(f)["entries"]:
+                if e["accum"] == "f32" and (a.compiled or e["spec"].startswith("cublaslt ")):
+                    entries[(e["m"], e["n"], e["k"], e["layout"])].append(e["spec"])
     ups = runners_up(a.store, shapes, a.top)
     lines = 0
     for s in shapes:
         for lay in ("nn", "tn"):
             specs = []
-            if entry.get(s + (lay,), "").startswith("cublaslt "):
-                specs.append(entry[s + (lay,)])
-            specs += [x for x in ups.get(s + (lay,), []) if x not in specs]
+            for x in entries.get(s + (lay,), []) + ups.get(s + (lay,), []):
+                if x not in specs:
+                    specs.append(x)
             for x in specs:
                 print(f"{s[0]},{s[1]},{s[2]} {x}")
                 lines += 1

@@ -18,15 +18,12 @@ B=${BUILD:-build}
 full="$OUT/confirm-list.txt"
 grep -v '^#' "$list" | awk 'NF' > "$full"
 t0=$(date +%s)
-# the heuristic's suggestions, 8 (shape, layout) pairs at a time (each lt-space call asks cuBLASLt on the GPU)
-suggest() {
-  "$B/cudal2" lt-space --shape "$1" --layout "$2" --max 1 --details 2>/dev/null | grep '# heuristic #' | cut -f1 |
-    sed "s/^/$1 /"
-}
-export -f suggest
-export B
-cut -d' ' -f1 "$full" | awk '!seen[$0]++' | while read -r shape; do for l in ${LAYOUTS:-nn tn}; do echo "$shape $l"; done; done |
-  xargs -P 8 -n 2 bash -c 'suggest "$0" "$1"' >> "$full"
+# the heuristic's suggestions: one lt-space process per layout asks cuBLASLt on the GPU for every shape
+cut -d' ' -f1 "$full" | awk '!seen[$0]++' > "$OUT/confirm-shapes.txt"
+for l in ${LAYOUTS:-nn tn}; do
+  "$B/cudal2" lt-space --shapes "$OUT/confirm-shapes.txt" --layout "$l" --max 1 --details 2>/dev/null |
+    grep '# heuristic #' | cut -f1 >> "$full"
+done
 # shapes keep LIST's order (furthest behind first), each pair once; shape-only lines have done their part
 awk 'NF > 1 && !seen[$0]++' "$full" > "$full.tmp" && mv "$full.tmp" "$full"
 echo "confirm: $(wc -l < "$full") (shape, spec) pairs on $(cut -d' ' -f1 "$full" | sort -u | wc -l) shapes ($(( $(date +%s) - t0 ))s to list)"

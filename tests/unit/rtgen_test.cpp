@@ -25,6 +25,7 @@ namespace fs = std::filesystem;
 
 const std::string kLt = "cublaslt nn f32 algo=66 tile=12 stages=35 reduction=2 swizzle=1 custom=3 inner=0 cluster=2x1";
 const std::string kTiny = "tiny nn f32 tile=16x16x32 warps=1x1 kwarps=4";
+const std::string kTiny2 = "tiny nn f32 tile=16x16x32 warps=1x1 kwarps=2";
 
 using Outcome = cudal2::test_util::CommandOutcome;
 
@@ -138,23 +139,30 @@ TEST_F(RtgenTest, RefusesBadCublasLtKernels) {
 }
 
 // Two tables, one per GPU: both in table.cpp with their own arrays and kernel prefixes, each
-// table's GPU and compute capability ("cc" in the table, else 9.0), two kernel sources.
+// table's GPU and compute capability ("cc" in the table, else 9.0). A kernel both list is
+// compiled once: the second table calls the first one's functions; a kernel of its own gets its
+// own source.
 TEST_F(RtgenTest, SeveralTablesOnePerGpu) {
   auto h200 = table();
   h200["gpu"] = "NVIDIA H200";
   h200["cc"] = "9.0";
-  h200["kernels"] = {kTiny};
-  h200["entries"] = {entry(64, 64, 64, 0, kTiny + " | splits=1", 1.25)};
+  h200["kernels"] = {kTiny2, kTiny};
+  h200["entries"] = {entry(64, 64, 64, 0, kTiny2 + " | splits=1", 1.25),
+                     entry(64, 64, 128, 1, kTiny + " | splits=1", 2.0)};
   const auto o = rtgen(table(), {h200});
   ASSERT_EQ(o.code, 0) << o.output;
   EXPECT_NE(o.output.find("2 table(s)"), std::string::npos) << o.output;
   EXPECT_TRUE(fs::exists(dir_ / "gen" / "t0_k1.cu"));
   ASSERT_TRUE(fs::exists(dir_ / "gen" / "t1_k0.cu"));
+  EXPECT_FALSE(fs::exists(dir_ / "gen" / "t1_k1.cu"));  // kTiny: table 0's t0_k1.cu
   EXPECT_NE(slurp(dir_ / "gen" / "t1_k0.cu").find("#define cudal2_run cudal2_rt_t1_k0_run"), std::string::npos);
   const std::string t = slurp(dir_ / "gen" / "table.cpp");
-  EXPECT_NE(t.find("{\"NVIDIA H200\", \"more0.json\", 9, 0, kKernels1, 1, kEntries1, 1},"), std::string::npos) << t;
+  EXPECT_NE(t.find("{\"NVIDIA H200\", \"more0.json\", 9, 0, kKernels1, 2, kEntries1, 2},"), std::string::npos) << t;
   EXPECT_NE(t.find("const int kNumTables = 2;"), std::string::npos);
   EXPECT_NE(t.find("&cudal2_rt_t1_k0_run"), std::string::npos);
+  EXPECT_EQ(t.find("cudal2_rt_t1_k1_"), std::string::npos) << t;
+  const auto table1 = t.substr(t.find("const KernelInfo kKernels1[]"));
+  EXPECT_NE(table1.find("&cudal2_rt_t0_k1_run"), std::string::npos) << t;
   // A table whose compute capability is not MAJOR.MINOR is refused.
   h200["cc"] = "90";
   const auto bad = rtgen(table(), {h200});
@@ -163,8 +171,8 @@ TEST_F(RtgenTest, SeveralTablesOnePerGpu) {
 }
 
 // Two files of one GPU (a model's table listed before the grid's): one table, the first file's
-// entry wins a shape both have, the second file's kernels follow the first's (indices shifted)
-// and keep the names of their own file.
+// entry wins a shape both have, the second file's kernels follow the first's (indices shifted);
+// a kernel the first file lists too is the first file's (one source, one name).
 TEST_F(RtgenTest, TablesOfOneGpuMerge) {
   auto model = table();
   model["kernels"] = {kTiny};
@@ -174,7 +182,7 @@ TEST_F(RtgenTest, TablesOfOneGpuMerge) {
   ASSERT_EQ(o.code, 0) << o.output;
   EXPECT_NE(o.output.find("1 table(s) (table.json+more0.json)"), std::string::npos) << o.output;
   EXPECT_TRUE(fs::exists(dir_ / "gen" / "t0_k0.cu"));
-  EXPECT_TRUE(fs::exists(dir_ / "gen" / "t1_k1.cu"));
+  EXPECT_FALSE(fs::exists(dir_ / "gen" / "t1_k1.cu"));  // kTiny again: t0_k0.cu
   const std::string t = slurp(dir_ / "gen" / "table.cpp");
   EXPECT_NE(t.find("kKernels0, 3, kEntries0, 4},"), std::string::npos) << t;
   // 64x64x64 from the model's table (1.0 us), 64x64x256 from the grid's with kernel 0 -> 1.
@@ -182,7 +190,8 @@ TEST_F(RtgenTest, TablesOfOneGpuMerge) {
       << t;
   EXPECT_EQ(t.find("{0, 0, 64, 64, 64, 2,"), std::string::npos) << t;
   EXPECT_NE(t.find("{0, 0, 64, 64, 256, 1, 0, 1, 0, 3,"), std::string::npos) << t;
-  EXPECT_NE(t.find("&cudal2_rt_t1_k1_run"), std::string::npos) << t;
+  EXPECT_EQ(t.find("cudal2_rt_t1_k1_"), std::string::npos) << t;
+  EXPECT_NE(t.find("&cudal2_rt_t0_k0_run"), std::string::npos) << t;
 }
 
 }  // namespace

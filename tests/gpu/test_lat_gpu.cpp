@@ -171,7 +171,9 @@ void run_chain(const Artifact& art, const KernelSpec& spec, const Chain& ch, int
   CHAIN_CUDA(cudaStreamDestroy(s));
   CHAIN_CUDA(cudaFree(dA));
   CHAIN_CUDA(cudaFree(dB));
-  if (ws) CHAIN_CUDA(cudaFree(ws));
+  if (ws) {
+    CHAIN_CUDA(cudaFree(ws));
+  }
 
   auto b_at = [&](int64_t k, int64_t n) {
     return static_cast<double>(__half2float(ch.layout == Layout::TN ? hB[static_cast<size_t>(n * kn + k)]

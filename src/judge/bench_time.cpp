@@ -144,14 +144,11 @@ ShapeResult ShapeRun::result() {
     auto& mr = sr.methods[i];
     if (seen.empty()) continue;
     const FailureKind kind = kind_of_check(mr.first_failure().failure);
-    if (mr.status == Status::Ok) {
-      mr.reason = "the GPU was disturbed while it was measured: " + seen;
-    } else if (mr.status == Status::Failed && disturbance_can_cause(kind)) {
-      mr.reason = fmt::format("{} (would have been {}: {})", "the GPU was disturbed while it was measured: " + seen,
-                              to_string(kind), mr.first_failure().detail.substr(0, 400));
-    } else {
-      continue;
-    }
+    if (!recorded_as_disturbed(true, mr.status, kind)) continue;
+    mr.reason = mr.status == Status::Ok
+                    ? "the GPU was disturbed while it was measured: " + seen
+                    : fmt::format("{} (would have been {}: {})", "the GPU was disturbed while it was measured: " + seen,
+                                  to_string(kind), mr.first_failure().detail.substr(0, 400));
     mr.status = Status::GpuDisturbed;
   }
   // A method that failed while being timed keeps no times: nothing of it may be recorded as fast.

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace cudal2 {
 
 namespace {
@@ -34,6 +36,7 @@ struct Nvml::Api {
   int (*shutdown)() = nullptr;
   int (*by_bus_id)(const char*, void**) = nullptr;
   int (*procs)(void*, unsigned*, ProcessInfo*) = nullptr;
+  int (*graphics)(void*, unsigned*, ProcessInfo*) = nullptr;  // optional: a graphics context time-slices too
   int (*util)(void*, UtilSample*, unsigned*, unsigned long long) = nullptr;
   ~Api() {
     if (shutdown) shutdown();
@@ -53,6 +56,8 @@ std::unique_ptr<Nvml> Nvml::open(const std::string& pci_bus_id, std::string* why
   api->by_bus_id = reinterpret_cast<int (*)(const char*, void**)>(sym("nvmlDeviceGetHandleByPciBusId_v2"));
   api->procs =
       reinterpret_cast<int (*)(void*, unsigned*, ProcessInfo*)>(sym("nvmlDeviceGetComputeRunningProcesses_v3"));
+  api->graphics =
+      reinterpret_cast<int (*)(void*, unsigned*, ProcessInfo*)>(sym("nvmlDeviceGetGraphicsRunningProcesses_v3"));
   api->util = reinterpret_cast<int (*)(void*, UtilSample*, unsigned*, unsigned long long)>(
       sym("nvmlDeviceGetProcessUtilization"));
   if (!api->init || !api->by_bus_id || !api->procs || !api->util) {
@@ -75,21 +80,40 @@ std::unique_ptr<Nvml> Nvml::open(const std::string& pci_bus_id, std::string* why
 
 Nvml::~Nvml() = default;
 
-bool Nvml::processes(std::vector<GpuProcess>* out) const {
-  out->clear();
+namespace {
+
+// One of NVML's process lists, appended to out; false when NVML cannot say.
+bool list(int (*query)(void*, unsigned*, ProcessInfo*), void* device, std::vector<GpuProcess>* out) {
   std::vector<ProcessInfo> info(64);
   for (int tries = 0; tries < 3; ++tries) {
     auto n = static_cast<unsigned>(info.size());
-    const int e = api_->procs(device_, &n, info.data());
+    const int e = query(device, &n, info.data());
     if (e == kInsufficientSize) {
       info.resize(n + 16);
       continue;
     }
     if (e != kSuccess) return false;
-    for (unsigned i = 0; i < n; ++i) out->push_back({info[i].pid, info[i].usedGpuMemory});
+    for (unsigned i = 0; i < n && i < info.size(); ++i) out->push_back({info[i].pid, info[i].usedGpuMemory});
     return true;
   }
   return false;
+}
+
+}  // namespace
+
+bool Nvml::processes(std::vector<GpuProcess>* out) const {
+  out->clear();
+  if (!list(api_->procs, device_, out)) return false;
+  // Graphics contexts take time slices as compute ones do; a driver that cannot list them (a
+  // compute-only GPU answers "not supported") leaves the compute list as the answer.
+  if (api_->graphics) {
+    std::vector<GpuProcess> g;
+    if (list(api_->graphics, device_, &g))
+      for (const auto& p : g)
+        if (std::none_of(out->begin(), out->end(), [&](const GpuProcess& q) { return q.pid == p.pid; }))
+          out->push_back(p);
+  }
+  return true;
 }
 
 bool Nvml::utilization(unsigned long long since_us, std::vector<GpuUtilSample>* out) const {

@@ -29,7 +29,8 @@ class Nvml {
   ~Nvml();
   Nvml(const Nvml&) = delete;
   Nvml& operator=(const Nvml&) = delete;
-  // Processes with a compute context on the GPU; false when NVML cannot say.
+  // Processes with a compute (or, where NVML lists them, graphics) context on the GPU; false when
+  // NVML cannot say.
   bool processes(std::vector<GpuProcess>* out) const;
   // Per-process utilization samples stamped after since_us; false when NVML cannot say (a
   // virtualised GPU may not support it). No sample since then is true with an empty list.

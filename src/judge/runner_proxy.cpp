@@ -20,6 +20,7 @@
 
 #include "core/stats.hpp"
 #include "judge/clock_check.hpp"
+#include "judge/time_floor.hpp"
 #include "judge/contention.hpp"
 #include "judge/workspace_limit.hpp"
 #include "measure/checks.hpp"
@@ -406,21 +407,12 @@ void RemoteTimer::sample_single() {
 }
 
 CandidateFault RemoteTimer::defect(double floor_us) const {
-  for (auto t : kTimers) {
-    const auto& v = samples_[static_cast<int>(t)];
-    if (v.empty()) continue;
-    const double med = percentile(v, 50);
-    if (med < floor_us)
-      return {
-          FailureKind::ImplausibleTime,
-          fmt::format("{} median {:.3g} us is below the {:.3g} us the hardware allows", to_string(t), med, floor_us)};
-  }
-  // The fresh single call is a time the runner reports like any other: bounded by the same floor
-  // (the batch-vs-single test trusts it).
-  if (!single_.empty() && percentile(single_, 50) < floor_us)
-    return {FailureKind::ImplausibleTime,
-            fmt::format("single-call median {:.3g} us is below the {:.3g} us the hardware allows",
-                        percentile(single_, 50), floor_us)};
+  // Every timer's median and the fresh single call's (the batch-vs-single test trusts it).
+  std::vector<std::pair<std::string, std::vector<double>>> timers;
+  for (auto t : kTimers) timers.emplace_back(to_string(t), samples_[static_cast<int>(t)]);
+  if (const auto breach = below_floor(timers, single_, floor_us))
+    return {FailureKind::ImplausibleTime, fmt::format("{} median {:.3g} us is below the {:.3g} us the hardware allows",
+                                                      breach->what, breach->median_us, floor_us)};
   if (const auto found = excess_beyond(excess_by_, excess_, r_.margin_us())) {
     const double med = found->median_us;
     return {FailureKind::TimingMismatch,

@@ -14,4 +14,11 @@ constexpr bool disturbance_can_cause(FailureKind k) {
          k == FailureKind::InconsistentTime || k == FailureKind::TimingMismatch;
 }
 
+// Whether an untrusted method's result is recorded as gpu-disturbed: the judge saw another process
+// use the GPU while measuring it, and it passed (an ok measured beside a neighbour is not a clean
+// measurement: never rewarded) or failed in a way contention can cause. Anything else stands.
+constexpr bool recorded_as_disturbed(bool seen, Status status, FailureKind kind) {
+  return seen && (status == Status::Ok || (status == Status::Failed && disturbance_can_cause(kind)));
+}
+
 }  // namespace cudal2

@@ -2,6 +2,8 @@
 // views: what is clean, what is another process, what is the runner's own work.
 #include "judge/contention_rules.hpp"
 
+#include "protocol/contention.hpp"
+
 #include <gtest/gtest.h>
 
 #include <map>
@@ -75,6 +77,46 @@ TEST(ContentionRules, ARunnersChildInItsPidNamespaceIsOurs) {
   EXPECT_TRUE(descends_from(100, 100, parent_of));
   EXPECT_FALSE(descends_from(999, 100, parent_of));
   EXPECT_FALSE(descends_from(50, 100, parent_of));  // the judge's parent is not its descendant
+}
+
+// A fake process sampler: the NVML view the judge would see around each request of a shape.
+struct FakeSampler {
+  std::vector<NvmlView> views;
+  size_t next = 0;
+  NvmlView operator()() { return views.at(next++); }
+};
+
+// Whether the shape's measurement was seen disturbed: any request's check found another process.
+bool seen_disturbed(FakeSampler& sample, size_t requests) {
+  bool seen = false;
+  for (size_t i = 0; i < requests; ++i) {
+    const NvmlView v = sample();
+    seen = seen || classify("", foreign_use(v, kOurs), pids_comparable(v, 100), v, kOurs) == Finding::Foreign;
+  }
+  return seen;
+}
+
+TEST(ContentionRules, AMeasurementBesideAnotherProcessIsGpuDisturbedNeverTheCandidates) {
+  const auto ours_only = view({{100, 1}, {200, 1}}, std::vector<GpuUtilSample>{{200, 5, 90}});
+  const auto neighbour = view({{100, 1}, {200, 1}, {999, 1}}, std::vector<GpuUtilSample>{{999, 6, 60}});
+  FakeSampler clean{{ours_only, ours_only, ours_only}};
+  FakeSampler shared{{ours_only, neighbour, ours_only}};  // present for one request only
+  const bool alone = seen_disturbed(clean, 3), beside = seen_disturbed(shared, 3);
+  EXPECT_FALSE(alone);
+  EXPECT_TRUE(beside);
+  // Alone, every verdict stands.
+  EXPECT_FALSE(recorded_as_disturbed(alone, Status::Failed, FailureKind::TimingMismatch));
+  EXPECT_FALSE(recorded_as_disturbed(alone, Status::Ok, FailureKind::None));
+  // Beside a neighbour: an ok is not a clean measurement, and every verdict contention can cause
+  // (timing, a lost launch, a fault) is gpu-disturbed: measured again, never charged, never rewarded.
+  EXPECT_TRUE(recorded_as_disturbed(beside, Status::Ok, FailureKind::None));
+  for (auto k : {FailureKind::TimingMismatch, FailureKind::ImplausibleTime, FailureKind::InconsistentTime,
+                 FailureKind::WrongResult, FailureKind::IllegalAddress, FailureKind::CudaFatal})
+    EXPECT_TRUE(recorded_as_disturbed(beside, Status::Failed, k)) << to_string(k);
+  // What no neighbour causes stands: the candidate's.
+  for (auto k : {FailureKind::OutOfBounds, FailureKind::InputModified, FailureKind::HostThread, FailureKind::Hang})
+    EXPECT_FALSE(recorded_as_disturbed(beside, Status::Failed, k)) << to_string(k);
+  EXPECT_FALSE(recorded_as_disturbed(beside, Status::Unsupported, FailureKind::None));
 }
 
 }  // namespace

@@ -20,8 +20,8 @@
 
 #include "core/stats.hpp"
 #include "judge/clock_check.hpp"
-#include "judge/time_floor.hpp"
 #include "judge/contention.hpp"
+#include "judge/time_floor.hpp"
 #include "judge/workspace_limit.hpp"
 #include "measure/checks.hpp"
 #include "measure/device.hpp"

@@ -18,17 +18,13 @@ import math
 import os
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # bench/: _analysis
-from _analysis import roof_us, shape_class, store_csv  # noqa: E402
+from _analysis import roof_us, shape_class, spec_measurements  # noqa: E402
 
 
 def store_rows(path, timer, mode, families):
     """A store directory's ok measurements as the bench CSV's columns, autotune baselines as rows of their job."""
-    c = store_csv.load(path, ":memory:")
     rows = []
-    for family, text, rid, m, n, k, us, baselines in c.execute(
-            "SELECT s.family, s.text, x.id, x.m, x.n, x.k, x.median_us, x.baseline_json FROM measurements x "
-            "JOIN specs s ON s.hash = x.spec_hash WHERE x.status = 'ok' AND x.timer = ? AND x.mode = ?",
-            (timer, mode)):
+    for family, text, rid, m, n, k, us, baselines in spec_measurements(path, timer, mode):
         if families and family not in families:
             continue
         common = {"m": m, "n": n, "k": k, "seed": f"store-{rid}",  # one row and its own baselines make one job
@@ -39,7 +35,6 @@ def store_rows(path, timer, mode, families):
             t = b.get(mode, {}).get(timer, {}).get("median")
             if name.startswith("cublaslt-autotune") and t:
                 rows.append(dict(common, method=name, median_us=t, tflops="", roofline_pct="", details="{}"))
-    c.close()
     return rows
 
 

@@ -28,7 +28,7 @@ StoreError = store_csv.StoreError
 
 __all__ = ["CLASSES", "shape_class", "row_class", "load", "expand", "load_many", "gmean", "family",
            "best_of_layouts", "add_best_of_layouts", "times", "paired_ratios", "StoreError", "store_measurements",
-           "best_store_measurements", "offline_graph_rows", "best_spec_times", "llm_turns", "measurement_counts",
+           "best_store_measurements", "offline_graph_rows", "best_spec_times", "spec_measurements", "llm_turns", "measurement_counts",
            "compute_us", "memory_us", "roof_us", "write_rows"]
 
 CLASSES = ["small", "skinny", "medium", "large"]
@@ -200,6 +200,14 @@ def best_spec_times(path):
     return _query(path, "SELECT s.family, s.text, m.m, m.n, m.k, m.layout, MIN(m.median_us) FROM measurements m "
                   "JOIN specs s ON s.hash = m.spec_hash WHERE m.mode = 'offline' AND m.timer = 'graph' "
                   "AND m.status = 'ok' GROUP BY s.hash, m.m, m.n, m.k")
+
+
+def spec_measurements(path, timer, mode):
+    """Every ok measurement of one timer and mode with its spec, oldest first, as tuples (family,
+    spec text, measurement id, m, n, k, median_us, baseline_json)."""
+    return _query(path, "SELECT s.family, s.text, x.id, x.m, x.n, x.k, x.median_us, x.baseline_json FROM measurements x "
+                  "JOIN specs s ON s.hash = x.spec_hash WHERE x.status = 'ok' AND x.timer = ? AND x.mode = ? "
+                  "ORDER BY x.id", (timer, mode))
 
 
 def llm_turns(path):

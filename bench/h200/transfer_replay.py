@@ -11,11 +11,13 @@ within 2% of the problem's best recorded time, and the geometric mean over probl
   transfer  the H100 table's entry (tables/h100-f32.json) first when the space holds it, then the
             cold order below (the H100 entry not repeated);
   rl-warm   `cudal2 tune --search rl` with a policy trained (replay) on the H100 cuBLASLt-space
-            grid store, one run over all 422 shapes with `--round 0 --per-problem 1`
-            (docs/rl-policy.md, "The whole grid in one run"): each round gives every problem one
-            evaluation, the first is the policy's zero-shot pick, later ones learn from the H200
-            results of every shape so far. `cudal2 suggest --candidates` gives the zero-shot pick
-            alone (zero-shot.csv);
+            grid store's other 578 shapes (--train-shapes says why not all), one run over all 422
+            shapes with `--round 0 --per-problem 1` (docs/rl-policy.md, "The whole grid in one
+            run"): each round gives every problem one evaluation, the first is the policy's
+            zero-shot pick, later ones learn from the H200 results of every shape so far.
+            `cudal2 suggest --candidates` gives the zero-shot pick alone (zero-shot.csv).
+            rl-warm-per-shape: bench/rl/evaluate_policy_replay.py's search (a fresh copy of the
+            policy per shape, one spec a round) on a sample of --per-shape shapes;
   rl-cold   the same run with no policy file (an untrained policy);
   heuristic cuBLASLt's heuristic top-1 first (inferred as replay_judge.py does), then the rest of
             the space in a seeded random order (the heuristic's ranking of the others is not recorded);
@@ -25,9 +27,9 @@ puts the transfer candidates (H100 and old H200 entries, H100 runners-up) first,
 a copy of the store whose rows are shuffled (--list-seed): the judge lists top-1 first, then that
 shuffle, and nothing of the recorded order leaks the H100's choice into the cold starts.
 
-GPU time (assumed, stated in the README): --eval-s seconds per evaluation (the confirmation: ~1.1 s
-a shape for ~18 candidates) and --job-s seconds per judge job (one job per shape per round: its
-baselines and launch): evaluations * eval_s + (shape, round) jobs * job_s.
+GPU time (assumed, stated in the README): the confirmation timed ~18 candidates and 4 baselines
+in ~1.1 s a shape, one job; --eval-s (0.05 s) per evaluation and --job-s (0.2 s: the job's 4
+baselines) per judge job, one job per shape per round, give 18 * 0.05 + 0.2 = 1.1 s for such a job.
 
   python3 python/cudal2/store_csv.py import bench/results/h100/grid-cublaslt/store /tmp/xr/h100grid.db
   python3 python/cudal2/store_csv.py import bench/results/h200/transfer/store1 /tmp/xr/h200.db
@@ -152,10 +154,15 @@ def main():
     ap.add_argument("--h200", required=True, help="SQLite store of the H200 transfer confirmation (store1)")
     ap.add_argument("--table", default=os.path.join(ROOT, "tables", "h100-f32.json"))
     ap.add_argument("--train-round", type=int, default=64)
+    # A policy's observations are keyed by problem (shape, layout, accum), not by GPU: trained on the
+    # same shapes, the H200 run takes every spec the H100 measured there as measured, skips them and
+    # skips the zero-shot pick (src/search/rl_policy.cpp, propose). "all" shows that; "others" (the
+    # default) trains on the H100 shapes the H200 store does not hold.
+    ap.add_argument("--train-shapes", choices=("others", "all"), default="others")
     ap.add_argument("--seeds", default="1,2,3,4,5", help="seeds of the static random orders")
     ap.add_argument("--list-seed", type=int, default=1, help="shuffle of the store the rl runs' judge lists")
-    ap.add_argument("--eval-s", type=float, default=1.1 / 18, help="assumed GPU seconds per evaluation")
-    ap.add_argument("--job-s", type=float, default=0.25, help="assumed GPU seconds per judge job (shape x round)")
+    ap.add_argument("--eval-s", type=float, default=0.05, help="assumed GPU seconds per evaluation")
+    ap.add_argument("--job-s", type=float, default=0.2, help="assumed GPU seconds per judge job (shape x round)")
     ap.add_argument("--stages", default="train,zero,search,report")
     ap.add_argument("--searches", default="rl-warm,rl-cold,rl-warm-per-shape", help="the search stage's runs")
     ap.add_argument("--per-shape", type=int, default=40, help="rl-warm-per-shape: shapes in its sample")
@@ -172,9 +179,11 @@ def main():
     policy = os.path.join(a.work, "h100-policy.json")
     listed = os.path.join(a.work, "h200-listed.db")
 
-    if "train" in stages:  # the H100 policy: every spec of every shape of the H100 grid store
-        h100 = sqlite3.connect(a.h100)
-        shapes = sorted(h100.execute("SELECT DISTINCT m, n, k FROM measurements"))
+    if "train" in stages:  # the H100 policy: every spec of the H100 grid store's shapes (not the H200's: below)
+        shapes = sorted(sqlite3.connect(a.h100).execute("SELECT DISTINCT m, n, k FROM measurements"))
+        if a.train_shapes == "others":
+            h200 = set(sqlite3.connect(a.h200).execute("SELECT DISTINCT m, n, k FROM measurements"))
+            shapes = [s for s in shapes if s not in h200]
         with open(os.path.join(a.work, "h100-shapes.txt"), "w") as f:
             f.writelines(f"{m},{n},{k}\n" for m, n, k in shapes)
         for f in (policy, os.path.join(a.work, "h100-train.db")):

@@ -21,7 +21,8 @@ within 2% of the problem's best recorded time, and the geometric mean over probl
   rl-cold   the same run with no policy file (an untrained policy);
   heuristic cuBLASLt's heuristic top-1 first (inferred as replay_judge.py does), then the rest of
             the space in a seeded random order (the heuristic's ranking of the others is not recorded);
-  random    the space in a seeded random order.
+  random    the space in a seeded random order;
+  transfer-then-rl-cold  computed from rl-cold's run, not a run: the H100 entry moved first.
 Static orders (transfer, heuristic, random) are averaged over --seeds. The store's recorded order
 puts the transfer candidates (H100 and old H200 entries, H100 runners-up) first, so the rl runs see
 a copy of the store whose rows are shuffled (--list-seed): the judge lists top-1 first, then that
@@ -265,6 +266,10 @@ def main():
             if os.path.exists(db):
                 o = rows_in_order(db)
                 orders[name] = [{p: o.get(p, []) for p in space}]
+        if "rl-cold" in orders:  # computed, not a run: rl-cold's order with the H100 entry moved first
+            cold = orders["rl-cold"][0]
+            orders["transfer-then-rl-cold"] = [{p: ([h100_entry[p]] if h100_entry.get(p) in space[p] else []) +
+                                                [h for h in cold[p] if h != h100_entry.get(p)] for p in space}]
         orders["heuristic"] = [{p: cold_order(space[p], top1[p], s) for p in space} for s in seeds]
         orders["random"] = []
         for s in seeds:

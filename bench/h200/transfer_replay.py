@@ -104,13 +104,15 @@ def metrics(runs, space, best, a):
     for o in runs:
         evp = {p: evals(o, space, best, p) for p in space}
         ev = list(evp.values())
+        # gmean leaves out the zeros: problems with nothing measured yet (counted in unmeasured_problems)
         g = {r: gmean([after(o[p], space[p], best[p], r) for p in space])
              for r in range(1, max(map(len, space.values())) + 1)}
-        rt = min(r for r in g if g[r] >= 1 / 1.02)  # the table's geomean within 2% of the final
+        rt = min((r for r in g if g[r] >= 1 / 1.02), default=len(g) + 1)  # the table's geomean within 2%
         got = {"evals_mean": statistics.mean(ev), "evals_median": statistics.median(ev),
                "first_within_2pct": sum(e == 1 for e in ev) / len(ev), "all_within_2pct_evals": max(ev),
                **{f"gmean_after_{r}": g[r] for r in ROUNDS},
                **{f"within_2pct_after_{r}": sum(e <= r for e in ev) / len(ev) for r in ROUNDS},
+               "unmeasured_problems": sum(1 for p in space if not any(h in space[p] for h in o[p])),
                "evals_table_within_2pct": rt,
                "gpu_min_table_within_2pct": gpu_seconds({p: min(rt, len(space[p])) for p in space}, a) / 60,
                # each problem stopped as soon as it is within 2% (an oracle: a tuner cannot know)

@@ -43,13 +43,14 @@ import json
 import os
 import random
 import shutil
-import sqlite3
 import statistics
 import sys
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 sys.path.insert(0, os.path.join(ROOT, "bench", "rl"))
 from evaluate_policy_replay import BASELINES, Replay, evals_to_within, gmean, rows_in_order, run  # noqa: E402
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from _analysis import measured_shapes, store_csv  # noqa: E402
 
 ROUNDS = (1, 2, 3, 4, 6, 8)
 
@@ -60,16 +61,7 @@ def shuffled_copy(src, dst, seed):
         if os.path.exists(f):
             os.remove(f)
     shutil.copy(src, dst)
-    con = sqlite3.connect(dst)
-    cols = [r[1] for r in con.execute("PRAGMA table_info(measurements)")]
-    rows = con.execute(f"SELECT {','.join(cols)} FROM measurements ORDER BY id").fetchall()
-    random.Random(seed).shuffle(rows)
-    i = cols.index("id")
-    rows = [r[:i] + (n + 1,) + r[i + 1:] for n, r in enumerate(rows)]
-    con.execute("DELETE FROM measurements")
-    con.executemany(f"INSERT INTO measurements ({','.join(cols)}) VALUES ({','.join('?' * len(cols))})", rows)
-    con.commit()
-    con.close()
+    store_csv.shuffle_measurements(dst, seed)
 
 
 def cold_order(space, top1, seed):
@@ -183,9 +175,9 @@ def main():
     listed = os.path.join(a.work, "h200-listed.db")
 
     if "train" in stages:  # the H100 policy: every spec of the H100 grid store's shapes (not the H200's: below)
-        shapes = sorted(sqlite3.connect(a.h100).execute("SELECT DISTINCT m, n, k FROM measurements"))
+        shapes = measured_shapes(a.h100)
         if a.train_shapes == "others":
-            h200 = set(sqlite3.connect(a.h200).execute("SELECT DISTINCT m, n, k FROM measurements"))
+            h200 = set(measured_shapes(a.h200))
             shapes = [s for s in shapes if s not in h200]
         with open(os.path.join(a.work, "h100-shapes.txt"), "w") as f:
             f.writelines(f"{m},{n},{k}\n" for m, n, k in shapes)
@@ -203,7 +195,7 @@ def main():
         shuffled_copy(a.h200, listed, a.list_seed)
     replay = Replay(listed)
     env = dict(os.environ, CUDAL2_REPLAY_DB=os.path.abspath(listed))
-    shapes = sorted(tuple(r) for r in replay.con.execute("SELECT DISTINCT m, n, k FROM measurements"))
+    shapes = measured_shapes(listed)
     with open(os.path.join(a.out, "h200-shapes.txt"), "w") as f:
         f.write("# the H200 transfer confirmation's shapes (bench/results/h200/transfer/store1)\n")
         f.writelines(f"{m},{n},{k}\n" for m, n, k in shapes)

@@ -28,7 +28,7 @@ StoreError = store_csv.StoreError
 
 __all__ = ["CLASSES", "shape_class", "row_class", "load", "expand", "load_many", "gmean", "family",
            "best_of_layouts", "add_best_of_layouts", "times", "paired_ratios", "StoreError", "store_measurements",
-           "best_store_measurements", "offline_graph_rows", "best_spec_times", "spec_measurements", "llm_turns", "measurement_counts",
+           "best_store_measurements", "offline_graph_rows", "best_spec_times", "spec_measurements", "measured_shapes", "llm_turns", "measurement_counts",
            "compute_us", "memory_us", "roof_us", "write_rows"]
 
 CLASSES = ["small", "skinny", "medium", "large"]
@@ -208,6 +208,11 @@ def spec_measurements(path, timer, mode):
     return _query(path, "SELECT s.family, s.text, x.id, x.m, x.n, x.k, x.median_us, x.baseline_json FROM measurements x "
                   "JOIN specs s ON s.hash = x.spec_hash WHERE x.status = 'ok' AND x.timer = ? AND x.mode = ? "
                   "ORDER BY x.id", (timer, mode))
+
+
+def measured_shapes(path):
+    """The distinct (m, n, k) the store holds measurements of, sorted."""
+    return sorted(tuple(r) for r in _query(path, "SELECT DISTINCT m, n, k FROM measurements"))
 
 
 def llm_turns(path):

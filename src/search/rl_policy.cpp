@@ -488,13 +488,19 @@ struct RlPolicy::Impl {
 
   // Remembers the observation (for the policy file), masks its spec for its problem (and for
   // every problem when it failed to compile), and unless masks_only learns from an ok one (once
-  // it is known whether the spec is its problem's heuristic top-1).
-  void learn(const Record& r, const KernelSpec* given, bool masks_only = false) {
-    // The loop replays the store's rows on start, which a loaded policy file already holds:
-    // learning a measurement twice would make the model overconfident.
-    if (!known.insert(fmt::format("{}|{}|{}|{:.17g}", problem_key(r.problem), r.spec_text, r.status, r.target)).second)
-      return;
-    records.push_back(r);
+  // it is known whether the spec is its problem's heuristic top-1). measured_here: the measurement
+  // is this run's (the loop's results, the store's rows it replays on start), not a policy file's:
+  // a file may come from another GPU (a new GPU's search warm-started from an older one's), whose
+  // measurements teach the model but do not make a spec measured here. Compile failures mask
+  // everywhere either way: they do not depend on the GPU.
+  void learn(const Record& r, const KernelSpec* given, bool masks_only = false, bool measured_here = true) {
+    // The loop replays the store's rows on start, which a loaded policy file may already hold:
+    // learning a measurement twice would make the model overconfident, so a known one only marks
+    // its spec measured here.
+    const bool fresh =
+        known.insert(fmt::format("{}|{}|{}|{:.17g}", problem_key(r.problem), r.spec_text, r.status, r.target)).second;
+    if (!fresh && !measured_here) return;
+    if (fresh) records.push_back(r);
     KernelSpec parsed;
     if (!given) {
       try {
@@ -505,7 +511,8 @@ struct RlPolicy::Impl {
     }
     const KernelSpec& spec = given ? *given : parsed;
     const std::string hash = spec.hash();
-    seen[problem_key(r.problem)].insert(hash);
+    if (measured_here) seen[problem_key(r.problem)].insert(hash);
+    if (!fresh) return;
     if (r.status != "ok") {
       if (is_compile_failure(r.status)) broken.insert(hash);
       return;
@@ -910,8 +917,9 @@ void RlPolicy::load(const std::string& path) {
       rec.target = rec.status == "ok" ? r.at("target").get<double>() : 0.0;
       // Version 1 files predate the rank feature: their observations count as not the top-1.
       if (rec.status == "ok") rec.top1 = version < 2 ? 0 : r.value("top1", -1);
-      // reinforce's weights already hold what these taught: only its masks are rebuilt.
-      impl->learn(rec, nullptr, !replay);
+      // reinforce's weights already hold what these taught: only its masks are rebuilt. Not
+      // measured here: the store of the run that loads the file says what is.
+      impl->learn(rec, nullptr, !replay, false);
     }
     if (j.contains("zero_shot")) {
       const json& z = j["zero_shot"];

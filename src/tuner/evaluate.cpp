@@ -1,4 +1,4 @@
-#include "search/evaluate.hpp"
+#include "tuner/evaluate.hpp"
 
 #include <unistd.h>
 
@@ -120,7 +120,7 @@ class Evaluator {
 
   // Evaluates cands (all compiled ok) on shapes, writing their outcomes. A candidate whose verdict
   // a disturbed GPU can cause (a fault, a wrong result, an implausible time) is attributed before
-  // anything is recorded (search/attribution.hpp): the trusted canary, re-runs alone in a fresh
+  // anything is recorded (tuner/attribution.hpp): the trusted canary, re-runs alone in a fresh
   // runner, backoff; what stands is recorded, or nothing when the GPU stayed disturbed.
   void evaluate(std::vector<Pending*> cands, std::vector<CandidateOutcome*> outs, const std::vector<Shape>& shapes) {
     const auto job = run_job(cands, shapes);
@@ -247,7 +247,7 @@ class Evaluator {
       t.detail = fmt::format("{}: the judge's answer has no result for {}", to_string(t.outcome), name);
     } else if (!t.outcome.failed() && !disturbed.empty()) {
       // A shape measured while another process used the GPU: the whole run is measured again
-      // (search/attribution.hpp), none of it recorded.
+      // (tuner/attribution.hpp), none of it recorded.
       t.outcome = Status::GpuDisturbed;
       t.detail = disturbed;
     } else if (!t.outcome.failed()) {

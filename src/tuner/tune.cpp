@@ -1,4 +1,4 @@
-#include "search/tune.hpp"
+#include "tuner/tune.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -16,14 +16,18 @@
 #include <thread>
 #include <utility>
 
-#include "search/lt_space.hpp"
-#include "search/record.hpp"
 #include "search/reward.hpp"
 #include "search/space.hpp"
 #include "store/claims.hpp"
 #include "store/store.hpp"
+#include "tuner/lt_space.hpp"
+#include "tuner/record.hpp"
 
-namespace cudal2::search {
+namespace cudal2::tuner {
+
+using search::Observation;
+using search::ProblemSpace;
+using search::Proposal;
 
 namespace {
 
@@ -172,7 +176,7 @@ std::vector<Observation> stored_observations(const store::Store& db, const std::
     o.baseline_us = best_baseline_us(r.baseline_json);
     // A stored word this build does not know counts as an error (docs/tuning.md, "Reward").
     const Outcome status = parse_outcome(r.status).value_or(Outcome(FailureKind::Error));
-    const auto rw = r.reward ? r.reward : reward({status, o.time_us, o.baseline_us, r.rel_err, 0});
+    const auto rw = r.reward ? r.reward : search::reward({status, o.time_us, o.baseline_us, r.rel_err, 0});
     o.reward = rw.value_or(0);
     out.push_back(std::move(o));
   }
@@ -202,7 +206,7 @@ std::vector<Observation> observations_of(const Proposal& prop, const CandidateOu
     const auto s = co.score.find(key);
     o.reward = s != co.score.end()
                    ? s->second
-                   : reward({status, o.time_us, o.baseline_us, std::nullopt, prop.source.size()}).value_or(0);
+                   : search::reward({status, o.time_us, o.baseline_us, std::nullopt, prop.source.size()}).value_or(0);
     out.push_back(std::move(o));
   }
   return out;
@@ -366,7 +370,7 @@ std::string visible_device_of(int ordinal) {
 }
 
 std::optional<double> score_measurement(const ScoreInput& in) {
-  return reward({in.status, in.time_us, in.baseline_us, in.rel_err, in.source_bytes});
+  return search::reward({in.status, in.time_us, in.baseline_us, in.rel_err, in.source_bytes});
 }
 
 std::vector<std::pair<Shape, std::vector<KernelSpec>>> top_candidates(const std::string& db_path,
@@ -391,13 +395,13 @@ std::vector<std::pair<Shape, std::vector<KernelSpec>>> top_candidates(const std:
 
 TuneResult run_tune(const TuneOptions& o) {
   // Everything that can be refused is refused before the GPU is touched.
-  auto policy = make_policy(o.search, o.policy);
+  auto policy = search::make_policy(o.search, o.policy);
   if (o.families.empty()) throw InputError("--families names no kernel family");
   // A listed space (@FILE) is the run's whole space, cublaslt specs included; otherwise cublaslt's
   // space is asked of a judge per problem (below) and the other families' is enumerated here.
   const bool listed = o.space.starts_with("@");
   ProblemSpace space;
-  space.common = search_space(listed ? o.families : shape_independent(o.families), o.space, o.accum);
+  space.common = search::search_space(listed ? o.families : search::shape_independent(o.families), o.space, o.accum);
   if (o.final_top > 0 && o.final_csv.empty()) throw InputError("--final-top needs --final-csv FILE");
   if (o.budget < 0) throw InputError("--budget must be 0 (no limit) or positive");
   if (o.per_problem < 0) throw InputError("--per-problem must be 0 (as --round) or positive");
@@ -423,11 +427,11 @@ TuneResult run_tune(const TuneOptions& o) {
                           o.local.names.at(static_cast<size_t>(d))));
   }
   // One problem's own space: cuBLASLt's neighbourhood of its heuristic.
-  if (needs_gpu_space(o.families) && !o.skip_search && !listed) {
+  if (search::needs_gpu_space(o.families) && !o.skip_search && !listed) {
     // cuBLASLt answers for the GPU in use: ask a judge (the process that owns the device).
     for (auto& [p, specs] : judge_lt_space(o.eval.judge_exe, o.eval.shapes, o.layouts, o.accum, o.lt_max,
                                            o.eval.job_overhead_s + o.eval.timeout_s))
-      space.per_problem[problem_key(p.shape, p.layout)] = std::move(specs);
+      space.per_problem[search::problem_key(p.shape, p.layout)] = std::move(specs);
   }
   const auto all = space.all();
   std::map<std::string, size_t> space_index;
@@ -538,8 +542,8 @@ TuneResult run_tune(const TuneOptions& o) {
         const auto db = store::Store::open(o.db_path);
         std::map<std::string, std::pair<Problem, std::vector<KernelSpec>>> by_problem;
         for (const auto& [p, spec] : planned.measured_elsewhere) {
-          auto& entry =
-              by_problem.try_emplace(problem_key(p.shape, p.layout), p, std::vector<KernelSpec>{}).first->second;
+          auto& entry = by_problem.try_emplace(search::problem_key(p.shape, p.layout), p, std::vector<KernelSpec>{})
+                            .first->second;
           entry.second.push_back(spec);
         }
         for (const auto& [key, ps] : by_problem)
@@ -667,4 +671,4 @@ void print_tune_summary(const TuneResult& r) {
               per_min(n, r.search_seconds) / static_cast<double>(std::max<size_t>(1, r.lanes.size())));
 }
 
-}  // namespace cudal2::search
+}  // namespace cudal2::tuner

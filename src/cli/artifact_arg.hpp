@@ -5,7 +5,7 @@
 // Without SPEC the artifact runs like a free-form source (eval's --layout and --accum).
 #include <string>
 
-#include "search/evaluate.hpp"
+#include "tuner/evaluate.hpp"
 
 namespace cudal2::cli {
 

@@ -11,7 +11,7 @@
 #include "cli/spec_list.hpp"
 #include "core/input_file.hpp"
 #include "measure/device.hpp"
-#include "search/record.hpp"
+#include "tuner/record.hpp"
 
 namespace cudal2::cli {
 
@@ -68,7 +68,7 @@ Run add_eval(CLI::App& cmd, const Context& ctx) {
       throw InputError("eval needs --spec TEXT, --source FILE or --artifact PATH.so");
     if (!a->e.replaying()) require_gpu();
     ev.local_gpu = local_gpus().first_name();
-    const auto outcomes = search::evaluate_and_record(ev, a->e.db_path);
+    const auto outcomes = tuner::evaluate_and_record(ev, a->e.db_path);
     print_outcomes(outcomes);
     return 0;
   };

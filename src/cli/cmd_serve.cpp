@@ -13,9 +13,9 @@
 #include "cli/command.hpp"
 #include "core/problem.hpp"
 #include "measure/device.hpp"
-#include "search/tune.hpp"
 #include "serve/serve.hpp"
 #include "serve/signals.hpp"
+#include "tuner/tune.hpp"
 
 namespace cudal2::cli {
 
@@ -27,7 +27,7 @@ using serve::StopOnSignal;
 Run add_serve(CLI::App& app, const Context&) {
   auto opt = std::make_shared<ServeOptions>();
   auto gopt = std::make_shared<GpuEvalOptions>();
-  gopt->score = search::score_measurement;  // the reward of every answer and stored row
+  gopt->score = tuner::score_measurement;  // the reward of every answer and stored row
   auto token_env = std::make_shared<std::string>("CUDAL2_SERVE_TOKEN");
   // Signed, so that a negative value is refused instead of wrapping around to a huge one.
   auto max_body = std::make_shared<std::int64_t>(static_cast<std::int64_t>(opt->max_body_bytes));

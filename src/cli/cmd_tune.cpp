@@ -20,8 +20,8 @@
 #include "llm/policy.hpp"
 #include "measure/device.hpp"
 #include "search/policy.hpp"
-#include "search/tune.hpp"
 #include "serve/signals.hpp"
+#include "tuner/tune.hpp"
 
 namespace cudal2::cli {
 
@@ -116,7 +116,7 @@ Run add_tune(CLI::App& cmd, const Context& ctx) {
         throw InputError(fmt::format("--policy-file '{}' is not a regular file", pf));
       }
     }
-    search::TuneOptions to;
+    tuner::TuneOptions to;
     to.eval = a->e.ev;
     to.db_path = a->e.db_path;
     to.search = a->search;
@@ -162,8 +162,8 @@ Run add_tune(CLI::App& cmd, const Context& ctx) {
       std::fprintf(stderr, "cudal2 tune: stopping after the judge job in flight (again to stop at once)\n");
     });
     to.stop = &stop;
-    const auto result = search::run_tune(to);
-    search::print_tune_summary(result);
+    const auto result = tuner::run_tune(to);
+    tuner::print_tune_summary(result);
     if (result.stopped) {
       std::fprintf(stderr,
                    "cudal2 tune: stopped by a signal; what was measured is stored: run the same command to "

@@ -14,8 +14,8 @@
 #include "cli/python_script.hpp"
 #include "cli/store_arg.hpp"
 #include "core/atomic_file.hpp"
-#include "search/tune.hpp"
 #include "store/reader.hpp"
+#include "tuner/tune.hpp"
 
 namespace cudal2::cli {
 
@@ -109,7 +109,7 @@ void EvalArgs::finish(const std::string& command_line) {
     if (!is_baseline(b))
       throw InputError(fmt::format("unknown baseline '{}' (known: {})", b, fmt::join(baseline_names(), ", ")));
   ev.command_line = command_line;
-  ev.score = search::score_measurement;  // the reward column of every stored row
+  ev.score = tuner::score_measurement;  // the reward column of every stored row
 }
 
 }  // namespace cudal2::cli

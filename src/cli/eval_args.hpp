@@ -4,7 +4,7 @@
 #include <string>
 
 #include "cli/shape_args.hpp"
-#include "search/evaluate.hpp"
+#include "tuner/evaluate.hpp"
 
 namespace CLI {
 class App;
@@ -15,7 +15,7 @@ namespace cudal2::cli {
 
 struct EvalArgs {
   EvalRequest ev;
-  std::string db_path = "cudal2.db";  // where eval and tune record (search/record.hpp)
+  std::string db_path = "cudal2.db";  // where eval and tune record (tuner/record.hpp)
   std::string mode = "offline";
   std::string timers = "graph,eager,host";
   std::string baselines = "cublas-nn,cublas-tn,cublaslt-autotune-nn,cublaslt-autotune-tn";

@@ -6,7 +6,7 @@
 // teardown caused, a lost context), an output is wrong (a launch lost without an error), the
 // launches are implausibly fast, or they are held up for a large share of the window (another
 // context is taking the GPU's time slices: a neighbour's hung kernel before it is killed).
-// search/attribution.hpp decides what a disturbed canary means for a candidate.
+// tuner/attribution.hpp decides what a disturbed canary means for a candidate.
 #include "protocol/protocol.hpp"
 
 namespace cudal2 {

@@ -4,7 +4,7 @@
 // every timing verdict (another context's time slices land inside or around the timed work). The
 // judge records such a verdict as gpu-disturbed when it saw the GPU used by someone else while the
 // candidate was measured (judge/contention.hpp); attribution asks the canary about the rest
-// (search/attribution.hpp). C++17: beside protocol/outcome.hpp.
+// (tuner/attribution.hpp). C++17: beside protocol/outcome.hpp.
 #include "protocol/outcome.hpp"
 
 namespace cudal2 {

@@ -27,7 +27,7 @@ enum class Status : std::uint8_t {
   NotCapturable,  // "not-capturable": a row of an ok method that this timer could not time
   NotRun,         // "not-run": a candidate the budget left unmeasured
   // "gpu-disturbed": not measured, because the GPU itself was disturbed (a trusted canary failed
-  // while the candidate was evaluated: search/attribution.hpp). Not the candidate's fault: no
+  // while the candidate was evaluated: tuner/attribution.hpp). Not the candidate's fault: no
   // reward, no stored row; a later run measures it again.
   GpuDisturbed,
 };

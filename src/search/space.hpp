@@ -2,7 +2,7 @@
 // What the tuner may propose: each family's valid specs for a problem. Families whose space does
 // not depend on the GPU or the shape come from codegen's enumeration; the cublaslt family's space
 // is cuBLASLt's answer on this GPU for each shape, which only a process with a CUDA context can
-// give, so the caller passes it in (run_tune asks the eval judge: search/evaluate.hpp,
+// give, so the caller passes it in (run_tune asks the eval judge: tuner/evaluate.hpp,
 // judge_lt_space).
 #include <map>
 #include <string>

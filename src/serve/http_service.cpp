@@ -10,10 +10,10 @@
 #include <fmt/format.h>
 
 #include "measure/device.hpp"
-#include "search/evaluate.hpp"
-#include "search/record.hpp"
 #include "serve/bounded_server.hpp"
 #include "serve/connections.hpp"
+#include "tuner/evaluate.hpp"
+#include "tuner/record.hpp"
 
 namespace cudal2::serve {
 
@@ -418,7 +418,7 @@ EvalFn gpu_eval(const GpuEvalOptions& opt) {
     req.local_gpu = gpu_available() ? query_gpu(0).name : "unknown";
     // One GPU per worker: the judge inherits CUDA_VISIBLE_DEVICES (serve sets nothing here; run one
     // `cudal2 serve --workers 1` per GPU with CUDA_VISIBLE_DEVICES set, or extend EvalRequest).
-    const auto outcomes = search::evaluate_and_record(req, opt.db_path);
+    const auto outcomes = tuner::evaluate_and_record(req, opt.db_path);
     const CandidateOutcome& o = outcomes.at(0);
     const std::string status(to_string(o.status));  // the outcome's word (protocol/outcome.hpp)
     nlohmann::json results = nlohmann::json::array();

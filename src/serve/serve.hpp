@@ -142,7 +142,7 @@ class Server {
 
 // The evaluation behind `cudal2 serve` on a GPU: evaluate_candidates with the source as a
 // free-form candidate (offline mode, graph timer, the cuBLAS and cuBLASLt auto-tuning baselines of
-// the job's layout), recorded in the store at db_path (search::evaluate_and_record); score (may be
+// the job's layout), recorded in the store at db_path (tuner::evaluate_and_record); score (may be
 // empty) is the reward function.
 struct GpuEvalOptions {
   std::string db_path = "serve.db";

@@ -29,9 +29,9 @@
 #include <vector>
 
 #include "measure/device.hpp"
-#include "search/evaluate.hpp"
-#include "search/record.hpp"
 #include "test_paths.hpp"
+#include "tuner/evaluate.hpp"
+#include "tuner/record.hpp"
 
 namespace cudal2 {
 namespace {
@@ -206,7 +206,7 @@ TEST(Adversarial, EveryClassIsCaughtAndNothingEscapes) {
   req.timeout_s = 10;
   req.job_overhead_s = 30;
   req.batch = 4;
-  const auto out = search::evaluate_and_record(req, (work / "adv.db").string());
+  const auto out = tuner::evaluate_and_record(req, (work / "adv.db").string());
 
   // Side effects first, and clean up whatever got through so a failure leaves no litter.
   for (const auto& p : escapes) {

@@ -10,10 +10,10 @@
 #include <sstream>
 
 #include "measure/device.hpp"
-#include "search/evaluate.hpp"
-#include "search/record.hpp"
 #include "store/store.hpp"
 #include "test_paths.hpp"
+#include "tuner/evaluate.hpp"
+#include "tuner/record.hpp"
 
 namespace cudal2 {
 namespace {
@@ -43,7 +43,7 @@ TEST(Candidates, FailuresAreRecordedAndTheRunGoesOn) {
   req.timeout_s = 10;
   req.job_overhead_s = 30;
   req.batch = 5;  // all in one job: the fault kills it, and the retry one by one finds who did it
-  const auto out = search::evaluate_and_record(req, db_path);
+  const auto out = tuner::evaluate_and_record(req, db_path);
   ASSERT_EQ(out.size(), 5u);
   EXPECT_EQ(out[0].status, FailureKind::IllegalAddress) << out[0].detail;
   // A fault is recorded only once a fresh runner reproduced it.

@@ -1,4 +1,4 @@
-// Faults are attributed, not assumed (search/attribution.hpp): an honest candidate evaluated while
+// Faults are attributed, not assumed (tuner/attribution.hpp): an honest candidate evaluated while
 // another process's hanging candidates are killed on the same GPU (their runners' contexts torn
 // down under it) is never recorded with a verdict of its own making: no fault, no wrong result, no
 // implausible time. It is ok (perhaps after a transient fault or a disturbed canary: the re-run's
@@ -22,9 +22,9 @@
 #include <vector>
 
 #include "measure/device.hpp"
-#include "search/evaluate.hpp"
-#include "search/record.hpp"
 #include "test_paths.hpp"
+#include "tuner/evaluate.hpp"
+#include "tuner/record.hpp"
 
 namespace cudal2 {
 namespace {
@@ -91,7 +91,7 @@ TEST(FaultAttribution, NeighboursKilledHangsAreNotTheHonestCandidatesFaults) {
     req.judge_exe = cli;
     req.timeout_s = 30;
     req.job_overhead_s = 60;
-    const auto out = search::evaluate_and_record(req, (work / "honest.db").string());
+    const auto out = tuner::evaluate_and_record(req, (work / "honest.db").string());
     ASSERT_EQ(out.size(), 1u);
     const Outcome& st = out[0].status;
     EXPECT_TRUE(st == Status::Ok || st == Status::GpuDisturbed) << "run " << run << ": " << st << ": " << out[0].detail;

@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "measure/device.hpp"
-#include "search/evaluate.hpp"
-#include "search/record.hpp"
 #include "test_paths.hpp"
+#include "tuner/evaluate.hpp"
+#include "tuner/record.hpp"
 
 namespace cudal2 {
 namespace {
@@ -71,7 +71,7 @@ TEST(Memoization, EveryVariantFailsOrTakesHonestTime) {
   req.timeout_s = 30;
   req.job_overhead_s = 60;
   req.batch = 8;
-  const auto out = search::evaluate_and_record(req, (work / "memo.db").string());
+  const auto out = tuner::evaluate_and_record(req, (work / "memo.db").string());
   ASSERT_EQ(out.size(), all.size() + 2);
   const auto& honest = out[all.size()];
   ASSERT_EQ(honest.status, Status::Ok) << "the honest twin: " << honest.detail;

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "cli/artifact_arg.hpp"
-#include "search/evaluate.hpp"
+#include "tuner/evaluate.hpp"
 
 namespace cudal2 {
 namespace {

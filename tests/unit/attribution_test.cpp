@@ -1,6 +1,6 @@
-// Fault attribution (search/attribution.hpp) driven by a scripted candidate and canary: which
+// Fault attribution (tuner/attribution.hpp) driven by a scripted candidate and canary: which
 // verdict stands, how often each is asked, and how long it waits.
-#include "search/attribution.hpp"
+#include "tuner/attribution.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// Faults are attributed, not assumed (search/attribution.hpp, wired into evaluate_candidates): a
+// Faults are attributed, not assumed (tuner/attribution.hpp, wired into evaluate_candidates): a
 // candidate whose runner (or judge) faulted is evaluated again in a fresh job before anything is
 // recorded; a fault that does not come back is transient and the re-run's measurement stands, one
 // that comes back with the trusted canary healthy before and after it is the candidate's; a wrong
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "search/evaluate.hpp"
+#include "tuner/evaluate.hpp"
 
 namespace cudal2 {
 namespace {

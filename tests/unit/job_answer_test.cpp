@@ -12,8 +12,8 @@
 #include "codegen/family.hpp"
 #include "codegen/family_cublaslt.hpp"
 #include "protocol/protocol.hpp"
-#include "search/evaluate.hpp"
-#include "search/record.hpp"
+#include "tuner/evaluate.hpp"
+#include "tuner/record.hpp"
 
 namespace cudal2 {
 namespace {
@@ -148,7 +148,7 @@ extern "C" int cudal2_run(const cudal2_gemm_args*, void*, char*, size_t) { retur
     req.timeout_s = timeout_s;
     req.job_overhead_s = timeout_s;
     req.progress = false;
-    const auto out = search::evaluate_and_record(req, (dir_ / "t.db").string());
+    const auto out = tuner::evaluate_and_record(req, (dir_ / "t.db").string());
     EXPECT_EQ(out.size(), 1u);
     return out.empty() ? CandidateOutcome{} : out[0];
   }
@@ -212,7 +212,7 @@ TEST_F(FakeJudge, SpecsOfOneShapeAreMeasuredOnThatShapeAlone) {
   req.spec_shapes = {{{64, 64, 64}, {128, 64, 64}}, {{128, 64, 64}, {256, 64, 64}}};
   req.judge_exe = script("logs.sh", "printf '%s\\n' \"$line\" >> '" + log.string() + "'; exit 3");
   req.timeout_s = 5, req.job_overhead_s = 5, req.progress = false;
-  const auto out = search::evaluate_and_record(req, (dir_ / "t.db").string());
+  const auto out = tuner::evaluate_and_record(req, (dir_ / "t.db").string());
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].status, FailureKind::Exited);
   EXPECT_EQ(out[1].status, FailureKind::Exited);
@@ -231,9 +231,9 @@ TEST_F(FakeJudge, SpecsOfOneShapeAreMeasuredOnThatShapeAlone) {
     for (const auto& c : j["candidates"]) EXPECT_EQ(c["artifact"], "") << c;
   for (const auto& o : out) EXPECT_EQ(o.compile_seconds, 0.0);
   req.spec_shapes = {{}};  // one entry for two specs
-  EXPECT_THROW(search::evaluate_and_record(req, (dir_ / "t.db").string()), InputError);
+  EXPECT_THROW(tuner::evaluate_and_record(req, (dir_ / "t.db").string()), InputError);
   req.spec_shapes = {{}, {{512, 64, 64}}};  // not a shape of the request
-  EXPECT_THROW(search::evaluate_and_record(req, (dir_ / "t.db").string()), InputError);
+  EXPECT_THROW(tuner::evaluate_and_record(req, (dir_ / "t.db").string()), InputError);
 }
 
 // Every record evaluate_candidates hands its sink, kept in memory in the order it came.

@@ -14,9 +14,9 @@
 #include "llm/prompt.hpp"
 #include "llm/records.hpp"
 #include "llm_test_server.hpp"
-#include "search/tune.hpp"
 #include "store/store.hpp"
 #include "temp_dir.hpp"
+#include "tuner/tune.hpp"
 
 namespace fs = std::filesystem;
 using namespace cudal2;
@@ -478,7 +478,7 @@ for line in sys.stdin:
   fs::permissions(judge, fs::perms::owner_all);
   ScriptedServer srv({Step{200, fenced(variant("one"))}, Step{200, fenced(variant("two"))},
                       Step{200, fenced(variant("three"))}, Step{200, fenced(variant("four"))}});
-  search::TuneOptions o;
+  tuner::TuneOptions o;
   o.eval.shapes = {{64, 64, 64}};
   o.eval.timers = {true, false, false};
   o.eval.baselines = {"cublas-nn"};
@@ -493,7 +493,7 @@ for line in sys.stdin:
   o.budget = 3;
   o.progress = false;
   o.check_gpu = false;
-  const auto r = search::run_tune(o);
+  const auto r = tuner::run_tune(o);
   EXPECT_EQ(r.outcomes.size(), 3u);
   Records rec(o.db_path);
   int pending = 0, measured = 0;

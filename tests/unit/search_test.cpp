@@ -1,5 +1,6 @@
-// The search (src/search/): policies, the reward, the spaces of the wgmma and cublaslt families,
-// the judge's lt-space op seen from the parent, and the store's reward column (CPU only).
+// The search (src/search/) and the tuner (src/tuner/): policies, the reward, the spaces of the wgmma
+// and cublaslt families, the judge's lt-space op seen from the parent, the store sink and reward
+// column, and run_tune end to end against scripted judges (CPU only).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -13,19 +14,23 @@
 #include <span>
 
 #include "codegen/family_cublaslt.hpp"
-#include "search/evaluate.hpp"
-#include "search/lt_space.hpp"
 #include "search/policy.hpp"
-#include "search/record.hpp"
 #include "search/reward.hpp"
 #include "search/space.hpp"
-#include "search/tune.hpp"
 #include "store/schema.hpp"
 #include "store/store.hpp"
 #include "temp_dir.hpp"
+#include "tuner/evaluate.hpp"
+#include "tuner/lt_space.hpp"
+#include "tuner/record.hpp"
+#include "tuner/tune.hpp"
 
 namespace cudal2::search {
 namespace {
+
+using tuner::measurement_row;
+using tuner::score_measurement;
+using tuner::StoreSink;
 
 std::vector<KernelSpec> mma_space(Layout l) {
   std::vector<KernelSpec> out;
@@ -319,7 +324,7 @@ TEST(StoreReward, NewColumnRoundTripsAndOldStoresMigrate) {
   std::filesystem::remove_all(dir);
 }
 
-// The loop's sink (search/record.hpp): each of eval's records is one row at once, under the run
+// The loop's sink (tuner/record.hpp): each of eval's records is one row at once, under the run
 // the sink began; the run is finished only when asked.
 TEST(StoreSink, WritesEachRecordAsItsRowUnderItsRun) {
   const auto dir = std::filesystem::temp_directory_path() / ("cudal2_sink_" + std::to_string(getpid()));
@@ -383,6 +388,11 @@ TEST(StoreSink, WritesEachRecordAsItsRowUnderItsRun) {
 
 namespace cudal2::search {
 namespace {
+
+using tuner::parse_gpus;
+using tuner::run_tune;
+using tuner::TuneOptions;
+using tuner::visible_device_of;
 
 // The scripted judges' answer to an eval job `req` (Python, inside their loop over stdin):
 // candidate i takes 10 + i us, every baseline 12 us.

@@ -1,6 +1,6 @@
-#include "search/record.hpp"
+#include "tuner/record.hpp"
 
-namespace cudal2::search {
+namespace cudal2::tuner {
 
 store::SpecRow spec_row(const SpecRecord& s) {
   store::SpecRow r;
@@ -62,4 +62,4 @@ std::vector<CandidateOutcome> evaluate_and_record(const EvalRequest& req, const 
   return out;
 }
 
-}  // namespace cudal2::search
+}  // namespace cudal2::tuner

@@ -1,7 +1,7 @@
 #pragma once
 // The tuning loop, `cudal2 tune`: for the requested shapes, rounds of
-//   policy.propose -> codegen -> jit -> evaluate (search/evaluate.hpp: the judge in a child process) -> reward -> store
-//   (search/record.hpp: the evaluation's records written as they arrive) -> policy.observe
+//   policy.propose -> codegen -> jit -> evaluate (tuner/evaluate.hpp: the judge in a child process) -> reward -> store
+//   (tuner/record.hpp: the evaluation's records written as they arrive) -> policy.observe
 // until the policy has nothing left, the budget (candidates or minutes) is spent; then, on
 // request, a final measurement of each shape's fastest specs against the baselines. Resumable:
 // the store's measurements are given to the policy before the first round, so a rerun of the same
@@ -12,20 +12,20 @@
 #include <vector>
 
 #include "core/local_gpus.hpp"
-#include "search/evaluate.hpp"
 #include "search/policy.hpp"
+#include "tuner/evaluate.hpp"
 
-namespace cudal2::search {
+namespace cudal2::tuner {
 
 struct TuneOptions {
   // Shapes, modes, timers, reps, baselines, batch, judge: how each round is evaluated.
   // Its specs, free sources, deadline and score are set by the loop.
   EvalRequest eval;
-  // The results store: every evaluation's records are written there (search/record.hpp), and a
+  // The results store: every evaluation's records are written there (tuner/record.hpp), and a
   // rerun resumes from what it holds.
   std::string db_path = "cudal2.db";
   std::string search = "exhaustive";  // a name in policy_names()
-  PolicyOptions policy;
+  search::PolicyOptions policy;
   std::vector<std::string> families{"sm90_cutlass"};
   std::string space = "full";  // full or core (docs/tuning.md)
   Accum accum = Accum::F32;
@@ -108,4 +108,4 @@ void print_tune_summary(const std::vector<CandidateOutcome>& outcomes);
 // The same, then candidates per minute per GPU lane and over the whole search.
 void print_tune_summary(const TuneResult& result);
 
-}  // namespace cudal2::search
+}  // namespace cudal2::tuner

@@ -2,7 +2,7 @@
 // Evaluating kernel candidates: the job a judge process runs (load artifacts, verify and time
 // them against the baselines in one bench, on the same inputs), and the parent side that
 // compiles, sends jobs to a sandboxed judge, attributes failures, and hands every record to the
-// caller's sink (search/sink.hpp) as it arrives. eval/ never opens the store.
+// caller's sink (tuner/sink.hpp) as it arrives. The evaluation never opens the store.
 #include <atomic>
 #include <functional>
 #include <map>
@@ -15,14 +15,14 @@
 #include "core/problem.hpp"
 #include "protocol/modes.hpp"
 #include "protocol/outcome.hpp"
-#include "search/attribution.hpp"
-#include "search/sink.hpp"
+#include "tuner/attribution.hpp"
+#include "tuner/sink.hpp"
 
 namespace cudal2 {
 
 // What happened to a candidate is an Outcome (protocol/outcome.hpp), recorded as the measurement's
 // status: ok, unsupported (refused every shape), not-run, gpu-disturbed (not measured: the GPU
-// itself was disturbed, search/attribution.hpp), or a failure kind: compile-error,
+// itself was disturbed, tuner/attribution.hpp), or a failure kind: compile-error,
 // compile-timeout, wrong-result, out-of-bounds (a guard band changed), illegal-address /
 // device-assert / illegal-instruction / cuda-fatal (the context was poisoned), crash (the judge
 // died by a signal), hang (killed after the timeout), exited, protocol-error, error (anything
@@ -92,11 +92,11 @@ struct EvalRequest {
   std::string visible_devices;
   // The GPU the rows this side writes itself are stored under (a candidate that did not compile,
   // or whose job answered nothing for it): this process's first GPU, as the caller found it
-  // (LocalGpus::first_name; search/ does not call CUDA). "unknown" without one.
+  // (LocalGpus::first_name; the tuner does not call CUDA). "unknown" without one.
   std::string local_gpu = "unknown";
   int compile_jobs = 0;  // parallel compiles of this call (0: the JIT's default, one per core)
   // Whose a fault, a wrong result or an implausible time is: the trusted canary, re-runs and
-  // backoff of search/attribution.hpp (docs/threat-model.md, "Faults are attributed").
+  // backoff of tuner/attribution.hpp (docs/threat-model.md, "Faults are attributed").
   attribution::Options attribution;
   // Tuners sharing a store (store/claims.hpp): asked just before each judge job (and before a
   // failed build is recorded) with the specs it would measure, true for each that is now this
@@ -136,7 +136,7 @@ struct CandidateOutcome {
 
 // Compiles the candidates (a parallel pool, overlapped with measuring), evaluates them in batches
 // in a sandboxed judge, gives the sink specs, builds and measurements as they arrive (the
-// tuner's sink writes each at once: search/record.hpp), and returns what happened to each
+// tuner's sink writes each at once: tuner/record.hpp), and returns what happened to each
 // candidate, in input order.
 std::vector<CandidateOutcome> evaluate_candidates(const EvalRequest& req, EvalSink& sink);
 

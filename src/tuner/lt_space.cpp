@@ -1,4 +1,4 @@
-#include "search/lt_space.hpp"
+#include "tuner/lt_space.hpp"
 
 #include <chrono>
 #include <filesystem>

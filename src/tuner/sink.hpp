@@ -1,7 +1,7 @@
 #pragma once
-// Where evaluate_candidates (search/evaluate.hpp) puts what it learns, as it learns it: a sink the
+// Where evaluate_candidates (tuner/evaluate.hpp) puts what it learns, as it learns it: a sink the
 // caller supplies. The evaluation measures and keeps nothing: it never opens the store. The tuner's sink
-// writes each record to the store under a run of its own (search/record.hpp), a judge job's
+// writes each record to the store under a run of its own (tuner/record.hpp), a judge job's
 // measurements in one transaction as the job ends, so a killed run loses at most the job in
 // flight; a test can keep them in memory.
 // The records carry what eval knows; the sink adds what it owns (the store's run id, timestamps).

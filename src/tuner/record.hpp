@@ -1,5 +1,5 @@
 #pragma once
-// The loop's side of evaluation records: evaluate_candidates hands what it measures to a sink (search/sink.hpp)
+// The loop's side of evaluation records: evaluate_candidates hands what it measures to a sink (tuner/sink.hpp)
 // and never opens the store; StoreSink writes specs and builds as they arrive and each judge job's
 // measurements together as the job ends (one transaction, so a killed run loses at most the job
 // in flight), under a run of its own. `cudal2 tune`
@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "search/evaluate.hpp"
-#include "search/sink.hpp"
 #include "store/store.hpp"
+#include "tuner/evaluate.hpp"
+#include "tuner/sink.hpp"
 
-namespace cudal2::search {
+namespace cudal2::tuner {
 
 // The store at db_path as an evaluation's sink. Opening it (created and migrated if need be)
 // begins a run named `command` (store::Store::begin_run); every measurement row is written under
@@ -47,4 +47,4 @@ store::MeasurementRow measurement_row(const MeasurementRecord& m, const std::str
 // returns (not when it throws).
 std::vector<CandidateOutcome> evaluate_and_record(const EvalRequest& req, const std::string& db_path);
 
-}  // namespace cudal2::search
+}  // namespace cudal2::tuner

@@ -1,4 +1,4 @@
-#include "search/attribution.hpp"
+#include "tuner/attribution.hpp"
 
 #include <fmt/format.h>
 

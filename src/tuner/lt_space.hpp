@@ -1,6 +1,6 @@
 #pragma once
 // The cublaslt family's space asked of a judge process (its lt-space op): cuBLASLt answers for the
-// GPU in use, and search/ does not call CUDA itself.
+// GPU in use, and the tuner does not call CUDA itself.
 #include <string>
 #include <utility>
 #include <vector>

@@ -5,7 +5,7 @@
 // unwritten output: wrong-result) or time a launch that never ran (implausible-time) through no
 // fault of its own. This file holds the decision and nothing else: which verdicts are suspect,
 // when the trusted canary is asked, when the candidate runs again, how long to wait, and what is
-// recorded. The caller supplies the runs (search/evaluate.cpp: a fresh runner each time) and the
+// recorded. The caller supplies the runs (tuner/evaluator.cpp: a fresh runner each time) and the
 // canary (judge/canary.hpp: a fresh trusted process, no candidate code).
 //
 // The rules (docs/threat-model.md, "Faults are attributed, not assumed"):

@@ -39,6 +39,14 @@ Attribution attribute(const Trial& first, const std::function<Trial()>& rerun, c
     a.note = std::move(note);
     return a;
   };
+  // A disturbance seen: wait (doubling up to the cap) before the next run, which then has no
+  // healthy canary before it.
+  auto back_off = [&] {
+    wait(backoff);
+    a.waited_s += backoff;
+    backoff = std::min(std::max(backoff, 0.0) * 2, std::max(options.max_backoff_s, 0.0));
+    healthy_before = false;
+  };
   for (;;) {
     const Suspect s = suspect(cur.outcome);
     if (s == Suspect::Seen) {
@@ -46,10 +54,7 @@ Attribution attribute(const Trial& first, const std::function<Trial()>& rerun, c
       // canary needed. Measured again after the backoff; never the candidate's.
       disturbance = cur.detail;
       if (a.runs >= max_runs) break;
-      wait(backoff);
-      a.waited_s += backoff;
-      backoff = std::min(std::max(backoff, 0.0) * 2, std::max(options.max_backoff_s, 0.0));
-      healthy_before = false;
+      back_off();
       cur = rerun();
       ++a.runs;
       continue;
@@ -84,10 +89,7 @@ Attribution attribute(const Trial& first, const std::function<Trial()>& rerun, c
     } else {
       disturbance = h.reason;
       if (a.runs >= max_runs) break;
-      wait(backoff);
-      a.waited_s += backoff;
-      backoff = std::min(std::max(backoff, 0.0) * 2, std::max(options.max_backoff_s, 0.0));
-      healthy_before = false;
+      back_off();
     }
     cur = rerun();
     ++a.runs;

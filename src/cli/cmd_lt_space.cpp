@@ -6,7 +6,6 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -49,22 +48,8 @@ Run add_lt_space(CLI::App& app, const Context&) {
     const auto& [shape_text, shapes_file, layout, accum, max, workspace_mib, details] = *a;
     // Every argument is checked before the GPU is asked for: bad input is exit 2 on any machine.
     if (shape_text.empty() == shapes_file.empty()) throw InputError("lt-space: give --shape M,N,K or --shapes FILE");
-    std::vector<Shape> shapes;
-    if (!shapes_file.empty()) {
-      std::ifstream in(shapes_file);
-      if (!in) throw InputError(fmt::format("--shapes {}: cannot be read", shapes_file));
-      std::string line;
-      while (std::getline(in, line)) {
-        line = line.substr(0, line.find('#'));
-        const auto first = line.find_first_not_of(" \t\r");
-        if (first == std::string::npos) continue;
-        const auto last = line.find_first_of(" \t\r", first);
-        shapes.push_back(parse_shape(line.substr(first, last - first)));
-      }
-      if (shapes.empty()) throw InputError(fmt::format("--shapes {}: no M,N,K line", shapes_file));
-    } else {
-      shapes.push_back(parse_shape(shape_text));
-    }
+    const std::vector<Shape> shapes =
+        shapes_file.empty() ? std::vector<Shape>{parse_shape(shape_text)} : read_shapes_file(shapes_file);
     const Layout lay = parse_layout(layout);
     const Accum acc = parse_accum(accum);
     if (max < 0) throw InputError(fmt::format("--max {}: must be 0 (all) or more", max));

@@ -78,12 +78,12 @@ __global__ void cudal2_chain_interlude(InterludeArgs a, int call) {
 }
 
 __global__ void cudal2_chain_inputs(unsigned long long seed, int first, __half* A, __half* B, int64_t m, int64_t n,
-                                    int64_t k, bool col_major) {
+                                    int64_t k, bool col_major, int64_t a_stride, int64_t b_stride) {
   const int64_t mk = m * k, kn = k * n, total = mk + kn;
   const int i = static_cast<int>(blockIdx.y);
   const unsigned long long key = call_key(seed, first + i);
-  __half* Ai = A + i * mk;
-  __half* Bi = B + i * kn;
+  __half* Ai = A + i * a_stride;
+  __half* Bi = B + i * b_stride;
   for (int64_t j = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; j < total; j += int64_t{gridDim.x} * blockDim.x)
     write_input(Ai, Bi, key, j, mk, n, k, col_major);
 }
@@ -99,11 +99,13 @@ void launch_interlude(const InterludeArgs& a, int call, cudaStream_t s) {
 }
 
 void generate_call_inputs(unsigned long long seed, int first, int count, void* A, void* B, int64_t m, int64_t n,
-                          int64_t k, bool b_col_major, cudaStream_t s) {
+                          int64_t k, bool b_col_major, cudaStream_t s, int64_t a_stride, int64_t b_stride) {
   if (count <= 0) return;
+  if (a_stride <= 0) a_stride = m * k;
+  if (b_stride <= 0) b_stride = k * n;
   const dim3 grid(std::max(1u, blocks_for(m * k + k * n) / 4), static_cast<unsigned>(count));
   cudal2_chain_inputs<<<grid, 256, 0, s>>>(seed, first, static_cast<__half*>(A), static_cast<__half*>(B), m, n, k,
-                                           b_col_major);
+                                           b_col_major, a_stride, b_stride);
   CUDAL2_CUDA(cudaGetLastError());
 }
 

@@ -32,8 +32,9 @@ inline constexpr double kInterludeRms = 0.5773502691896258;
 void launch_interlude(const InterludeArgs& a, int call, cudaStream_t s);
 
 // The inputs the interlude writes before calls first..first+count-1 of a batch with this seed, the
-// judge's copy: A_i at A + i*m*k elements, B_i at B + i*k*n (column-major when b_col_major).
+// judge's copy: A_i at A + i*a_stride elements, B_i at B + i*b_stride (column-major when
+// b_col_major); strides of 0 mean m*k and k*n (packed).
 void generate_call_inputs(unsigned long long seed, int first, int count, void* A, void* B, int64_t m, int64_t n,
-                          int64_t k, bool b_col_major, cudaStream_t s);
+                          int64_t k, bool b_col_major, cudaStream_t s, int64_t a_stride = 0, int64_t b_stride = 0);
 
 }  // namespace cudal2

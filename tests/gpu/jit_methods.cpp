@@ -36,9 +36,10 @@ std::vector<MethodFactory> compile_specs(const std::vector<std::string>& texts, 
 }
 
 BenchReport bench_specs(const std::vector<std::string>& specs, const std::vector<Shape>& shapes, Accum accum,
-                        const std::string& prefix) {
+                        const std::string& prefix, const TimerSet& timers) {
   BenchOptions o;
   o.accum = accum;
+  o.timers = timers;
   o.methods = compile_specs(specs, prefix);
   o.shapes = shapes;
   o.reps = 3;

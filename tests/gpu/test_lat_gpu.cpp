@@ -62,6 +62,20 @@ TEST(LatGpu, OddShapesVerifyFp16Accumulate) {
                         Accum::F16));
 }
 
+// Chained batches on shapes whose operands are not whole 16-byte multiples (m * k, k * n or m * n
+// not a multiple of 8): the chain check's per-call inputs and references must stay aligned for
+// cuBLAS and the checksum (on an H200 honest kernels were charged with misaligned addresses and
+// wrong results there before they were). The stream kernel is the runtime's.
+TEST(LatGpu, OddShapesVerifyInChainedBatches) {
+  TimerSet timers{};
+  timers[static_cast<int>(TimerKind::Graph)] = timers[static_cast<int>(TimerKind::Chain)] = true;
+  expect_all_ok(
+      testing::bench_specs({"lat tn f32 tile=32x32x64 warps=1x1 kwarps=4 | splits=8",
+                            "stream tn f32 tile=16x32x64 warps=1x2 kwarps=4 stages=1 ctas=4 pdl=0 | splits=1",
+                            "stream tn f32 tile=16x32x64 warps=1x2 kwarps=4 stages=1 ctas=4 pdl=0 | splits=4"},
+                           {{3, 5003, 4099}, {7, 1001, 12289}, {7, 7, 7}, {1, 4097, 1000}}, Accum::F32, "odd", timers));
+}
+
 // Groups of clusters (splits 24..128): few tiles, long K, ragged edges and K not a multiple of
 // the tile's K; the arrival counters must be back at zero after every call, so every shape runs
 // the same artifact and workspace many times (the bench's warm-up, verification and timed calls).

@@ -440,7 +440,7 @@ TEST_F(JitTest, DuplicateSourcesInOneBatchBuildOnce) {
 TEST_F(JitTest, OwnKernelHeadersCompileOnTheirOwn) {
   Compiler c(opt_);
   const std::vector<std::string> headers{"mma_gemm.cuh\"\n#include \"tiny_gemm.cuh", "wgmma_gemm.cuh",
-                                         "wgmma_swapab.cuh", "cublaslt_gemm.h"};
+                                         "wgmma_swapab.cuh", "cublaslt_gemm.h", "stream_rows_gemm.cuh"};
   std::vector<std::string> sources;
   for (const auto& h : headers) sources.push_back("#include \"" + h + "\"\n");
   const auto rs = c.compile_all(sources);

@@ -16,6 +16,9 @@
 #       512-position cache, MLP) at batch 1 and 8, nn.Linear against cudal2.patch, eager and CUDA
 #       graph (bench/product/torch_model_forward.py --decode 512), the Python package built here
 #       against this machine's PyTorch: $OUT/TAG.csv and $OUT/TAG.txt.
+#   bash bench/stream/stream_call.sh ceiling SHAPES TAG
+#       `cudal2 read-ceiling`: the read kernel over each shape's weight bytes, back to back and
+#       cold (the per-shape ceiling): $OUT/TAG.csv and $OUT/TAG.txt.
 #   bash bench/stream/stream_call.sh tests
 #       The runtime's stream GPU tests (RuntimeGpu.Stream*: odd shapes, PDL chains): $OUT/gpu_tests_stream.log.
 set -uo pipefail
@@ -51,9 +54,12 @@ case "${1:-}" in
     echo "decode rc=$?"
     rm -f "$OUT/$2-build.log"
     cat "$OUT/$2.txt" ;;
+  ceiling)
+    # The per-shape read ceiling (cudal2 read-ceiling): the read kernel over each shape's weight bytes.
+    "$B/cudal2" read-ceiling --shapes "$2" --reps "${REPS:-9}" --csv "$OUT/$3.csv" | tee "$OUT/$3.txt" ;;
   tests)
     LD_LIBRARY_PATH=$PWD/$B/src/runtime:$LD_LIBRARY_PATH "$B/tests/cudal2_gpu_tests" --gtest_filter='RuntimeGpu.Stream*' 2>&1 |
       tee "$OUT/gpu_tests_stream.log" |
       grep -E "^\[|wrong|FAIL|links" ;;
-  *) echo "usage: bench/stream/stream_call.sh runtime SHAPES TAG [MODE] | explore LIST MINUTES TAG | profile | decode TAG | tests" >&2; exit 2 ;;
+  *) echo "usage: bench/stream/stream_call.sh runtime SHAPES TAG [MODE] | explore LIST MINUTES TAG | profile | decode TAG | ceiling SHAPES TAG | tests" >&2; exit 2 ;;
 esac

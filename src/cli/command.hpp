@@ -41,17 +41,18 @@ std::span<const Command> commands();
 int run_cli(int argc, char** argv);
 
 // The add functions, one per file.
-Run add_bench(CLI::App& cmd, const Context& ctx);     // cmd_bench.cpp
-Run add_eval(CLI::App& cmd, const Context& ctx);      // cmd_eval.cpp
-Run add_tune(CLI::App& cmd, const Context& ctx);      // cmd_tune.cpp
-Run add_show(CLI::App& cmd, const Context& ctx);      // cmd_show.cpp
-Run add_judge(CLI::App& cmd, const Context& ctx);     // cmd_judge.cpp: judge
-Run add_runner(CLI::App& cmd, const Context& ctx);    // cmd_runner.cpp
-Run add_export(CLI::App& cmd, const Context& ctx);    // cmd_export.cpp
-Run add_serve(CLI::App& cmd, const Context& ctx);     // cmd_serve.cpp
-Run add_suggest(CLI::App& cmd, const Context& ctx);   // cmd_suggest.cpp
-Run add_merge(CLI::App& cmd, const Context& ctx);     // cmd_merge.cpp
-Run add_lt_space(CLI::App& cmd, const Context& ctx);  // cmd_lt_space.cpp
-int report_main(int argc, char** argv);               // cmd_report.cpp
+Run add_bench(CLI::App& cmd, const Context& ctx);         // cmd_bench.cpp
+Run add_eval(CLI::App& cmd, const Context& ctx);          // cmd_eval.cpp
+Run add_tune(CLI::App& cmd, const Context& ctx);          // cmd_tune.cpp
+Run add_show(CLI::App& cmd, const Context& ctx);          // cmd_show.cpp
+Run add_judge(CLI::App& cmd, const Context& ctx);         // cmd_judge.cpp: judge
+Run add_runner(CLI::App& cmd, const Context& ctx);        // cmd_runner.cpp
+Run add_export(CLI::App& cmd, const Context& ctx);        // cmd_export.cpp
+Run add_serve(CLI::App& cmd, const Context& ctx);         // cmd_serve.cpp
+Run add_suggest(CLI::App& cmd, const Context& ctx);       // cmd_suggest.cpp
+Run add_merge(CLI::App& cmd, const Context& ctx);         // cmd_merge.cpp
+Run add_lt_space(CLI::App& cmd, const Context& ctx);      // cmd_lt_space.cpp
+Run add_read_ceiling(CLI::App& cmd, const Context& ctx);  // cmd_read_ceiling.cpp
+int report_main(int argc, char** argv);                   // cmd_report.cpp
 
 }  // namespace cudal2::cli

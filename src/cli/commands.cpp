@@ -54,6 +54,10 @@ constexpr Command kCommands[] = {
      .summary = "Print the cublaslt family's specs for one shape on this GPU: cuBLASLt's heuristic suggestions, "
                 "then one-attribute variations of them, each accepted by cublasLtMatmulAlgoCheck",
      .add = add_lt_space},
+    {.name = "read-ceiling",
+     .summary = "Time the product's read kernel over each shape's weight bytes, back to back and cold: the "
+                "per-shape ceiling of a bandwidth-bound GEMM",
+     .add = add_read_ceiling},
     {.name = "report",
      .summary = "HTML report with figures from cudal2 CSVs/stores (python/cudal2/report.py)",
      .raw_main = report_main},

@@ -9,6 +9,7 @@
 #include "judge/bench.hpp"
 #include "measure/checks.hpp"
 #include "measure/half.hpp"
+#include "measure/read_limit.hpp"
 #include "test_kernels.hpp"
 
 namespace cudal2 {
@@ -234,6 +235,36 @@ TEST(Timing, ChainTimesEveryMethodLessItsInterludes) {
       EXPECT_GT(t[3]->median, 0.5 * t[0]->median) << mr.method << " " << sr.shape.str();
       EXPECT_LT(t[3]->median, 2.0 * t[0]->median + 5.0) << mr.method << " " << sr.shape.str();
     }
+}
+
+}  // namespace
+}  // namespace cudal2
+
+namespace cudal2 {
+namespace {
+
+// The per-shape read ceiling (cudal2 read-ceiling): one launch's read of 256 MiB streams no faster
+// than the whole-GPU rate allows (a little noise aside) and not absurdly slower; cold it takes at
+// least the cold empty kernel's time.
+TEST(ReadLimit, ShapeReadsSitBelowTheWholeGpuRate) {
+  cudaStream_t s = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  const GpuInfo gpu = query_gpu();
+  L2Flusher flusher(gpu.l2_bytes);
+  const ReadLimit whole = measure_read_limit(s, gpu.l2_bytes, &flusher);
+  ASSERT_TRUE(whole.measured);
+  const size_t bytes = size_t{256} << 20;
+  void* p = nullptr;
+  ASSERT_EQ(cudaMalloc(&p, bytes), cudaSuccess);
+  ASSERT_EQ(cudaMemsetAsync(p, 1, bytes, s), cudaSuccess);
+  const ReadTime t = time_reads(p, bytes, s, flusher, 5);
+  cudaFree(p);
+  cudaStreamDestroy(s);
+  ASSERT_TRUE(t.measured);
+  const double tbps = static_cast<double>(bytes) / t.warm_us * 1e-6;
+  EXPECT_LT(tbps, 1.1 * whole.warm_tbps) << t.warm_us << " us";
+  EXPECT_GT(tbps, 0.3 * whole.warm_tbps) << t.warm_us << " us";
+  EXPECT_GT(t.cold_us, whole.cold_floor_us);
 }
 
 }  // namespace

@@ -88,9 +88,10 @@ ReadTime time_reads(const void* p, size_t bytes, cudaStream_t s, L2Flusher& flus
   if (bytes < 16 || samples < 1) return r;
   DeviceBytes sink(64);
   const LaunchFn read = reader_of(p, bytes, static_cast<unsigned*>(sink.p), sm_count());
-  // Back to back: enough reads a replay for ~200 us of device time at about 4 TB/s.
+  // Back to back: enough reads a replay for ~200 us of device time at about 4 TB/s, and at least
+  // four (each read then follows another, as in the graph timer's steady state).
   const double est_us = std::max(1.0, static_cast<double>(bytes) / 4e6);
-  const int calls = static_cast<int>(std::clamp(200.0 / est_us, 1.0, 64.0));
+  const int calls = static_cast<int>(std::clamp(200.0 / est_us, 4.0, 64.0));
   CallGraph warm(read, s, calls);
   CallGraph one(read, s, 1);
   if (!warm.ok() || !one.ok()) return r;

@@ -8,14 +8,21 @@
 #include <thread>
 #include <utility>
 
-#include "tuner/record.hpp"
-
 namespace cudal2::tuner {
 
 using search::Proposal;
 
-std::vector<CandidateOutcome> Lane::evaluate(const std::vector<Proposal>& round, const Budget& budget,
-                                             const std::string& db_path) {
+StoreSink& Lane::sink() {
+  if (!sink_) sink_ = std::make_unique<StoreSink>(db_path, req.command_line);
+  return *sink_;
+}
+
+void Lane::finish() {
+  if (sink_) sink_->finish();
+  sink_.reset();
+}
+
+std::vector<CandidateOutcome> Lane::evaluate(const std::vector<Proposal>& round, const Budget& budget) {
   std::vector<CandidateOutcome> out(round.size());
   EvalRequest specs = req;
   specs.specs.clear(), specs.free_sources.clear();
@@ -33,7 +40,7 @@ std::vector<CandidateOutcome> Lane::evaluate(const std::vector<Proposal>& round,
   }
   if (!specs.specs.empty()) {
     specs.deadline_minutes = budget.deadline_minutes();
-    const auto got = evaluate_and_record(specs, db_path);
+    const auto got = evaluate_candidates(specs, sink());
     for (size_t j = 0; j < got.size(); ++j) out[spec_at[j]] = got[j];
   }
   for (const auto& [la, idx] : sources) {
@@ -47,7 +54,7 @@ std::vector<CandidateOutcome> Lane::evaluate(const std::vector<Proposal>& round,
     fr.free_layout = la.first, fr.free_accum = la.second;
     for (size_t i : idx) fr.free_sources.push_back(round[i].source);
     fr.deadline_minutes = budget.deadline_minutes();
-    const auto got = evaluate_and_record(fr, db_path);
+    const auto got = evaluate_candidates(fr, sink());
     for (size_t j = 0; j < got.size(); ++j) out[idx[j]] = got[j];
   }
   return out;
@@ -57,11 +64,13 @@ std::vector<Lane> make_lanes(const TuneOptions& o, const EvalRequest& req, const
   std::vector<Lane> lanes;
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   for (int d : ordinals) {
-    Lane lane{req, {}};
+    Lane lane;
+    lane.req = req;
+    lane.db_path = o.db_path;
     lane.stats.ordinal = d;
     if (!o.gpus.empty()) {
       lane.stats.device = lane.req.visible_devices = visible_device_of(d);
-      // The run row of each lane's store writes names its GPU.
+      // Each lane's run row names its GPU.
       lane.req.command_line += fmt::format(" [gpu {}: CUDA_VISIBLE_DEVICES={}]", d, lane.stats.device);
     }
     // The lanes compile at once: share the cores between them instead of starting cores x lanes nvcc.
@@ -88,7 +97,7 @@ void share_claims(std::vector<Lane>& lanes, const std::atomic<bool>* stop, store
 }
 
 std::vector<CandidateOutcome> evaluate_lanes(std::vector<Lane>& lanes, const std::vector<Proposal>& round,
-                                             const Budget& budget, const std::string& db_path) {
+                                             const Budget& budget) {
   const size_t g = lanes.size();
   std::vector<std::vector<Proposal>> dealt(g);
   std::vector<std::vector<size_t>> at(g);
@@ -102,7 +111,7 @@ std::vector<CandidateOutcome> evaluate_lanes(std::vector<Lane>& lanes, const std
     try {
       if (dealt[l].empty()) return;
       const Budget::Clock::time_point t0 = Budget::Clock::now();
-      const auto got = lanes[l].evaluate(dealt[l], budget, db_path);
+      const auto got = lanes[l].evaluate(dealt[l], budget);
       lanes[l].stats.busy_seconds += std::chrono::duration<double>(Budget::Clock::now() - t0).count();
       for (size_t j = 0; j < got.size(); ++j) {
         out[at[l][j]] = got[j];

@@ -1,9 +1,10 @@
 #pragma once
 // The tune's GPU lanes: one per GPU that measures (`--gpus`), each with a judge of its own
-// started with CUDA_VISIBLE_DEVICES naming that GPU, its own store connection and a share of the
-// compile jobs. Each round's candidates are dealt round-robin across the lanes, which evaluate at
-// once, one thread each.
+// started with CUDA_VISIBLE_DEVICES naming that GPU (one per evaluation), its own store connection
+// and run row (one for the whole tune) and a share of the compile jobs. Each round's candidates are
+// dealt round-robin across the lanes, which evaluate at once, one thread each.
 #include <atomic>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "store/claims.hpp"
 #include "tuner/budget.hpp"
 #include "tuner/evaluate.hpp"
+#include "tuner/record.hpp"
 #include "tuner/tune.hpp"
 
 namespace cudal2::tuner {
@@ -24,20 +26,33 @@ void check_gpus_syntax(const std::string& gpus);
 std::vector<int> lane_ordinals(const TuneOptions& o);
 
 // One lane: the request its evaluations are made from (its judge's devices, its share of the
-// compile jobs, the command line its run rows name) and what it has done.
+// compile jobs, the command line its run row names), the store it records in, and what it has done.
+// Its store connection and run row last the whole tune, opened with its first evaluation (a lane
+// that evaluates nothing writes no run row) and finished by finish(): a tune of many rounds is one
+// run per lane, not one per round (and per free-form layout) of each lane.
 struct Lane {
   EvalRequest req;
+  std::string db_path;
   TuneResult::Lane stats;
 
   // Evaluates this lane's share of a round: the specs in one call, free-form sources in one call
-  // per layout and accumulator, each recorded in the store at db_path under a run of its own and
+  // per layout and accumulator, each recorded in the store at db_path under the lane's run and
   // given the minutes the budget has left. Outcomes in the proposals' order.
-  std::vector<CandidateOutcome> evaluate(const std::vector<search::Proposal>& round, const Budget& budget,
-                                         const std::string& db_path);
+  std::vector<CandidateOutcome> evaluate(const std::vector<search::Proposal>& round, const Budget& budget);
+
+  // Marks the lane's run finished (when it has one) and closes its store connection. Not called
+  // when the tune throws: the run stays unfinished, as a run that died does.
+  void finish();
+
+ private:
+  // The lane's sink, opened (and its run begun) on first use. One connection, so one thread at a
+  // time: the lane's during a round (evaluate_lanes joins them all before the next).
+  StoreSink& sink();
+  std::unique_ptr<StoreSink> sink_;
 };
 
-// A lane per ordinal, each from req: with --gpus its judge sees only its GPU and its run rows
-// name it; several lanes share the cores between their compiles.
+// A lane per ordinal, each from req and recording in the store at o.db_path: with --gpus its judge
+// sees only its GPU and its run row names it; several lanes share the cores between their compiles.
 std::vector<Lane> make_lanes(const TuneOptions& o, const EvalRequest& req, const std::vector<int>& ordinals);
 
 // Gives every lane's evaluations the stop flag and a claim on the store's shared work (`claims`,
@@ -50,6 +65,6 @@ void share_claims(std::vector<Lane>& lanes, const std::atomic<bool>* stop, store
 // the outcomes come back in the round's order. A lane that throws stops the round with its error
 // once every lane has finished.
 std::vector<CandidateOutcome> evaluate_lanes(std::vector<Lane>& lanes, const std::vector<search::Proposal>& round,
-                                             const Budget& budget, const std::string& db_path);
+                                             const Budget& budget);
 
 }  // namespace cudal2::tuner

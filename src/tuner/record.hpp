@@ -2,8 +2,9 @@
 // The loop's side of evaluation records: evaluate_candidates hands what it measures to a sink (tuner/sink.hpp)
 // and never opens the store; StoreSink writes specs and builds as they arrive and each judge job's
 // measurements together as the job ends (one transaction, so a killed run loses at most the job
-// in flight), under a run of its own. `cudal2 tune`
-// (run_tune), `cudal2 eval` and `cudal2 serve` evaluate through evaluate_and_record.
+// in flight), under its run. `cudal2 eval` and `cudal2 serve` evaluate through evaluate_and_record
+// (a run per call); `cudal2 tune`'s lanes keep one StoreSink each for the whole search
+// (tuner/lanes.hpp), and its final measurement goes through evaluate_and_record.
 #include <string>
 #include <vector>
 
@@ -17,7 +18,7 @@ namespace cudal2::tuner {
 // begins a run named `command` (store::Store::begin_run); every measurement row is written under
 // that run's id. finish() marks the run finished; a sink dropped without it leaves the run
 // unfinished (an evaluation that threw, or a killed process: "still running, or it died").
-// One store connection: use it from one thread (each GPU lane of run_tune has its own).
+// One store connection: use it from one thread at a time (each GPU lane of run_tune has its own).
 class StoreSink final : public EvalSink {
  public:
   StoreSink(const std::string& db_path, const std::string& command);

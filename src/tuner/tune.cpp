@@ -146,7 +146,7 @@ void search_rounds(const TuneOptions& o, Plan& plan, std::vector<Lane>& lanes, T
     if (o.progress && result.rounds > 1)
       std::fprintf(stderr, "cudal2 tune: round %d: %zu candidate(s), %.1f min elapsed\n", result.rounds, round.size(),
                    budget.elapsed_minutes());
-    const auto outcomes = evaluate_lanes(lanes, round, budget, o.db_path);
+    const auto outcomes = evaluate_lanes(lanes, round, budget);
     const auto got = read_round(round, outcomes, o.eval.shapes, o.accum);
     policy.observe(got.seen);
     if (!o.policy.state_path.empty()) policy.save(o.policy.state_path);
@@ -210,6 +210,8 @@ TuneResult run_tune(const TuneOptions& o) {
     search_rounds(o, plan, lanes, result);
   else
     announce(o, 0, plan.space_size);
+  // The search is over (stopped too: its rows stand): its runs are finished. Not when it threw.
+  for (auto& l : lanes) l.finish();
   for (const auto& l : lanes) result.lanes.push_back(l.stats);
   result.stopped = o.stop && o.stop->load();
   if (o.final_top > 0 && !result.stopped) measure_finalists(o, req);

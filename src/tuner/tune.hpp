@@ -21,8 +21,8 @@ struct TuneOptions {
   // Shapes, modes, timers, reps, baselines, batch, judge: how each round is evaluated.
   // Its specs, free sources, deadline and score are set by the loop.
   EvalRequest eval;
-  // The results store: every evaluation's records are written there (tuner/record.hpp), and a
-  // rerun resumes from what it holds.
+  // The results store: every evaluation's records are written there (tuner/record.hpp), the
+  // search's under one run per GPU lane (tuner/lanes.hpp), and a rerun resumes from what it holds.
   std::string db_path = "cudal2.db";
   std::string search = "exhaustive";  // a name in policy_names()
   search::PolicyOptions policy;

@@ -3,15 +3,20 @@
 // column, and run_tune end to end against scripted judges (CPU only).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <span>
+#include <thread>
+#include <utility>
 
 #include "codegen/family_cublaslt.hpp"
 #include "search/policy.hpp"
@@ -409,6 +414,22 @@ constexpr const char* kAnswerEvalJob = R"(    shapes = []
     print(json.dumps({"ok": True, "gpu": "unknown", "shapes": shapes}), flush=True)
 )";
 
+// The store's run rows as (command, finished), sorted: read with SQL, as the store has no call
+// that lists them.
+std::vector<std::pair<std::string, bool>> run_rows(const std::string& db_path) {
+  std::vector<std::pair<std::string, bool>> out;
+  sqlite3* db = nullptr;
+  sqlite3_stmt* s = nullptr;
+  if (sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK &&
+      sqlite3_prepare_v2(db, "SELECT command, finished_at IS NOT NULL FROM runs", -1, &s, nullptr) == SQLITE_OK)
+    while (sqlite3_step(s) == SQLITE_ROW)
+      out.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(s, 0)), sqlite3_column_int(s, 1) != 0);
+  sqlite3_finalize(s);
+  sqlite3_close_v2(db);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 // run_tune end to end on the CPU: the JIT really compiles, a scripted judge answers every eval
 // job with fixed times (candidate i: 10 + i us, cublas-nn 12 us), the store gets rows with their
 // rewards, and a rerun of the same command resumes with the next candidates.
@@ -688,6 +709,75 @@ TEST_F(TuneLoop, ResumedCommonSpaceSpecsAreMeasuredOnlyWhereMissing) {
   EXPECT_GT(on_new, 0);
 }
 
+// A tune of several rounds is one run: one run row, finished, every measurement under it (each
+// round used to begin a run of its own). A resume is another invocation, so another run.
+TEST_F(TuneLoop, RoundsOfOneTuneShareOneRun) {
+  auto o = options();
+  o.layouts = {Layout::NN};
+  o.round = 1;
+  o.budget = 3;
+  o.eval.command_line = "cudal2 tune --round 1";
+  const auto r = run_tune(o);
+  EXPECT_EQ(r.rounds, 3);
+  ASSERT_EQ(r.outcomes.size(), 3u);
+  EXPECT_EQ(run_rows(o.db_path), (std::vector<std::pair<std::string, bool>>{{o.eval.command_line, true}}));
+  {
+    auto db = store::Store::open(o.db_path);
+    const auto rows = db.list_measurements({"unknown", "f32", "nn", 64, 64, 64, "offline"});
+    ASSERT_EQ(rows.size(), 3u);
+    for (const auto& row : rows) EXPECT_EQ(row.run_id, rows[0].run_id);
+    ASSERT_TRUE(db.get_run(rows[0].run_id));
+    EXPECT_EQ(db.get_run(rows[0].run_id)->command, o.eval.command_line);
+  }
+  o.budget = 2;
+  EXPECT_EQ(run_tune(o).rounds, 2);
+  EXPECT_EQ(run_rows(o.db_path).size(), 2u);
+}
+
+// A stop (SIGTERM) during a round: the job in flight is recorded, no new round starts, and the
+// tune's run is finished, not left looking like one that died. The scripted judge holds its first
+// job until the test has set the stop flag.
+TEST_F(TuneLoop, AStoppedTuneFinishesItsRun) {
+  const auto started = dir_ / "started", go = dir_ / "go";
+  const std::string judge = (dir_ / "held.py").string();
+  std::ofstream(judge) << R"(#!/usr/bin/env python3
+import json, os, sys, time
+for line in sys.stdin:
+    req = json.loads(line)
+    if not os.path.exists(")"
+                       << started.string() << R"("):
+        open(")" << started.string()
+                       << R"(", "w").close()
+        for _ in range(1000):
+            if os.path.exists(")"
+                       << go.string() << R"("):
+                break
+            time.sleep(0.01)
+)" << kAnswerEvalJob;
+  std::filesystem::permissions(judge, std::filesystem::perms::owner_all);
+  auto o = options();
+  o.round = 1;
+  o.budget = 3;
+  o.eval.judge_exe = judge;
+  std::atomic<bool> stop{false};
+  o.stop = &stop;
+  std::thread stopper([&] {
+    for (int i = 0; i < 1000 && !std::filesystem::exists(started); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    stop = true;
+    std::ofstream(go.string()) << "go\n";  // always, so that the judge never waits out its loop
+  });
+  const auto r = run_tune(o);
+  stopper.join();
+  EXPECT_TRUE(r.stopped);
+  EXPECT_EQ(r.rounds, 1);
+  ASSERT_EQ(r.outcomes.size(), 1u);
+  EXPECT_EQ(r.outcomes[0].status, Status::Ok) << r.outcomes[0].detail;
+  const auto runs = run_rows(o.db_path);
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_TRUE(runs[0].second) << "a stopped tune's run is finished";
+}
+
 // `tune --gpus`: two lanes, each with a scripted judge that writes the CUDA_VISIBLE_DEVICES it
 // was started with and the specs it measured to a log, so the test sees which lane measured what.
 class TuneLanes : public TuneLoop {
@@ -776,6 +866,27 @@ TEST_F(TuneLanes, EveryCandidateOnceOnItsLanesGpuObservedAndStored) {
   EXPECT_EQ(second.outcomes[0].spec_text, space[6].text());
   EXPECT_EQ(second.outcomes[1].spec_text, space[7].text());
   for (const auto& [spec, judges] : measured()) EXPECT_EQ(judges.size(), 1u) << spec;
+}
+
+// Three rounds on two lanes: one run row per lane for the whole tune (each round used to begin a
+// run per lane), each naming its lane's GPU, finished, and holding the rows its judge measured.
+TEST_F(TuneLanes, EachLaneIsOneRunForTheWholeTune) {
+  auto o = lanes();
+  o.eval.command_line = "cudal2 tune --gpus all";
+  const auto r = run_tune(o);
+  EXPECT_EQ(r.rounds, 3);
+  ASSERT_EQ(r.outcomes.size(), 6u);
+  const std::string lane0 = o.eval.command_line + " [gpu 0: CUDA_VISIBLE_DEVICES=5]";
+  const std::string lane1 = o.eval.command_line + " [gpu 1: CUDA_VISIBLE_DEVICES=7]";
+  EXPECT_EQ(run_rows(o.db_path), (std::vector<std::pair<std::string, bool>>{{lane0, true}, {lane1, true}}));
+  auto db = store::Store::open(o.db_path);
+  std::map<std::string, std::string> run_of;  // spec hash -> the command of its row's run
+  for (const auto& row : db.list_measurements({"unknown", "f32", "nn", 64, 64, 64, "offline"})) {
+    ASSERT_TRUE(db.get_run(row.run_id));
+    run_of[row.spec_hash] = db.get_run(row.run_id)->command;
+  }
+  ASSERT_EQ(run_of.size(), 6u);
+  for (const auto& c : r.outcomes) EXPECT_EQ(run_of[c.spec_hash], c.device == "5" ? lane0 : lane1) << c.spec_text;
 }
 
 TEST(TuneGpus, ParsesAllAndListsAndRefusesTheRest) {

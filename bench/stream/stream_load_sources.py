@@ -86,6 +86,13 @@ def text(nt, mt, wr, wk, d, ctas, load, order):
             f"load={load} order={order} (split rule)")
 
 
+def source(name, load, order):
+    """The free-form source of configuration `name` (CONFIGS) at this load mode and split order."""
+    nt, mt, wr, wk, d, ctas = {c[0]: c[1:] for c in CONFIGS}[name]
+    return SOURCE.format(nt=nt, mt=mt, wr=wr, wk=wk, d=d, ctas=ctas, load=load, order=order,
+                         text=text(nt, mt, wr, wk, d, ctas, load, order))
+
+
 def swapab_list(path):
     for line in open(path):
         line = line.split("#")[0].strip()
@@ -115,13 +122,10 @@ def main():
         ap.error("OUTDIR or --swapab SHAPES")
     os.makedirs(a.outdir, exist_ok=True)
     args = []
-    configs = {c[0]: c[1:] for c in CONFIGS}
     for name, load, order in VARIANTS:
-        nt, mt, wr, wk, d, ctas = configs[name]
         path = os.path.join(a.outdir, f"stream-{name}-load{load}-order{order}.cu")
         with open(path, "w") as f:
-            f.write(SOURCE.format(nt=nt, mt=mt, wr=wr, wk=wk, d=d, ctas=ctas, load=load, order=order,
-                                  text=text(nt, mt, wr, wk, d, ctas, load, order)))
+            f.write(source(name, load, order))
         args.append(f"--source {path}")
     print(" ".join(args))
 

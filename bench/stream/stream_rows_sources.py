@@ -10,8 +10,10 @@ writes OUTDIR/*.cu and prints the `--source` arguments.
 """
 import argparse
 import os
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import stream_load_sources  # noqa: E402
 
 # (tokens, loads in flight a lane, warps a CTA, CTAs an SM)
 CONFIGS = [
@@ -37,6 +39,15 @@ def text(m, u, w, c):
     return f"stream_rows tn f32 toks={m} loads={u} warps={w} ctas={c}"
 
 
+def rows_source(m, u, w, c):
+    return SOURCE.format(m=m, u=u, w=w, c=c, text=text(m, u, w, c))
+
+
+# The runtime's stream kernel (tile=16x32x64 warps=1x2 kwarps=4 stages=1 ctas=4), load mode 0,
+# split order 0: the same source bench/stream/stream_load_sources.py writes for it.
+STREAM = ("t16", 0, 0)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("outdir")
@@ -46,13 +57,12 @@ def main():
     for m, u, w, c in CONFIGS:
         path = os.path.join(a.outdir, f"rows-m{m}-u{u}-w{w}-c{c}.cu")
         with open(path, "w") as f:
-            f.write(SOURCE.format(m=m, u=u, w=w, c=c, text=text(m, u, w, c)))
+            f.write(rows_source(m, u, w, c))
         args.append(f"--source {path}")
-    # The runtime's stream kernel (tile=16x32x64 warps=1x2 kwarps=4 stages=1 ctas=4, load 0, order 0).
-    here = os.path.dirname(os.path.abspath(__file__))
-    out = subprocess.run([sys.executable, os.path.join(here, "stream_load_sources.py"), a.outdir],
-                         check=True, capture_output=True, text=True).stdout.split()
-    args += [f"--source {p}" for p in out if p.endswith("stream-t16-load0-order0.cu")]
+    path = os.path.join(a.outdir, "stream-{}-load{}-order{}.cu".format(*STREAM))
+    with open(path, "w") as f:
+        f.write(stream_load_sources.source(*STREAM))
+    args.append(f"--source {path}")
     print(" ".join(args))
 
 

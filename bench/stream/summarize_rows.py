@@ -22,20 +22,21 @@ def fnv1a64(data):
     return h
 
 
-def candidate_names(outdir=".jit/rows-names"):
-    """Method column (k-<hash of 'source <hash of text> tn f32'>) -> a readable name."""
-    os.makedirs(outdir, exist_ok=True)
-    names = {}
-    for m, u, w, c in stream_rows_sources.CONFIGS:
-        text = stream_rows_sources.SOURCE.format(m=m, u=u, w=w, c=c, text=stream_rows_sources.text(m, u, w, c))
-        key = f"source {fnv1a64(text.encode()):016x} tn f32"
-        names[f"k-{fnv1a64(key.encode()):016x}"] = f"rows toks={m} loads={u} warps={w} ctas={c}"
-    return names
+def method_of(source_text):
+    """The bench CSV's method column of a free-form TN fp32 source (tuner/candidate.cpp names it)."""
+    key = f"source {fnv1a64(source_text.encode()):016x} tn f32"
+    return f"k-{fnv1a64(key.encode()):016x}"
+
+
+def candidate_names():
+    """Method column -> a readable name, for every stream_rows configuration."""
+    return {method_of(stream_rows_sources.rows_source(*c)): "rows toks={} loads={} warps={} ctas={}".format(*c)
+            for c in stream_rows_sources.CONFIGS}
 
 
 def main():
     names = candidate_names()
-    stream = "k-249e740e1cf0f53b"  # the runtime's stream kernel as stream_load_sources.py writes it
+    stream = method_of(stream_rows_sources.stream_load_sources.source(*stream_rows_sources.STREAM))
     rows = collections.defaultdict(dict)
     for path in sys.argv[1:]:
         opener = gzip.open if path.endswith(".gz") else open

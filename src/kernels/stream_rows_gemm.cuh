@@ -106,6 +106,16 @@ __device__ __forceinline__ float dot8(const uint4& w, const uint4& x, float acc)
   return acc;
 }
 
+// acc[lane] with a register array's constant indices (lane < kM).
+template <int kM>
+__device__ __forceinline__ float of_lane(const float (&acc)[kM], int lane) {
+  float v = acc[0];
+#pragma unroll
+  for (int t = 1; t < kM; ++t)
+    if (lane == t) v = acc[t];
+  return v;
+}
+
 template <class Cfg, bool kAligned>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtas) stream_rows_kernel(const Params p) {
   constexpr int kM = Cfg::kM, kU = Cfg::kU;
@@ -121,8 +131,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtas) stream_rows_kernel(
   for (int64_t g = g0; g < g1;) {
     const int64_t row = g / p.per_row, v0 = g % p.per_row;
     const int64_t left_in_row = p.per_row - v0, left = g1 - g;
-    const int cnt =
-        static_cast<int>(left_in_row < left ? (left_in_row < kU ? left_in_row : kU) : (left < kU ? left : kU));
+    const int cnt = static_cast<int>(min(min(left_in_row, left), int64_t{kU}));
     uint4 wv[kU];
 #pragma unroll
     for (int j = 0; j < kU; ++j)
@@ -145,26 +154,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtas) stream_rows_kernel(
       for (int o = 16; o > 0; o >>= 1) acc[t] += __shfl_xor_sync(0xffffffffu, acc[t], o);
     const int64_t row_g0 = row * p.per_row, row_g1 = row_g0 + p.per_row;
     if (row_g0 >= g0 && row_g1 <= g1) {
-      if (lane < kM && lane < m) {
-        float v = acc[0];
-#pragma unroll
-        for (int t = 1; t < kM; ++t)
-          if (lane == t) v = acc[t];
-        p.C[int64_t(lane) * p.n + row] = __float2half_rn(v);
-      }
+      if (lane < kM && lane < m) p.C[int64_t(lane) * p.n + row] = __float2half_rn(of_lane(acc, lane));
     } else {
       // A piece: its sums to the workspace, then the row's counter; the piece that completes the
       // row adds every piece of it in range order.
       const int side = row == g0 / p.per_row ? 0 : 1;
-      const int64_t mine = (row_g1 < g1 ? row_g1 : g1) - (row_g0 > g0 ? row_g0 : g0);
+      const int64_t mine = min(row_g1, g1) - max(row_g0, g0);
       float* slot = p.partials + (w * 2 + side) * kM;
-      if (lane < kM) {
-        float v = acc[0];
-#pragma unroll
-        for (int t = 1; t < kM; ++t)
-          if (lane == t) v = acc[t];
-        __stcg(slot + lane, v);
-      }
+      if (lane < kM) __stcg(slot + lane, of_lane(acc, lane));
       __threadfence();
       __syncwarp();
       unsigned before = 0;

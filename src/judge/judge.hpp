@@ -15,6 +15,7 @@
 #include "measure/checks.hpp"
 #include "measure/device.hpp"
 #include "measure/method.hpp"
+#include "measure/reference_gemm.hpp"
 #include "measure/verify.hpp"
 
 namespace cudal2 {
@@ -49,7 +50,7 @@ class Judge {
   const JobSecrets& sec_;
   cudaStream_t st_;
   GuardedBuffer ref_out_;
-  MethodPtr ref_;
+  ReferenceGemm ref_;
   DeviceChecker chk_;
   Accum accum_ = Accum::F32;
   const InputDistribution* dist_ = nullptr;

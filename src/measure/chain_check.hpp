@@ -1,10 +1,8 @@
 #pragma once
 // The judge's check of one chained batch (measure/interlude.hpp): every call's output against a
-// cuBLAS reference of the inputs that call was given, and the inputs left behind against the last
+// GPU reference (measure/reference_gemm.hpp) of the inputs that call was given, and the inputs left behind against the last
 // call's. A call that skipped work, reused an earlier result (whole or in part) or computed on
 // inputs other than its own leaves an output that differs from its reference.
-#include <cublas_v2.h>
-
 #include <cstdint>
 #include <string>
 
@@ -12,6 +10,7 @@
 #include "measure/checks.hpp"
 #include "measure/device.hpp"
 #include "measure/method.hpp"
+#include "measure/reference_gemm.hpp"
 #include "measure/verify.hpp"
 
 namespace cudal2 {
@@ -28,7 +27,6 @@ struct ChainOutputs {
 class ChainChecker {
  public:
   ChainChecker(const Shape& s, Accum accum);
-  ~ChainChecker();
   ChainChecker(const ChainChecker&) = delete;
   ChainChecker& operator=(const ChainChecker&) = delete;
   // Nothing when every one of `calls` outputs matches its reference; else the first defect
@@ -42,7 +40,7 @@ class ChainChecker {
   void reserve(int calls);
   Shape shape_;
   ElementTolerance tol_;
-  cublasHandle_t handle_ = nullptr;
+  ReferenceGemm ref_;
   GuardedBuffer scratch_;  // chunk x (A_i, B_i, ref_i)
   int chunk_ = 0;
 };

@@ -14,8 +14,11 @@
 #include <vector>
 
 #include "core/problem.hpp"
+#include "judge/judge.hpp"
+#include "judge/shape_buffers.hpp"
 #include "measure/device.hpp"
 #include "measure/half.hpp"
+#include "measure/method.hpp"
 #include "measure/reference_gemm.hpp"
 #include "measure/verify.hpp"
 
@@ -95,6 +98,52 @@ TEST(ReferenceGpu, SkinnyLongKReferencesMatchFp64) {
   }
   cublasDestroy(h);
   cublasDestroy(h0);
+}
+
+// What the judge itself does: fresh "normal" inputs, its reference, then its check of an output.
+// The output here is the fp64 product of those inputs rounded to fp16 (the best answer there is):
+// the judge must pass it on every trial.
+class WritesNothing final : public Method {
+ public:
+  std::string name() const override { return "exact"; }
+  Layout layout() const override { return Layout::TN; }
+  Accum accum() const override { return Accum::F32; }
+  void prepare(const Shape&, const Operands&, cudaStream_t) override {}
+  void run(cudaStream_t) override {}
+};
+
+TEST(ReferenceGpu, TheExactProductPassesTheJudgesCheck) {
+  const Shape shapes[] = {{5, 4101, 4104}, {3, 5003, 4099}, {16, 1024, 12288}};
+  const InputDistribution* normal = nullptr;
+  for (const auto& d : verification_distributions())
+    if (std::string(d.name) == "normal") normal = &d;
+  ASSERT_NE(normal, nullptr);
+  cudaStream_t st = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&st), cudaSuccess);
+  for (const Shape& s : shapes) {
+    ShapeBuffers buf(s, false);
+    const JobSecrets sec;
+    Judge judge(buf, sec, st);
+    WritesNothing exact;
+    for (int trial = 0; trial < 8; ++trial) {
+      judge.fresh_inputs(*normal, 1000 + trial);
+      ASSERT_EQ(cudaStreamSynchronize(st), cudaSuccess);
+      const int64_t m = s.m, n = s.n, k = s.k;
+      const auto a = to_host(buf.A.data(), size_t(m * k)), b = to_host(buf.Bn.data(), size_t(k * n));
+      std::vector<double> c(static_cast<size_t>(m * n), 0.0);
+      for (int64_t kk = 0; kk < k; ++kk)
+        for (int64_t i = 0; i < m; ++i) {
+          const double av = half_to_float(a[size_t(i * k + kk)]);
+          for (int64_t j = 0; j < n; ++j) c[size_t(i * n + j)] += av * half_to_float(b[size_t(kk * n + j)]);
+        }
+      std::vector<uint16_t> c16(c.size());
+      for (size_t i = 0; i < c.size(); ++i) c16[i] = float_to_half(static_cast<float>(c[i]));
+      ASSERT_EQ(cudaMemcpy(buf.C.data(), c16.data(), c16.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
+      const CandidateFault f = judge.check(exact);
+      EXPECT_FALSE(f) << s.m << "x" << s.n << "x" << s.k << " trial " << trial << ": " << f.what();
+    }
+  }
+  cudaStreamDestroy(st);
 }
 
 }  // namespace

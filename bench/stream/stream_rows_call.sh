@@ -4,6 +4,8 @@
 # bench/shapes/stream_explore_rows.txt: offline (graph and chain timers, back to back) and server
 # mode. Writes $OUT/rows-TAG.tgz (the CSVs and logs: the device tool returns at most 8 files).
 #   bash bench/stream/stream_rows_call.sh TAG [SHAPES]
+# Other free-form candidates the same way: GEN="bench/stream/stream_load_sources.py --mid" (a
+# generator that takes OUTDIR last and prints the --source arguments).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 tag=$1 shapes=${2:-bench/shapes/stream_explore_rows.txt}
@@ -11,7 +13,8 @@ export BUILD=${BUILD:-.dev/build}
 source bench/device_env.sh >/dev/null
 B=$BUILD
 mkdir -p .jit "$OUT/rows-$tag"
-args=$(python3 bench/stream/stream_rows_sources.py .jit/rows)
+# shellcheck disable=SC2086
+args=$(python3 ${GEN:-bench/stream/stream_rows_sources.py} ".jit/rows-$tag")
 common=(--layout tn --shapes "$shapes" --reps "${REPS:-10}" --verify-budget 3e7 --timeout 60
   --baselines cublaslt-autotune-nn,cublaslt-autotune-tn)
 # shellcheck disable=SC2086

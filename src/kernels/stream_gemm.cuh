@@ -56,7 +56,7 @@ namespace plan = cudal2_stream_plan;
 // its mainloop (the next kernel's CTAs then cannot take SM slots while this one still streams),
 // 0 launches without programmatic dependent launch at all.
 template <bool kTN, bool kF16Acc, int kTokTiles, int kRowTiles, int kWarpsR, int kWarpsK, int kDepth, int kMinCtas = 1,
-          int kAheadStages = 0, int kPdlMode = 1, int kLoadMode = 0, int kSplitOrderMode = 0>
+          int kAheadStages = 0, int kPdlMode = 1, int kLoadMode = 0, int kSplitOrderMode = 0, int kL2WholeRange = 0>
 struct Config {
   static constexpr bool kLayoutTN = kTN, kAccumF16 = kF16Acc;
   static constexpr int NT = kTokTiles, MT = kRowTiles, WR = kWarpsR, WK = kWarpsK, D = kDepth, kCtas = kMinCtas;
@@ -68,6 +68,14 @@ struct Config {
   // rotating each tile's range, ran 10% slower: the weights stream fastest when everything in
   // flight lies close together.)
   static constexpr int kSplitOrder = kSplitOrderMode;
+  // kL2Whole 1: before anything else, the CTA asks L2 for its whole share of B (TN, contiguous
+  // split ranges: one cp.async.bulk.prefetch.L2 per B row, the row's K range in one request),
+  // so DRAM sees every byte of a launch requested in its first microsecond whatever the
+  // registers hold. Only for weights that fit the L2 with room to spare: beyond it the
+  // requests evict each other.
+  static constexpr int kL2Whole = kL2WholeRange;
+  static_assert(kL2Whole == 0 || (kL2Whole == 1 && kTN && kSplitOrderMode == 0),
+                "stream: whole-range L2 prefetch only in TN with contiguous split ranges");
   static_assert(kSplitOrder == 0 || kSplitOrder == 1, "stream: split order 0 (ranges) or 1 (interleaved)");
   static_assert(kAhead >= 0 && kAhead <= 8, "stream: 0..8 stages fetched ahead");
   static_assert(kPdl >= 0 && kPdl <= 2, "stream: pdl 0, 1 or 2");
@@ -119,6 +127,11 @@ __device__ __forceinline__ uint2 ld_stream8(const __half* p) {
   return r;
 }
 __device__ __forceinline__ void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];\n" ::"l"(p)); }
+// `bytes` (a multiple of 16, from a 16-byte aligned address) into L2 by the copy engine: one
+// instruction, no register or shared memory holds them.
+__device__ __forceinline__ void bulk_prefetch_l2(const void* p, unsigned bytes) {
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(p), "r"(bytes) : "memory");
+}
 __device__ __forceinline__ uint32_t word(const uint4& v, int i) {
   return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
 }
@@ -340,6 +353,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtas) stream_gemm_kernel(
       if (kk < p.k && at.n0 < p.n) prefetch_l2(p.B + kk * p.n + at.n0);
     }
   };
+  if constexpr (Cfg::kL2Whole == 1) {
+    // Aligned rows only (K % 8 == 0): every row's range then starts and ends on 16 bytes. One
+    // thread a B row of the CTA; the token blocks of one B tile share it (the first asks).
+    if (kAligned && blockIdx.x == 0 && threadIdx.x < Cfg::kRows) {
+      const int64_t n = int64_t(blockIdx.y) * Cfg::kRows + threadIdx.x;
+      const plan::Range r = plan::split_stages(p.k, splits, z);
+      const int64_t k0 = r.begin * plan::kStageK, k1 = r.end * plan::kStageK < p.k ? r.end * plan::kStageK : p.k;
+      if (n < p.n && k1 > k0) bulk_prefetch_l2(p.B + n * p.k + k0, static_cast<unsigned>((k1 - k0) * 2));
+    }
+  }
   // The first stage (and those the mainloop will not ask ahead for) while the previous kernel finishes.
 #pragma unroll
   for (int d = 0; d < (Cfg::kAhead > 1 ? Cfg::kAhead : 1); ++d)

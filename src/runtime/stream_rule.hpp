@@ -73,12 +73,26 @@ struct StreamPick {
   int splits = 1;
 };
 
+// Output rows that are not 16-byte aligned (N % 8 != 0) with aligned weight rows (K % 8 == 0):
+// from 4 tokens on, cuBLASLt auto-tuning ran 1.5-3.1x the stream kernel's time on such shapes
+// whatever the weights' size (H200, 33-235 MB, back to back, with a kernel between calls and cold:
+// 8x4101x4104 29.9 us against 13.8; bench/results/h200/bandwidth/odd-n/), so they take the rule
+// with weights in the L2 too. At one token cuBLASLt's kernels for them were as fast as the stream
+// kernel's (0.85-0.98 below the L2), so one token keeps the class above. (K % 8 != 0 leaves the
+// stream kernel's unaligned loads, which ran behind cuBLASLt.)
+constexpr int64_t kStreamOddMinM = 4, kStreamOddMaxM = 16;
+constexpr int64_t kStreamOddMinWeightBytes = int64_t(32) << 20;
+inline bool odd_output_rows(int layout, int64_t m, int64_t n, int64_t k) {
+  return layout == 1 && m >= kStreamOddMinM && m <= kStreamOddMaxM && n % 8 != 0 && k % 8 == 0 &&
+         n * k * 2 >= kStreamOddMinWeightBytes;
+}
+
 // l2_bytes: the device's L2 (0: unknown, kStreamMinWeightBytes alone).
 inline bool in_stream_class(int layout, int64_t m, int64_t n, int64_t k, int64_t l2_bytes, const StreamBounds& b = {}) {
   const int64_t min_bytes = b.min_weight_bytes >= 0            ? b.min_weight_bytes
                             : l2_bytes > kStreamMinWeightBytes ? l2_bytes
                                                                : kStreamMinWeightBytes;
-  return layout == 1 && m >= 1 && m <= b.max_m && n * k * 2 >= min_bytes;
+  return (layout == 1 && m >= 1 && m <= b.max_m && n * k * 2 >= min_bytes) || odd_output_rows(layout, m, n, k);
 }
 
 // Splits for `tiles` output tiles on `slots` resident CTAs (SMs x CTAs an SM holds): the most that

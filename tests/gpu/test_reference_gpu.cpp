@@ -112,7 +112,10 @@ class WritesNothing final : public Method {
   void run(cudaStream_t) override {}
 };
 
-TEST(ReferenceGpu, TheExactProductPassesTheJudgesCheck) {
+// The exact product of fresh inputs must pass the judge's check: on clean buffers and after a
+// candidate left anything at all in the job's workspace (which the judge lends every method; a
+// reference that read it would be the candidate's to steer).
+void exact_product_passes(bool dirty_workspace) {
   const Shape shapes[] = {{5, 4101, 4104}, {3, 5003, 4099}, {16, 1024, 12288}};
   const InputDistribution* normal = nullptr;
   for (const auto& d : verification_distributions())
@@ -126,6 +129,7 @@ TEST(ReferenceGpu, TheExactProductPassesTheJudgesCheck) {
     Judge judge(buf, sec, st);
     WritesNothing exact;
     for (int trial = 0; trial < 8; ++trial) {
+      if (dirty_workspace) fill_normal_f16(buf.W.data(), buf.W.bytes() / 2, 77 + trial, st, 0.f, 100.f);
       judge.fresh_inputs(*normal, 1000 + trial);
       ASSERT_EQ(cudaStreamSynchronize(st), cudaSuccess);
       const int64_t m = s.m, n = s.n, k = s.k;
@@ -145,6 +149,9 @@ TEST(ReferenceGpu, TheExactProductPassesTheJudgesCheck) {
   }
   cudaStreamDestroy(st);
 }
+
+TEST(ReferenceGpu, TheExactProductPassesTheJudgesCheck) { exact_product_passes(false); }
+TEST(ReferenceGpu, TheReferenceIgnoresWhatACandidateLeftInTheWorkspace) { exact_product_passes(true); }
 
 }  // namespace
 }  // namespace cudal2

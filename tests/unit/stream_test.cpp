@@ -68,6 +68,22 @@ TEST(StreamRule, ClassIsFewTokensAgainstWeightsBeyondTheL2) {
   EXPECT_FALSE(cudal2::rt::in_stream_class(1, 1, 1024, 1024, 0)) << "2 MB: below the floor whatever the L2";
 }
 
+TEST(StreamRule, OutputRowsOffSixteenBytesTakeTheRuleWhateverTheWeights) {
+  EXPECT_TRUE(cudal2::rt::in_stream_class(1, 5, 4101, 4104, kL2)) << "34 MB, in the L2, but N % 8 != 0";
+  EXPECT_TRUE(cudal2::rt::in_stream_class(1, 16, 4101, 4104, kL2)) << "up to the 16-token tile";
+  EXPECT_FALSE(cudal2::rt::in_stream_class(1, 17, 4101, 4104, kL2)) << "no kernel holds 17 tokens";
+  EXPECT_FALSE(cudal2::rt::in_stream_class(1, 1, 4101, 4104, kL2)) << "one token: cuBLASLt was as fast";
+  EXPECT_FALSE(cudal2::rt::in_stream_class(1, 3, 4101, 4104, kL2)) << "below 4 tokens: not measured";
+  EXPECT_TRUE(cudal2::rt::in_stream_class(1, 1, 11007, 4096, kL2)) << "one token beyond the L2: the class above";
+  EXPECT_FALSE(cudal2::rt::in_stream_class(1, 5, 5003, 4099, kL2)) << "K % 8 != 0: unaligned weight rows";
+  EXPECT_FALSE(cudal2::rt::in_stream_class(0, 5, 4101, 4104, kL2)) << "TN only";
+  EXPECT_FALSE(cudal2::rt::in_stream_class(1, 8, 3001, 1536, kL2)) << "9 MB: below the measured 32 MiB";
+  EXPECT_FALSE(cudal2::rt::in_stream_class(1, 5, 4096, 4104, kL2)) << "aligned rows in the L2: cuBLASLt";
+  const auto p = pick_stream(kPortfolio, 1, 0, 5, 4101, 4104, 132, kL2);
+  ASSERT_GE(p.kernel, 0);
+  EXPECT_EQ(p.splits, 4) << "the 8-token kernel: 65 tiles of 64 rows on 132 x 2 resident CTAs";
+}
+
 TEST(StreamRule, PicksTheSmallestTokenTileOfTheAccumulator) {
   cudal2::rt::StreamBounds to16;
   to16.max_m = 16;

@@ -7,7 +7,6 @@
 #include <utility>
 #include <vector>
 
-
 namespace cudal2 {
 
 Judge::Judge(ShapeBuffers& buf, const JobSecrets& sec, cudaStream_t st)

@@ -1,8 +1,8 @@
 #pragma once
 // The judge's check of one chained batch (measure/interlude.hpp): every call's output against a
-// GPU reference (measure/reference_gemm.hpp) of the inputs that call was given, and the inputs left behind against the last
-// call's. A call that skipped work, reused an earlier result (whole or in part) or computed on
-// inputs other than its own leaves an output that differs from its reference.
+// GPU reference (measure/reference_gemm.hpp) of the inputs that call was given, and the inputs left behind against the
+// last call's. A call that skipped work, reused an earlier result (whole or in part) or computed on inputs other than
+// its own leaves an output that differs from its reference.
 #include <cstdint>
 #include <string>
 

@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cuda_fp16.h>
+#include <algorithm>
 
 namespace cudal2 {
 

@@ -58,7 +58,8 @@ TEST(ReferenceGpu, SkinnyLongKReferencesMatchFp64) {
   ASSERT_EQ(cublasSetWorkspace(h0, nullptr, 0), CUBLAS_STATUS_SUCCESS);
   for (const Shape& s : shapes) {
     const int64_t m = s.m, n = s.n, k = s.k;
-    Dev A(size_t(m * k) * 2), B(size_t(k * n) * 2), R(size_t(m * n) * 2), R16(size_t(m * n) * 2), R16none(size_t(m * n) * 2);
+    Dev A(size_t(m * k) * 2), B(size_t(k * n) * 2), R(size_t(m * n) * 2), R16(size_t(m * n) * 2),
+        R16none(size_t(m * n) * 2);
     for (int trial = 0; trial < 3; ++trial) {
       fill_normal_f16(A.p, size_t(m * k), 11 + trial, nullptr);
       fill_normal_f16(B.p, size_t(k * n), 97 + trial, nullptr);
@@ -66,10 +67,10 @@ TEST(ReferenceGpu, SkinnyLongKReferencesMatchFp64) {
       // cuBLAS with an fp16 output, as the reference was before: default workspace, then none.
       auto fp16_out = [&](cublasHandle_t hh, void* C) {
         const float one = 1.0f, zero = 0.0f;
-        ASSERT_EQ(cublasGemmEx(hh, CUBLAS_OP_N, CUBLAS_OP_N, int(n), int(m), int(k), &one, B.p, CUDA_R_16F, int(n), A.p,
-                               CUDA_R_16F, int(k), &zero, C, CUDA_R_16F, int(n), CUBLAS_COMPUTE_32F,
-                               CUBLAS_GEMM_DEFAULT),
-                  CUBLAS_STATUS_SUCCESS);
+        ASSERT_EQ(
+            cublasGemmEx(hh, CUBLAS_OP_N, CUBLAS_OP_N, int(n), int(m), int(k), &one, B.p, CUDA_R_16F, int(n), A.p,
+                         CUDA_R_16F, int(k), &zero, C, CUDA_R_16F, int(n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+            CUBLAS_STATUS_SUCCESS);
         ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
       };
       fp16_out(h, R16.p);
@@ -89,10 +90,10 @@ TEST(ReferenceGpu, SkinnyLongKReferencesMatchFp64) {
       const int64_t bad = beyond(to_host(R.p, size_t(m * n)), exact, tol);
       const int64_t bad16 = beyond(to_host(R16.p, size_t(m * n)), exact, tol);
       const int64_t bad16none = beyond(to_host(R16none.p, size_t(m * n)), exact, tol);
-      std::printf("reference %lldx%lldx%lld trial %d: %lld element(s) beyond the fp32 tolerance (cuBLAS, fp16 output: "
-                  "%lld; without a workspace: %lld)\n",
-                  (long long)m, (long long)n, (long long)k, trial, (long long)bad, (long long)bad16,
-                  (long long)bad16none);
+      std::printf(
+          "reference %lldx%lldx%lld trial %d: %lld element(s) beyond the fp32 tolerance (cuBLAS, fp16 output: "
+          "%lld; without a workspace: %lld)\n",
+          (long long)m, (long long)n, (long long)k, trial, (long long)bad, (long long)bad16, (long long)bad16none);
       EXPECT_EQ(bad, 0) << m << "x" << n << "x" << k;
     }
   }

@@ -15,7 +15,9 @@
 #include "core/atomic_file.hpp"
 #include "core/input_file.hpp"
 #include "core/roofline.hpp"
+#include "search/bayes_linear.hpp"
 #include "search/space.hpp"
+#include "search/zero_shot.hpp"
 
 namespace cudal2::search {
 
@@ -46,178 +48,6 @@ bool is_compile_failure(const std::string& status) { return status == "compile-e
 // heuristic's top-1, what cuBLASLt runs untuned. The policy reads the rank from the space's order.
 bool ranked_family(const std::string& family) { return needs_gpu_space({family}); }
 
-double dot(const SparseVec& x, const std::vector<double>& w) {
-  double s = 0;
-  for (const auto& [i, v] : x) s += i < static_cast<int>(w.size()) ? w[i] * v : 0.0;
-  return s;
-}
-
-// Bayesian linear regression y = w.x + e, e ~ N(0, s^2), w ~ N(0, s^2 / prior I). The posterior
-// precision A = prior I + X'X is kept dense (an observation adds its sparse outer product,
-// O(nnz^2)) together with its Cholesky factor A = U'U (U upper triangular, row major). The factor
-// follows lazily: a few new observations by rank-one updates (O(d^2) each), many (a policy file's
-// replay, a round measured on a thousand shapes) by refactoring A (O(d^3 / 3) once).
-class BayesLinear {
- public:
-  explicit BayesLinear(double prior = 1.0) : prior_(prior) {}
-  int dim() const { return d_; }
-  int64_t count() const { return n_; }
-
-  void grow(int d) {
-    if (d <= d_) return;
-    auto extend = [&](std::vector<double>& m, double diag) {
-      std::vector<double> out(size_t(d) * d, 0.0);
-      for (int i = 0; i < d_; ++i)
-        for (int j = 0; j < d_; ++j) out[size_t(i) * d + j] = m[size_t(i) * d_ + j];
-      for (int i = d_; i < d; ++i) out[size_t(i) * d + i] = diag;
-      m = std::move(out);
-    };
-    // New features were 0 in every observation so far: their block is the prior alone.
-    extend(a_, prior_);
-    extend(u_, std::sqrt(prior_));
-    b_.resize(d, 0.0);
-    d_ = d;
-    dirty_ = true;
-  }
-
-  void add(const SparseVec& x, double y) {
-    int top = 0;
-    for (const auto& [i, v] : x) top = std::max(top, i + 1);
-    grow(top);
-    for (const auto& [i, xi] : x) {
-      b_[i] += xi * y;
-      double* row = &a_[size_t(i) * d_];
-      for (const auto& [j, xj] : x) row[j] += xi * xj;
-    }
-    pending_.push_back(x);
-    yy_ += y * y;
-    ++n_;
-    dirty_ = true;
-  }
-
-  const std::vector<double>& mean() {
-    refresh();
-    return mean_;
-  }
-  double sigma() {
-    refresh();
-    return sigma_;
-  }
-  // A draw from the posterior: mean + scale * sigma * U^-1 z, z ~ N(0, I).
-  std::vector<double> sample(std::mt19937_64& rng, double scale) {
-    refresh();
-    std::normal_distribution<double> g;
-    std::vector<double> z(d_);
-    for (auto& e : z) e = g(rng);
-    back_solve(z);
-    for (int i = 0; i < d_; ++i) z[i] = mean_[i] + scale * sigma_ * z[i];
-    return z;
-  }
-  void set_noise_prior(double s0) {
-    s0_ = s0;
-    dirty_ = true;
-  }
-  // The posterior variance of w.v in units of sigma^2: v' A^-1 v = |t|^2 with U' t = v.
-  double quad_inv(std::vector<double> v) {
-    refresh();
-    v.resize(d_, 0.0);
-    int k0 = 0;
-    while (k0 < d_ && v[k0] == 0) ++k0;
-    double q = 0;
-    for (int k = k0; k < d_; ++k) {
-      const double* row = &u_[size_t(k) * d_];
-      const double t = v[k] / row[k];
-      q += t * t;
-      for (int i = k + 1; i < d_; ++i) v[i] -= row[i] * t;
-    }
-    return q;
-  }
-
- private:
-  // Solves U x = z in place.
-  void back_solve(std::vector<double>& z) const {
-    for (int i = d_ - 1; i >= 0; --i) {
-      const double* row = &u_[size_t(i) * d_];
-      double s = z[i];
-      for (int j = i + 1; j < d_; ++j) s -= row[j] * z[j];
-      z[i] = s / row[i];
-    }
-  }
-  // U'U += x x' (LINPACK dchud).
-  void rank_one(const SparseVec& x) {
-    std::vector<double> v(d_, 0.0);
-    int first = d_;
-    for (const auto& [i, xv] : x) v[i] += xv, first = std::min(first, i);
-    for (int k = first; k < d_; ++k) {
-      if (v[k] == 0) continue;
-      double* row = &u_[size_t(k) * d_];
-      const double r = std::hypot(row[k], v[k]);
-      const double c = r / row[k], s = v[k] / row[k];
-      row[k] = r;
-      for (int i = k + 1; i < d_; ++i) {
-        row[i] = (row[i] + s * v[i]) / c;
-        v[i] = c * v[i] - s * row[i];
-      }
-    }
-  }
-  // U from A (right-looking Cholesky over rows).
-  void factor() {
-    u_.assign(a_.size(), 0.0);
-    for (int i = 0; i < d_; ++i)
-      for (int j = i; j < d_; ++j) u_[size_t(i) * d_ + j] = a_[size_t(i) * d_ + j];
-    for (int k = 0; k < d_; ++k) {
-      double* rk = &u_[size_t(k) * d_];
-      rk[k] = std::sqrt(std::max(rk[k], 1e-300));
-      for (int j = k + 1; j < d_; ++j) rk[j] /= rk[k];
-      for (int i = k + 1; i < d_; ++i) {
-        const double f = rk[i];
-        if (f == 0) continue;
-        double* ri = &u_[size_t(i) * d_];
-        for (int j = i; j < d_; ++j) ri[j] -= f * rk[j];
-      }
-    }
-  }
-  void refresh() {
-    if (!dirty_) return;
-    if (static_cast<int>(pending_.size()) * 3 > d_) {
-      factor();
-    } else {
-      for (const auto& x : pending_) rank_one(x);
-    }
-    pending_.clear();
-    // A mean = b: U' t = b (forward, column-oriented over U's rows), then U mean = t.
-    std::vector<double> t = b_;
-    for (int k = 0; k < d_; ++k) {
-      const double* row = &u_[size_t(k) * d_];
-      t[k] /= row[k];
-      for (int i = k + 1; i < d_; ++i) t[i] -= row[i] * t[k];
-    }
-    back_solve(t);
-    mean_ = std::move(t);
-    // Residual sum of squares of the ridge fit: y'y - mean'b - prior |mean|^2; blended with the
-    // prior noise (5 pseudo-observations) so a handful of points cannot claim certainty.
-    double mb = 0, mm = 0;
-    for (int i = 0; i < d_; ++i) {
-      mb += mean_[i] * b_[i];
-      mm += mean_[i] * mean_[i];
-    }
-    const double rss = std::max(0.0, yy_ - mb - prior_ * mm);
-    constexpr double kPseudo = 5;
-    sigma_ = std::sqrt((kPseudo * s0_ * s0_ + rss) / (kPseudo + double(n_)));
-    dirty_ = false;
-  }
-
-  double prior_;
-  double s0_ = 0.3;
-  int d_ = 0;
-  int64_t n_ = 0;
-  double yy_ = 0;
-  std::vector<double> a_, u_, b_, mean_;
-  std::vector<SparseVec> pending_;  // added to A, not yet to U
-  double sigma_ = 0.3;
-  bool dirty_ = true;
-};
-
 struct Record {
   Problem problem;
   std::string spec_text;
@@ -227,84 +57,6 @@ struct Record {
 };
 
 }  // namespace
-
-double efficiency_target(const Problem& p, double time_us) {
-  return std::log(roofline_us(p.shape) / std::max(time_us, 1e-6));
-}
-
-RlOptions rl_options(const std::map<std::string, std::string>& options) {
-  RlOptions o;
-  for (const auto& kv : options) {
-    // Not a structured binding: clang (tidy) before 16 cannot capture one in a lambda.
-    const std::string& k = kv.first;
-    const std::string& v = kv.second;
-    auto num = [&] {
-      try {
-        size_t used = 0;
-        const double d = std::stod(v, &used);
-        if (used != v.size() || !std::isfinite(d)) throw std::invalid_argument(v);
-        return d;
-      } catch (const std::exception&) {
-        throw InputError(fmt::format("rl policy option {}={}: not a number", k, v));
-      }
-    };
-    if (k == "method") {
-      if (v != "thompson" && v != "greedy" && v != "reinforce")
-        throw InputError(fmt::format("rl policy method '{}' (thompson, greedy, reinforce)", v));
-      o.method = v;
-    } else if (k == "seed") {
-      o.seed = static_cast<uint64_t>(num());
-    } else if (k == "explore") {
-      o.explore = num();
-    } else if (k == "prior") {
-      o.prior = num();
-    } else if (k == "noise") {
-      o.noise = num();
-    } else if (k == "lr") {
-      o.lr = num();
-    } else if (k == "temperature") {
-      o.temperature = num();
-    } else if (k == "sm_count") {
-      o.features.sm_count = static_cast<int>(num());
-    } else {
-      throw InputError(fmt::format(
-          "unknown rl policy option '{}' (method, seed, explore, prior, noise, lr, temperature, sm_count)", k));
-    }
-  }
-  if (!(o.prior > 0) || !(o.noise > 0) || !(o.temperature > 0) || o.features.sm_count < 1)
-    throw InputError("rl policy: prior, noise, temperature and sm_count must be positive");
-  return o;
-}
-
-// The zero-shot rule (best_guess, rank, and the first proposal for a problem nothing is measured
-// of). Where the problem's space is ranked (cublaslt), its first spec is cuBLASLt's heuristic top-1:
-// a strong prior (cuBLASLt's own model of its kernels), and the spec a user gets without tuning.
-// The pick deviates from it only when the cost model is confident the deviation pays: for each
-// other spec i, gain_i = mean of w.(x_i - x_top1) (predicted log speedup over the top-1) and
-// sd_i = sigma sqrt((x_i - x_top1)' A^-1 (x_i - x_top1)) (its posterior std); the pick is the spec
-// with the largest lower bound gain_i - kappa sd_i when that bound exceeds the margin tau, else
-// the top-1. kappa and tau are chosen by K-fold cross-validation over the training problems (folds by
-// shape): for each fold, the model fitted on the other folds picks among the specs measured on the
-// fold's problems, and the pair with the best mean log(best measured / pick) wins; ties go to the
-// more conservative pair (larger tau, then larger kappa). Before there is enough to validate on, the
-// rule keeps the top-1 (tau = infinity). Without a ranked space the pick is the mean's argmax.
-struct ZeroShotRule {
-  bool calibrated = false;
-  double kappa = 0;
-  double tau = std::numeric_limits<double>::infinity();
-  size_t at = 0;     // ok observations it was calibrated on
-  int problems = 0;  // problems cross-validated
-  // Cross-validated mean log(best / pick): the rule, always the top-1, always the mean's argmax.
-  double cv_rule = 0, cv_top1 = 0, cv_argmax = 0;
-};
-constexpr int kFolds = 5;
-constexpr int kMinProblems = 20;                 // fewer validation problems: keep the top-1
-constexpr double kKappas[] = {3, 2, 1, 0.5, 0};  // most conservative first (ties keep it)
-constexpr double kTaus[] = {std::numeric_limits<double>::infinity(), 0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0};
-// Recalibrated (zero-shot picks, save) once the ok observations grew by 5%: a policy file carries a
-// calibration on at least 95% of its observations, and a warm-started run's few new observations
-// do not cross-validate again (one calibration: ~5 s for 25,000 observations).
-constexpr double kRecalibrate = 1.05;
 
 struct RlPolicy::Impl {
   explicit Impl(const RlOptions& o) : opt(o), fmap(o.features), model(o.prior), rng(o.seed) {
@@ -546,23 +298,15 @@ struct RlPolicy::Impl {
   // Recalibrates the zero-shot rule when the observations outgrew the last calibration.
   void ensure_calibrated() {
     if (opt.method == "reinforce") return;
-    if (rule.at > 0 && double(ok_count) < kRecalibrate * double(rule.at)) return;
+    if (rule.at > 0 && double(ok_count) < kZeroShotRecalibrate * double(rule.at)) return;
     if (ok_count == 0) return;
     calibrate();
   }
 
-  // ZeroShotRule's cross-validation (see there).
+  // ZeroShotRule's cross-validation (search/zero_shot.hpp) over the ok observations whose top-1
+  // flag is known.
   void calibrate() {
-    struct Item {
-      SparseVec x;
-      double y;
-      bool top1;
-    };
-    struct Prob {
-      int fold;
-      std::vector<Item> items;
-    };
-    std::map<std::string, Prob> probs;
+    std::vector<ZeroShotSample> samples;
     for (const auto& r : records) {
       if (r.status != "ok" || r.top1 < 0) continue;
       KernelSpec spec;
@@ -571,72 +315,10 @@ struct RlPolicy::Impl {
       } catch (const std::exception&) {
         continue;
       }
-      auto [it, added] = probs.try_emplace(problem_key(r.problem));
-      if (added) it->second.fold = static_cast<int>(fnv1a64(r.problem.shape.str()) % kFolds);
-      it->second.items.push_back({fmap.features(r.problem, spec, r.top1 == 1), r.target, r.top1 == 1});
+      samples.push_back({problem_key(r.problem), r.problem.shape.str(), fmap.features(r.problem, spec, r.top1 == 1),
+                         r.target, r.top1 == 1});
     }
-    // Per validated problem and candidate: predicted gain over the top-1, its posterior std, and
-    // the measured log(pick / best) (<= 0).
-    struct Scored {
-      double gain, sd, regret;
-    };
-    std::vector<std::vector<Scored>> val;  // one per problem; [0] is the top-1
-    const int d = fmap.dim();
-    for (int f = 0; f < kFolds; ++f) {
-      BayesLinear m(opt.prior);
-      m.set_noise_prior(opt.noise);
-      m.grow(d);
-      for (const auto& [key, pr] : probs)
-        if (pr.fold != f)
-          for (const auto& it : pr.items) m.add(it.x, it.y);
-      const auto& w = m.mean();
-      const double sigma = m.sigma();
-      for (const auto& [key, pr] : probs) {
-        if (pr.fold != f || pr.items.size() < 2) continue;
-        const auto t = std::find_if(pr.items.begin(), pr.items.end(), [](const Item& it) { return it.top1; });
-        if (t == pr.items.end()) continue;
-        double ymax = -std::numeric_limits<double>::infinity();
-        for (const auto& it : pr.items) ymax = std::max(ymax, it.y);
-        std::vector<double> xt(d, 0.0);
-        for (const auto& [j, v] : t->x) xt[j] += v;
-        const double mt = dot(t->x, w);
-        std::vector<Scored> sc{{0.0, 0.0, t->y - ymax}};
-        for (const auto& it : pr.items) {
-          if (&it == &*t) continue;
-          std::vector<double> diff(xt.size());
-          for (size_t j = 0; j < xt.size(); ++j) diff[j] = -xt[j];
-          for (const auto& [j, v] : it.x) diff[j] += v;
-          sc.push_back({dot(it.x, w) - mt, sigma * std::sqrt(m.quad_inv(std::move(diff))), it.y - ymax});
-        }
-        val.push_back(std::move(sc));
-      }
-    }
-    ZeroShotRule r;
-    r.at = ok_count;
-    r.problems = static_cast<int>(val.size());
-    auto score = [&](double kappa, double tau) {
-      double sum = 0;
-      for (const auto& sc : val) {
-        size_t best = 0;
-        double lcb = -std::numeric_limits<double>::infinity();
-        for (size_t i = 1; i < sc.size(); ++i)
-          if (sc[i].gain - kappa * sc[i].sd > lcb) lcb = sc[i].gain - kappa * sc[i].sd, best = i;
-        sum += lcb > tau ? sc[best].regret : sc[0].regret;
-      }
-      return val.empty() ? 0.0 : sum / double(val.size());
-    };
-    r.cv_top1 = score(0, std::numeric_limits<double>::infinity());
-    r.cv_argmax = score(0, 0);
-    r.cv_rule = r.cv_top1;
-    if (r.problems >= kMinProblems) {
-      r.calibrated = true;
-      for (double tau : kTaus)
-        for (double kappa : kKappas) {
-          const double v = score(kappa, tau);
-          if (v > r.cv_rule + 1e-12) r.cv_rule = v, r.kappa = kappa, r.tau = tau;
-        }
-    }
-    rule = r;
+    rule = calibrate_zero_shot(samples, fmap.dim(), opt.prior, opt.noise, ok_count);
   }
 
   // The zero-shot pick among cands (non-empty): ZeroShotRule.
@@ -804,7 +486,7 @@ std::string RlPolicy::zero_shot_rule() const {
   return fmt::format(
       "in ranked spaces, the heuristic's top-1 {} ({}-fold cross-validation on {} problems, {} observations: "
       "geometric mean best/pick {:.4f}; always the top-1 {:.4f}; the model's argmax {:.4f})",
-      when, kFolds, z.problems, z.at, std::exp(z.cv_rule), std::exp(z.cv_top1), std::exp(z.cv_argmax));
+      when, kZeroShotFolds, z.problems, z.at, std::exp(z.cv_rule), std::exp(z.cv_top1), std::exp(z.cv_argmax));
 }
 
 std::vector<std::string> RlPolicy::families_seen() const {

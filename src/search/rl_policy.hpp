@@ -20,7 +20,7 @@
 // best first: its first spec is the heuristic's top-1, what cuBLASLt runs untuned. The cost model
 // sees that as a feature (the rank block of src/search/features.hpp), and the zero-shot pick keeps
 // the top-1 unless the model is confident a deviation pays, by a margin cross-validated on the
-// policy's own observations (ZeroShotRule in rl_policy.cpp). The first evaluation of a problem is
+// policy's own observations (search/zero_shot.hpp). The first evaluation of a problem is
 // its zero-shot pick.
 #include <cstdint>
 #include <map>

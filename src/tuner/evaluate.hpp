@@ -19,6 +19,9 @@
 #include "tuner/sink.hpp"
 
 namespace cudal2 {
+namespace sandbox {
+class Child;
+}
 
 // What happened to a candidate is an Outcome (protocol/outcome.hpp), recorded as the measurement's
 // status: ok, unsupported (refused every shape), not-run, gpu-disturbed (not measured: the GPU
@@ -72,7 +75,12 @@ struct EvalRequest {
   double qps = 200;  // server mode: mean idle gap 1/qps seconds
   double verify_budget = double(1 << 28);
   std::vector<std::string> baselines{"cublas-nn", "cublas-tn", "cublaslt-autotune-nn", "cublaslt-autotune-tn"};
-  std::string judge_exe;        // default: this executable
+  std::string judge_exe;  // default: this executable
+  // A judge process to evaluate with, kept running after the evaluation (a tune lane's, for the
+  // whole tune; started on first use, restarted after a fault); null: the evaluation starts one of
+  // its own and stops it at the end. Started from this request's judge_exe, visible_devices and
+  // timeouts, so every request given the same one must agree on them.
+  sandbox::Child* judge = nullptr;
   int timeout_s = 120;          // per candidate in a job, on top of job_overhead_s
   int job_overhead_s = 180;     // baselines (auto-tuning), inputs, references
   int batch = 4;                // candidates per judge job; a failed job is retried one candidate at a time

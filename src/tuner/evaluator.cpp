@@ -46,7 +46,7 @@ void Evaluator::settle(Pending& p, CandidateOutcome& co, const std::vector<Shape
     if (req_.progress)
       std::fprintf(stderr, "cudal2: %s: %s; evaluating it again in a fresh runner\n", p.hash.c_str(),
                    runs.back().trial.detail.substr(0, 200).c_str());
-    judge_.stop();  // a fresh judge as well as a fresh runner
+    judge_->stop();  // a fresh judge as well as a fresh runner
     const auto job = run_job({&p}, shapes);
     co.measure_seconds += job->seconds;
     runs.push_back(run_of(job, method_name(p, 0), fault));
@@ -86,10 +86,10 @@ std::shared_ptr<const JobRun> Evaluator::run_job(const std::vector<Pending*>& ca
   const auto t0 = Clock::now();
   const nlohmann::json job = job_for(cands, shapes);
   const auto timeout = std::chrono::seconds(req_.job_overhead_s + req_.timeout_s * static_cast<int>(cands.size()));
-  out->r = judge_.call(job, timeout);
+  out->r = judge_->call(job, timeout);
   out->seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   if (out->r.ok()) out->answer = protocol::parse_job_answer(out->r.response, &out->malformed);
-  if (out->r.ok() && out->r.response.is_object() && out->r.response.value("exit_after", false) == true) judge_.stop();
+  if (out->r.ok() && out->r.response.is_object() && out->r.response.value("exit_after", false) == true) judge_->stop();
   return out;
 }
 
@@ -169,7 +169,7 @@ attribution::Health Evaluator::run_canary_process() const {
   }
 }
 
-sandbox::Child Evaluator::start_judge(const EvalRequest& req) {
+sandbox::Child start_judge(const EvalRequest& req) {
   sandbox::Options wopt;
   wopt.timeout = std::chrono::seconds(req.job_overhead_s + req.timeout_s);
   if (!req.visible_devices.empty()) wopt.env.push_back("CUDA_VISIBLE_DEVICES=" + req.visible_devices);

@@ -38,12 +38,22 @@ struct CandidateRun {
   std::string failure;    // with rows and a failure: "shape: reason" of its first failed shape
 };
 
-// One evaluation's judge: started with the Evaluator, restarted after a fault (a fresh judge
-// as well as a fresh runner), and stopped with it.
+// A judge process for req (its judge_exe, visible_devices and timeouts), not yet started.
+sandbox::Child start_judge(const EvalRequest& req);
+
+// One evaluation's judge: req.judge when given (kept running after the evaluation), else one of
+// its own started with the Evaluator and stopped with it; restarted after a fault (a fresh judge
+// as well as a fresh runner) either way.
 class Evaluator {
  public:
   Evaluator(const EvalRequest& req, EvalSink& sink)
-      : req_(req), sink_(sink), local_gpu_(req.local_gpu), judge_(start_judge(req)) {}
+      : req_(req),
+        sink_(sink),
+        local_gpu_(req.local_gpu),
+        own_(req.judge ? std::nullopt : std::optional<sandbox::Child>(start_judge(req))),
+        judge_(req.judge ? req.judge : &*own_) {}
+  Evaluator(const Evaluator&) = delete;
+  Evaluator& operator=(const Evaluator&) = delete;
 
   // Evaluates cands (all compiled ok) on shapes, writing their outcomes. A candidate whose verdict
   // a disturbed GPU can cause (a fault, a wrong result, an implausible time) is attributed before
@@ -71,8 +81,6 @@ class Evaluator {
   // replaying or scripted judge: no GPU to ask) gives no evidence either way and counts as healthy.
   attribution::Health run_canary_process() const;
 
-  static sandbox::Child start_judge(const EvalRequest& req);
-
   std::string method_name(const Pending& p, size_t i) const;
 
   nlohmann::json job_for(const std::vector<Pending*>& cands, const std::vector<Shape>& shapes) const;
@@ -94,7 +102,8 @@ class Evaluator {
   const EvalRequest& req_;
   EvalSink& sink_;
   std::string local_gpu_;
-  sandbox::Child judge_;
+  std::optional<sandbox::Child> own_;
+  sandbox::Child* judge_;  // own_, or the request's
 };
 
 }  // namespace cudal2::evaluation

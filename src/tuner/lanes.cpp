@@ -8,6 +8,8 @@
 #include <thread>
 #include <utility>
 
+#include "tuner/evaluator.hpp"
+
 namespace cudal2::tuner {
 
 using search::Proposal;
@@ -17,9 +19,18 @@ StoreSink& Lane::sink() {
   return *sink_;
 }
 
+sandbox::Child* Lane::judge() {
+  if (!judge_) judge_ = std::make_unique<sandbox::Child>(evaluation::start_judge(req));
+  return judge_.get();
+}
+
+void Lane::start_judge() { judge()->start(); }
+
 void Lane::finish() {
   if (sink_) sink_->finish();
   sink_.reset();
+  if (judge_) judge_->stop();
+  judge_.reset();
 }
 
 std::vector<CandidateOutcome> Lane::evaluate(const std::vector<Proposal>& round, const Budget& budget) {
@@ -40,6 +51,7 @@ std::vector<CandidateOutcome> Lane::evaluate(const std::vector<Proposal>& round,
   }
   if (!specs.specs.empty()) {
     specs.deadline_minutes = budget.deadline_minutes();
+    specs.judge = judge();
     const auto got = evaluate_candidates(specs, sink());
     for (size_t j = 0; j < got.size(); ++j) out[spec_at[j]] = got[j];
   }
@@ -54,6 +66,7 @@ std::vector<CandidateOutcome> Lane::evaluate(const std::vector<Proposal>& round,
     fr.free_layout = la.first, fr.free_accum = la.second;
     for (size_t i : idx) fr.free_sources.push_back(round[i].source);
     fr.deadline_minutes = budget.deadline_minutes();
+    fr.judge = judge();
     const auto got = evaluate_candidates(fr, sink());
     for (size_t j = 0; j < got.size(); ++j) out[idx[j]] = got[j];
   }
@@ -124,6 +137,8 @@ std::vector<CandidateOutcome> evaluate_lanes(std::vector<Lane>& lanes, const std
   if (g == 1) {
     run_lane(0);
   } else {
+    for (size_t l = 0; l < g; ++l)
+      if (!dealt[l].empty()) lanes[l].start_judge();
     std::vector<std::thread> threads;
     for (size_t l = 0; l < g; ++l) threads.emplace_back(run_lane, l);
     for (auto& t : threads) t.join();

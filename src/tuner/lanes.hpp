@@ -1,7 +1,7 @@
 #pragma once
-// The tune's GPU lanes: one per GPU that measures (`--gpus`), each with a judge of its own
-// started with CUDA_VISIBLE_DEVICES naming that GPU (one per evaluation), its own store connection
-// and run row (one for the whole tune) and a share of the compile jobs. Each round's candidates are
+// The tune's GPU lanes: one per GPU that measures (`--gpus`), each with a judge process of its own
+// started with CUDA_VISIBLE_DEVICES naming that GPU, its own store connection and run row (each one
+// for the whole tune) and a share of the compile jobs. Each round's candidates are
 // dealt round-robin across the lanes, which evaluate at once, one thread each.
 #include <atomic>
 #include <memory>
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "protocol/modes.hpp"
+#include "sandbox/sandbox.hpp"
 #include "search/policy.hpp"
 #include "store/claims.hpp"
 #include "tuner/budget.hpp"
@@ -27,9 +28,10 @@ std::vector<int> lane_ordinals(const TuneOptions& o);
 
 // One lane: the request its evaluations are made from (its judge's devices, its share of the
 // compile jobs, the command line its run row names), the store it records in, and what it has done.
-// Its store connection and run row last the whole tune, opened with its first evaluation (a lane
-// that evaluates nothing writes no run row) and finished by finish(): a tune of many rounds is one
-// run per lane, not one per round (and per free-form layout) of each lane.
+// Its judge process, store connection and run row last the whole tune, started with its first
+// evaluation (a lane that evaluates nothing writes no run row) and ended by finish(): a tune of
+// many rounds is one judge (CUDA started once, not once a round) and one run per lane, not one per
+// round (and per free-form layout) of each lane.
 struct Lane {
   EvalRequest req;
   std::string db_path;
@@ -40,8 +42,14 @@ struct Lane {
   // given the minutes the budget has left. Outcomes in the proposals' order.
   std::vector<CandidateOutcome> evaluate(const std::vector<search::Proposal>& round, const Budget& budget);
 
-  // Marks the lane's run finished (when it has one) and closes its store connection. Not called
-  // when the tune throws: the run stays unfinished, as a run that died does.
+  // Starts the lane's judge unless it is running. On the thread that keeps running across rounds
+  // (evaluate_lanes: the caller's), not on a round's lane thread: a child gets PR_SET_PDEATHSIG,
+  // which fires when the thread that started it ends, and would take the judge with it.
+  void start_judge();
+
+  // Marks the lane's run finished (when it has one), closes its store connection and stops its
+  // judge. Not called when the tune throws: the run stays unfinished, as a run that died does (the
+  // judge stops with the lane).
   void finish();
 
  private:
@@ -49,6 +57,9 @@ struct Lane {
   // time: the lane's during a round (evaluate_lanes joins them all before the next).
   StoreSink& sink();
   std::unique_ptr<StoreSink> sink_;
+  // The lane's judge process, made (not started) on first use; its evaluations start it.
+  sandbox::Child* judge();
+  std::unique_ptr<sandbox::Child> judge_;
 };
 
 // A lane per ordinal, each from req and recording in the store at o.db_path: with --gpus its judge

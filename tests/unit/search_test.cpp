@@ -3,6 +3,7 @@
 // column, and run_tune end to end against scripted judges (CPU only).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <unistd.h>
 
@@ -887,6 +888,38 @@ TEST_F(TuneLanes, EachLaneIsOneRunForTheWholeTune) {
   }
   ASSERT_EQ(run_of.size(), 6u);
   for (const auto& c : r.outcomes) EXPECT_EQ(run_of[c.spec_hash], c.device == "5" ? lane0 : lane1) << c.spec_text;
+}
+
+// Three rounds on two lanes: each lane's evaluations all go to one judge process (CUDA started
+// once per lane, not once per round), which lives until the tune ends.
+TEST_F(TuneLanes, EachLaneKeepsOneJudgeForTheWholeTune) {
+  const std::string pids = (dir_ / "pids.log").string();
+  std::ofstream(judge_) << R"(#!/usr/bin/env python3
+import json, os, sys
+for line in sys.stdin:
+    req = json.loads(line)
+    with open(")" << pids
+                        << R"(", "a") as log:
+        log.write(os.environ.get("CUDA_VISIBLE_DEVICES", "-") + "\t" + str(os.getpid()) + "\n")
+)" << kAnswerEvalJob;
+  const auto r = run_tune(lanes());
+  EXPECT_EQ(r.rounds, 3);
+  ASSERT_EQ(r.outcomes.size(), 6u);
+  std::map<std::string, std::set<std::string>> judges;  // device -> judge pids
+  std::map<std::string, int> jobs;
+  std::ifstream in(pids);
+  for (std::string line; std::getline(in, line);) {
+    const auto tab = line.find('\t');
+    judges[line.substr(0, tab)].insert(line.substr(tab + 1));
+    ++jobs[line.substr(0, tab)];
+  }
+  ASSERT_EQ(judges.size(), 2u);
+  for (const auto& [device, p] : judges) {
+    EXPECT_EQ(jobs[device], 3) << device << ": a job a round (batch 1, one candidate a lane a round)";
+    EXPECT_EQ(p.size(), 1u) << device << ": one judge for the lane's three rounds";
+  }
+  for (const auto& [device, p] : judges)
+    for (const auto& pid : p) EXPECT_NE(::kill(std::stoi(pid), 0), 0) << "the lane's judge outlived the tune";
 }
 
 TEST(TuneGpus, ParsesAllAndListsAndRefusesTheRest) {

@@ -1,8 +1,8 @@
 #pragma once
 // The evaluation client's side of the judge (tuner/evaluate.hpp): one judge process per
-// evaluation, jobs sent to it, a failed job's candidates retried one at a time, suspect verdicts
-// attributed (tuner/attribution.hpp: the trusted canary, re-runs in a fresh runner, backoff), and
-// the records of what stands handed to the sink.
+// evaluation, or a tune lane's for the whole tune (EvalRequest::judge), jobs sent to it, a failed job's candidates
+// retried one at a time, suspect verdicts attributed (tuner/attribution.hpp: the trusted canary, re-runs in a fresh
+// runner, backoff), and the records of what stands handed to the sink.
 #include <nlohmann/json.hpp>
 
 #include <memory>

@@ -51,9 +51,9 @@ struct TuneOptions {
   std::vector<std::string> final_baselines{"cublas-nn", "cublas-tn", "cublaslt-autotune-nn", "cublaslt-autotune-tn"};
   // GPUs that measure (`--gpus`): "" one judge on the first GPU this process sees (no
   // CUDA_VISIBLE_DEVICES change); "all" every GPU this process sees; "0,2" those device ordinals.
-  // One lane per GPU: a judge of its own started with CUDA_VISIBLE_DEVICES naming that GPU, its
-  // own store connection and a share of the compile jobs. Each round's candidates are dealt
-  // round-robin across the lanes, which evaluate at once; the one policy sees all lanes' results
+  // One lane per GPU: a judge process of its own started with CUDA_VISIBLE_DEVICES naming that GPU
+  // and its own store connection (each kept for the whole tune), and a share of the compile jobs. Each round's
+  // candidates are dealt round-robin across the lanes, which evaluate at once; the one policy sees all lanes' results
   // once per round, on this thread. Every GPU must be the same model (the store keys by it).
   std::string gpus;
   int gpu_count = -1;  // GPUs this process sees; -1: local.count() (tests without a GPU set it)

@@ -34,11 +34,10 @@ def candidate_names():
             for c in stream_rows_sources.CONFIGS}
 
 
-def main():
-    names = candidate_names()
-    stream = method_of(stream_rows_sources.stream_load_sources.source(*stream_rows_sources.STREAM))
+def ok_medians(paths):
+    """(m, n, k, mode, timer) -> {method: median us} over the ok rows of eval/bench CSVs."""
     rows = collections.defaultdict(dict)
-    for path in sys.argv[1:]:
+    for path in paths:
         opener = gzip.open if path.endswith(".gz") else open
         with opener(path, "rt") as f:
             for r in csv.DictReader(line for line in f if not line.startswith("#")):
@@ -46,6 +45,13 @@ def main():
                     continue
                 key = (int(r["m"]), int(r["n"]), int(r["k"]), r["mode"], r["timer"])
                 rows[key][r["method"]] = float(r["median_us"])
+    return rows
+
+
+def main():
+    names = candidate_names()
+    stream = method_of(stream_rows_sources.stream_load_sources.source(*stream_rows_sources.STREAM))
+    rows = ok_medians(sys.argv[1:])
     print("shape,mode,timer,autotune_us,stream_us,best_rows_us,best_rows,rows_over_stream")
     for key in sorted(rows, key=lambda k: (k[3], k[4], k[0], k[1], k[2])):
         d = rows[key]

@@ -7,15 +7,13 @@ result), with a read-ceiling CSV's column beside when given (offline rows: warm,
     python3 bench/stream/summarize_sources.py [--ceiling CEILING.csv] RUN.csv[.gz] [RUN.csv[.gz] ...]
 """
 import argparse
-import collections
 import csv
-import gzip
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import stream_load_sources as sources  # noqa: E402
-from summarize_rows import method_of  # noqa: E402
+from summarize_rows import method_of, ok_medians  # noqa: E402
 
 
 def variant_names():
@@ -39,18 +37,8 @@ def main():
         with open(a.ceiling) as f:
             for r in csv.DictReader(line for line in f if not line.startswith("#")):
                 ceiling[(int(r["m"]), int(r["n"]), int(r["k"]))] = (float(r["warm_us"]), float(r["cold_us"]))
-    rows = collections.defaultdict(dict)
-    seen = set()
-    for path in a.runs:
-        opener = gzip.open if path.endswith(".gz") else open
-        with opener(path, "rt") as f:
-            for r in csv.DictReader(line for line in f if not line.startswith("#")):
-                if r["status"] != "ok" or not r["median_us"]:
-                    continue
-                key = (int(r["m"]), int(r["n"]), int(r["k"]), r["mode"], r["timer"])
-                rows[key][r["method"]] = float(r["median_us"])
-                if r["method"] in names:
-                    seen.add(r["method"])
+    rows = ok_medians(a.runs)
+    seen = {m for d in rows.values() for m in d if m in names}
     cols = [m for m in names if m in seen]
     w = csv.writer(sys.stdout)
     w.writerow(["m", "n", "k", "mode", "timer", "ceiling_us", "autotune_us"] + [names[m] for m in cols])

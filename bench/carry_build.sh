@@ -5,17 +5,21 @@
 # tool with carry [".dev"] and, there, `export BUILD=.dev/build; source bench/device_env.sh` (which
 # unpacks the archive into .dev/build; bench/stream/stream_call.sh,
 # bench/lat/lat_call.sh honour BUILD); the GPU tests need LD_LIBRARY_PATH=$PWD/.dev/build/src/runtime.
-#   bash bench/carry_build.sh [BUILD_DIR]
+# A second build to carry beside it (bench/evaluator/compare_builds.sh: another revision's build in
+# its own checkout) goes under another NAME: .dev/NAME.tgz, unpacked the same way into .dev/NAME.
+#   bash bench/carry_build.sh [BUILD_DIR [NAME]]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 src=${1:-build}
-dst=.dev/build
-rm -rf "$dst" .dev/build.tgz
+name=${2:-build}
+dst=.dev/$name
+rm -rf "$dst" ".dev/$name.tgz"
 mkdir -p "$dst/share/cudal2" "$dst/src/runtime" "$dst/tests"
 cp -a "$src/cudal2" "$dst/"
 [ -d "$src/lib" ] && cp -a "$src/lib" "$dst/"
 cp -a "$src/share/cudal2/kernels" "$src/share/cudal2/prompts" "$dst/share/cudal2/"
-cp src/kernels/* "$dst/share/cudal2/kernels/"  # headers changed since the last configure
+# The headers as they are now in the build's own checkout (changed since its last configure).
+cp "$(cd "$src/.." && pwd)"/src/kernels/* "$dst/share/cudal2/kernels/"
 cp -a "$src"/src/runtime/libcudal2_runtime.so* "$dst/src/runtime/"
 if [ -f "$src/tests/cudal2_gpu_tests" ]; then
   cp -a "$src/tests/cudal2_gpu_tests" "$dst/tests/"
@@ -24,6 +28,6 @@ fi
 find "$dst" -type f \( -name '*.so*' -o -name cudal2 -o -name cudal2_gpu_tests \) -exec strip --strip-unneeded {} + 2>/dev/null || true
 # One archive, unpacked by bench/device_env.sh on the GPU machine: the checkout (55 MB on disk)
 # and the stripped build (12 MB) together passed the device tool's 64 MiB carry limit.
-tar czf .dev/build.tgz -C .dev build
+tar czf ".dev/$name.tgz" -C .dev "$name"
 rm -rf "$dst"
-du -sh .dev/build.tgz
+du -sh ".dev/$name.tgz"

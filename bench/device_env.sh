@@ -9,9 +9,12 @@
 # JIT cache and tuning databases live in .jit/ (git-ignored), which survives between calls while
 # the machine stays warm.
 set -u
-# bench/carry_build.sh leaves the carried build as one archive (.dev/build.tgz: the checkout and
-# the carry together must stay under the device tool's 64 MiB): unpack it once per machine.
-if [ -f .dev/build.tgz ] && [ ! -d .dev/build ]; then tar xzf .dev/build.tgz -C .dev; fi
+# bench/carry_build.sh leaves each carried build as one archive (.dev/build.tgz, .dev/NAME.tgz: the
+# checkout and the carry together must stay under the device tool's 64 MiB): unpack each once per
+# machine.
+for a in .dev/*.tgz; do
+  if [ -f "$a" ] && [ ! -d "${a%.tgz}" ]; then tar xzf "$a" -C .dev; fi
+done
 if [ "$PWD" != /work/main ] && [ ! -e /work/main ]; then mkdir -p /work && ln -s "$PWD" /work/main; fi
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 export PATH="/usr/local/cuda/bin:$PATH"

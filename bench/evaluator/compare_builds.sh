@@ -9,7 +9,8 @@
 #     entry runs one of our compiled kernels (wgmma, lat): the kernels the table ships, old and new.
 # Writes into $OUT: tune-{BASE,NEW}.{log,csv}, runtime.{csv,log}, summary.txt. The whole sample
 # grid takes each tune about 8 minutes on the H100 (40 candidates, auto-tuning in every job):
-# TUNE_SHAPES=FILE tunes those shapes instead, BUDGET=N proposes N specs, TUNE=0 skips the tunes.
+# TUNE_SHAPES=FILE tunes those shapes instead, BUDGET=N proposes N specs, TUNE=0 skips the tunes,
+# RUNTIME=0 skips step 2 (a change that leaves libcudal2_runtime alone).
 #   bash bench/evaluator/compare_builds.sh BASE_BUILD NEW_BUILD
 set -uo pipefail
 source "$(dirname "$0")/../device_env.sh" >/dev/null
@@ -29,6 +30,10 @@ for side in $([ "${TUNE:-1}" = 0 ] || echo BASE NEW); do
   rm -f "/tmp/compare-$side.db"*
 done
 export CUDAL2_CACHE="$PWD/.jit/cache"
+if [ "${RUNTIME:-1}" = 0 ]; then
+  python3 "$here/compare_builds.py" "$OUT" | tee "$OUT/summary.txt"
+  exit 0
+fi
 shapes=/tmp/compare-shapes.txt
 python3 - "$shapes" <<'PY'
 import json, sys

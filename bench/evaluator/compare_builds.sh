@@ -10,7 +10,8 @@
 # Writes into $OUT: tune-{BASE,NEW}.{log,csv}, runtime.{csv,log}, summary.txt. The whole sample
 # grid takes each tune about 8 minutes on the H100 (40 candidates, auto-tuning in every job):
 # TUNE_SHAPES=FILE tunes those shapes instead, BUDGET=N proposes N specs, TUNE=0 skips the tunes,
-# RUNTIME=0 skips step 2 (a change that leaves libcudal2_runtime alone).
+# RUNTIME=0 skips step 2 (a change that leaves libcudal2_runtime alone), TUNE_ARGS adds options to
+# both tunes.
 #   bash bench/evaluator/compare_builds.sh BASE_BUILD NEW_BUILD
 set -uo pipefail
 source "$(dirname "$0")/../device_env.sh" >/dev/null
@@ -20,6 +21,8 @@ where=(--grid sample)
 [ -n "${TUNE_SHAPES:-}" ] && where=(--shapes "$TUNE_SHAPES")
 tune=(tune "${where[@]}" --families tiny,lat,wgmma --space core --search random --seed 7 --budget "${BUDGET:-40}"
       --timers graph --reps 10 --baselines cublaslt-autotune-nn,cublaslt-autotune-tn --batch 8)
+# shellcheck disable=SC2206  # TUNE_ARGS: more options for both tunes (e.g. --round 2: several rounds)
+[ -n "${TUNE_ARGS:-}" ] && tune+=(${TUNE_ARGS})
 for side in $([ "${TUNE:-1}" = 0 ] || echo BASE NEW); do
   bin=$BASE; [ $side = NEW ] && bin=$NEW
   export CUDAL2_CACHE="$PWD/.jit/cache-compare-$side"; rm -rf "$CUDAL2_CACHE"

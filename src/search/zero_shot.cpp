@@ -21,20 +21,15 @@ constexpr double kTaus[] = {std::numeric_limits<double>::infinity(), 0.2, 0.1, 0
 
 ZeroShotRule calibrate_zero_shot(const std::vector<ZeroShotSample>& samples, int dim, double prior, double noise,
                                  size_t at) {
-  struct Item {
-    SparseVec x;
-    double y;
-    bool top1;
-  };
   struct Prob {
     int fold;
-    std::vector<Item> items;
+    std::vector<const ZeroShotSample*> items;  // in the samples' order
   };
   std::map<std::string, Prob> probs;
   for (const auto& smp : samples) {
     auto [it, added] = probs.try_emplace(smp.problem);
     if (added) it->second.fold = static_cast<int>(fnv1a64(smp.shape) % kZeroShotFolds);
-    it->second.items.push_back({smp.x, smp.y, smp.top1});
+    it->second.items.push_back(&smp);
   }
   // Per validated problem and candidate: predicted gain over the top-1, its posterior std, and
   // the measured log(pick / best) (<= 0).
@@ -42,32 +37,32 @@ ZeroShotRule calibrate_zero_shot(const std::vector<ZeroShotSample>& samples, int
     double gain, sd, regret;
   };
   std::vector<std::vector<Scored>> val;  // one per problem; [0] is the top-1
-  const int d = dim;
   for (int f = 0; f < kZeroShotFolds; ++f) {
     BayesLinear m(prior);
     m.set_noise_prior(noise);
-    m.grow(d);
+    m.grow(dim);
     for (const auto& [key, pr] : probs)
       if (pr.fold != f)
-        for (const auto& it : pr.items) m.add(it.x, it.y);
+        for (const auto* it : pr.items) m.add(it->x, it->y);
     const auto& w = m.mean();
     const double sigma = m.sigma();
     for (const auto& [key, pr] : probs) {
       if (pr.fold != f || pr.items.size() < 2) continue;
-      const auto t = std::find_if(pr.items.begin(), pr.items.end(), [](const Item& it) { return it.top1; });
+      const auto t = std::find_if(pr.items.begin(), pr.items.end(), [](const ZeroShotSample* it) { return it->top1; });
       if (t == pr.items.end()) continue;
       double ymax = -std::numeric_limits<double>::infinity();
-      for (const auto& it : pr.items) ymax = std::max(ymax, it.y);
-      std::vector<double> xt(d, 0.0);
-      for (const auto& [j, v] : t->x) xt[j] += v;
-      const double mt = dot(t->x, w);
-      std::vector<Scored> sc{{0.0, 0.0, t->y - ymax}};
-      for (const auto& it : pr.items) {
-        if (&it == &*t) continue;
+      for (const auto* it : pr.items) ymax = std::max(ymax, it->y);
+      std::vector<double> xt(dim, 0.0);
+      const ZeroShotSample& top = **t;
+      for (const auto& [j, v] : top.x) xt[j] += v;
+      const double mt = dot(top.x, w);
+      std::vector<Scored> sc{{0.0, 0.0, top.y - ymax}};
+      for (const auto* it : pr.items) {
+        if (it == &top) continue;
         std::vector<double> diff(xt.size());
         for (size_t j = 0; j < xt.size(); ++j) diff[j] = -xt[j];
-        for (const auto& [j, v] : it.x) diff[j] += v;
-        sc.push_back({dot(it.x, w) - mt, sigma * std::sqrt(m.quad_inv(std::move(diff))), it.y - ymax});
+        for (const auto& [j, v] : it->x) diff[j] += v;
+        sc.push_back({dot(it->x, w) - mt, sigma * std::sqrt(m.quad_inv(std::move(diff))), it->y - ymax});
       }
       val.push_back(std::move(sc));
     }

@@ -16,7 +16,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -29,169 +28,36 @@
 #include <vector>
 
 #include "cublaslt_plan.h"
-#include "mma_plan.h"
 #include "runtime/background_tuner.hpp"
 #include "runtime/bucket.hpp"
+#include "runtime/device_table.hpp"
+#include "runtime/kernel_call.hpp"
+#include "runtime/last_error.hpp"
 #include "runtime/lt_autotune.hpp"
 #include "runtime/scratch_fill.hpp"
 #include "runtime/select.hpp"
 #include "runtime/stream_portfolio.hpp"
 #include "runtime/stream_rule.hpp"
 #include "runtime/table.hpp"
-#include "stream_plan.h"
-#include "wgmma_plan.h"
 
+using cudal2::rt::device_name;
+using cudal2::rt::device_table;
 using cudal2::rt::Entry;
+using cudal2::rt::fail;
+using cudal2::rt::KernelCall;
 using cudal2::rt::KernelInfo;
 using cudal2::rt::kNumTables;
 using cudal2::rt::kTables;
+using cudal2::rt::kZone;
+using cudal2::rt::LtPlan;
+using cudal2::rt::plan_kernel;
+using cudal2::rt::run_kernel;
+using cudal2::rt::run_lt;
 using cudal2::rt::Table;
 
 namespace {
 
-constexpr size_t kZone = CUDAL2_WORKSPACE_ZERO_BYTES;
 constexpr int64_t kMaxDim = INT32_MAX;
-
-thread_local char g_err[512];
-
-cudal2_status_t fail(cudal2_status_t st, const char* fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  std::vsnprintf(g_err, sizeof g_err, fmt, ap);
-  va_end(ap);
-  return st;
-}
-
-// Per-kernel locks for kernels that keep host state (KernelInfo::stateless false): one per kernel
-// of every table, shared by all handles (the state is the kernel's, not the handle's).
-std::mutex& kernel_lock(const Table* t, int kernel) {
-  static const std::vector<std::unique_ptr<std::mutex[]>> locks = [] {
-    std::vector<std::unique_ptr<std::mutex[]>> v;
-    for (int i = 0; i < kNumTables; ++i)
-      v.emplace_back(new std::mutex[kTables[i].num_kernels > 0 ? kTables[i].num_kernels : 1]);
-    return v;
-  }();
-  return locks[static_cast<size_t>(t - kTables)][kernel];
-}
-
-// cuBLASLt descriptors of one problem and the algorithm to run it with (the heuristic's top-1,
-// or a `cublaslt` table kernel's configuration); ws: the workspace the algorithm needs.
-// Immutable once made, so any number of threads may call cublasLtMatmul with it at once.
-struct LtPlan {
-  cudal2_lt::Problem pr;
-  cublasLtMatmulAlgo_t algo{};
-  size_t ws = 0;
-  LtPlan() = default;
-  LtPlan(const LtPlan&) = delete;
-  LtPlan& operator=(const LtPlan&) = delete;
-  ~LtPlan() { cudal2_lt::destroy(pr); }
-};
-
-// How one kernel runs one problem: knobs, and where its workspace goes. The first
-// CUDAL2_WORKSPACE_ZERO_BYTES of every workspace stay zero: mma and wgmma split-K counters (which
-// the kernel re-zeroes after each launch) are placed so they end exactly at that boundary, and
-// their partials start there; every other user of workspace (cuBLASLt included) gets the part after it.
-struct KernelCall {
-  const Table* table = nullptr;  // whose kernel
-  int kernel = -1;
-  int raster = 0, swizzle = 1, decomposition = 0, splits = 1;
-  size_t offset = kZone;  // where the kernel's workspace pointer points
-  size_t need_total = 0;  // bytes the caller's workspace must have (0: none)
-  bool ok = false;
-  std::shared_ptr<const LtPlan> lt;  // a `cublaslt` kernel: its plan for this shape (else null)
-};
-
-cudal2_gemm_args make_args(int64_t m, int64_t n, int64_t k, const KernelCall& c) {
-  cudal2_gemm_args a{};
-  a.m = m, a.n = n, a.k = k;
-  a.raster = c.raster, a.swizzle = c.swizzle, a.decomposition = c.decomposition, a.splits = c.splits;
-  return a;
-}
-
-// A `cublaslt` kernel on (m, n, k): descriptors, the configuration with the call's split count
-// (cudal2_lt::configure, as the tuner's artifact does), and cublasLtMatmulAlgoCheck for the shape,
-// whose workspaceSize is what the call needs. false (with the reason) if cuBLASLt refuses.
-bool plan_lt_kernel(cublasLtHandle_t lt, KernelCall& c, int64_t m, int64_t n, int64_t k, char* why, size_t whylen) {
-  const KernelInfo& ki = c.table->kernels[c.kernel];
-  const bool f16 = ki.accum == CUDAL2_ACCUM_F16;
-  auto p = std::make_shared<LtPlan>();
-  if (!cudal2_lt::make_problem(m, n, k, ki.layout == CUDAL2_LAYOUT_TN, f16, p->pr)) {
-    std::snprintf(why, whylen, "%s: %s", p->pr.failed, cublasLtGetStatusString(p->pr.status));
-    return false;
-  }
-  cudal2_lt::Config cfg;
-  cfg.algo = ki.lt.algo, cfg.tile = ki.lt.tile, cfg.stages = ki.lt.stages, cfg.splits = c.splits < 1 ? 1 : c.splits;
-  cfg.reduction = ki.lt.reduction, cfg.swizzle = ki.lt.swizzle, cfg.custom = ki.lt.custom, cfg.inner = ki.lt.inner;
-  cfg.cluster = ki.lt.cluster;
-  const char* failed = "";
-  cublasLtMatmulHeuristicResult_t r{};
-  const cublasStatus_t st = cudal2_lt::configure_checked(lt, f16, cfg, p->pr, &p->algo, &r, &failed);
-  if (st != CUBLAS_STATUS_SUCCESS) {
-    std::snprintf(why, whylen, "%s: %s", failed, cublasLtGetStatusString(st));
-    return false;
-  }
-  p->ws = r.workspaceSize;
-  // The call path guarantees 16-byte aligned A, B and C, nothing more.
-  const auto al = cudal2_lt::min_alignment(p->algo);
-  if (std::max({al.a, al.b, al.c, al.d}) > 16) {
-    std::snprintf(why, whylen, "the algorithm needs operands aligned to more than 16 bytes");
-    return false;
-  }
-  c.offset = kZone, c.need_total = p->ws ? kZone + p->ws : 0;
-  c.lt = std::move(p);
-  c.ok = true;
-  return true;
-}
-
-// Fills offset/need_total/ok for kernel c.kernel on (m, n, k); false (with the reason) if it
-// cannot run the problem. Host only (no device work); takes the kernel's lock when needed.
-bool plan_kernel(cublasLtHandle_t lt, KernelCall& c, int64_t m, int64_t n, int64_t k, char* why, size_t whylen) {
-  const KernelInfo& ki = c.table->kernels[c.kernel];
-  if (ki.cublaslt) return plan_lt_kernel(lt, c, m, n, k, why, whylen);
-  auto a = make_args(m, n, k, c);
-  // Alignment is part of can_implement for some families: plan with aligned dummy pointers (the
-  // call path requires 16-byte aligned operands).
-  a.A = a.B = reinterpret_cast<const void*>(uintptr_t(256));  // NOLINT(performance-no-int-to-ptr): never dereferenced
-  a.C = reinterpret_cast<void*>(uintptr_t(256));              // NOLINT(performance-no-int-to-ptr)
-  std::unique_lock<std::mutex> lock;
-  if (!ki.stateless) lock = std::unique_lock<std::mutex>(kernel_lock(c.table, c.kernel));
-  if (ki.can_implement(&a, why, whylen) != 0) return false;
-  const size_t need = ki.workspace_size(&a);
-  if (need == 0) {
-    c.offset = kZone, c.need_total = 0;
-  } else if (std::string_view(ki.family) == "stream") {
-    // stream's split-K counters the same way (one per output tile), its partials after them.
-    const size_t cb =
-        cudal2_stream_plan::counters_bytes(cudal2_stream_plan::grid(m, n, ki.tile_n, ki.tile_m, c.splits));
-    if (cb > kZone) {
-      std::snprintf(why, whylen, "split-K counters (%zu bytes) exceed the zero area", cb);
-      return false;
-    }
-    c.offset = kZone - cb, c.need_total = kZone - cb + need;
-  } else if (const std::string_view fam = ki.family; fam == "mma" || fam == "wgmma" || fam == "lat") {
-    // Split-K: the per-tile arrival counters must read zero at launch (the kernel re-arms them
-    // after each launch, nothing else zeroes them). They go at the end of the zero area, where no
-    // one else writes; the partials follow. A counter in the shared part of the workspace would
-    // start from whatever the last cuBLASLt call left there, and the tile would never be written
-    // (found on the H100: wgmma 128x128 splits=auto after cuBLASLt split-K entries).
-    // lat's grouped splits keep the same layout: counters, then partials.
-    const size_t cb =
-        fam == "mma"
-            ? cudal2_plan::counters_bytes(cudal2_plan::grid(m, n, k, ki.tile_m, ki.tile_n, ki.tile_k, c.splits))
-        : fam == "lat"
-            ? cudal2_plan::lat_counters_bytes(cudal2_plan::ceil_div(m, ki.tile_m) * cudal2_plan::ceil_div(n, ki.tile_n))
-            : cudal2_wgmma_plan::counters_bytes(cudal2_wgmma_plan::tiles(m, n, ki.tile_m, ki.tile_n));
-    if (cb > kZone) {
-      std::snprintf(why, whylen, "split-K counters (%zu bytes) exceed the zero area", cb);
-      return false;
-    }
-    c.offset = kZone - cb, c.need_total = kZone - cb + need;
-  } else {
-    c.offset = kZone, c.need_total = kZone + need;
-  }
-  c.ok = true;
-  return true;
-}
 
 struct Plan {
   cudal2_path_t path = CUDAL2_PATH_CUBLASLT;
@@ -576,49 +442,12 @@ cudal2_status_t get_plan(cudal2_context* h, int layout, int accum, int64_t m, in
   return CUDAL2_STATUS_SUCCESS;
 }
 
-cudal2_status_t run_kernel(const KernelCall& c, int64_t m, int64_t n, int64_t k, const void* A, const void* B, void* C,
-                           void* ws, size_t ws_bytes, cudaStream_t stream) {
-  if (c.need_total > ws_bytes)
-    return fail(CUDAL2_STATUS_INSUFFICIENT_WORKSPACE, "%lldx%lldx%lld needs %zu bytes of workspace, got %zu",
-                (long long)m, (long long)n, (long long)k, c.need_total, ws_bytes);
-  const KernelInfo& ki = c.table->kernels[c.kernel];
-  auto a = make_args(m, n, k, c);
-  a.A = A, a.B = B, a.C = C;
-  if (ws && ws_bytes > c.offset) {
-    a.workspace = static_cast<char*>(ws) + c.offset;
-    a.workspace_bytes = ws_bytes - c.offset;
-  }
-  char err[256] = "";
-  int rc;
-  if (ki.stateless) {
-    rc = ki.run(&a, stream, err, sizeof err);
-  } else {
-    std::lock_guard<std::mutex> lock(kernel_lock(c.table, c.kernel));
-    rc = ki.run(&a, stream, err, sizeof err);
-  }
-  if (rc != 0) return fail(CUDAL2_STATUS_KERNEL_ERROR, "kernel '%s': %s", ki.spec, err);
-  return CUDAL2_STATUS_SUCCESS;
-}
-
-cudal2_status_t run_lt(cudal2_context* h, const LtPlan& p, int accum, const void* A, const void* B, void* C, void* ws,
-                       size_t ws_bytes, cudaStream_t stream) {
-  if (p.ws && ws_bytes < kZone + p.ws)
-    return fail(CUDAL2_STATUS_INSUFFICIENT_WORKSPACE, "cuBLASLt needs %zu bytes of workspace, got %zu", kZone + p.ws,
-                ws_bytes);
-  void* w = p.ws ? static_cast<char*>(ws) + kZone : nullptr;
-  const size_t wb = p.ws ? ws_bytes - kZone : 0;
-  const cublasStatus_t st = cudal2_lt::matmul(h->lt, p.pr, accum == CUDAL2_ACCUM_F16, &p.algo, A, B, C, w, wb, stream);
-  if (st != CUBLAS_STATUS_SUCCESS)
-    return fail(CUDAL2_STATUS_CUBLAS_ERROR, "cublasLtMatmul: %s", cublasLtGetStatusString(st));
-  return CUDAL2_STATUS_SUCCESS;
-}
-
 // A planned table kernel (exact shape or neighbour): a `cublaslt` configuration goes straight to
 // cublasLtMatmul (no lock: the plan is immutable and the handle thread-safe), others through the
 // kernel C ABI.
 inline cudal2_status_t run_call(cudal2_context* h, const KernelCall& c, int accum, int64_t m, int64_t n, int64_t k,
                                 const void* A, const void* B, void* C, void* ws, size_t ws_bytes, cudaStream_t stream) {
-  if (c.lt) return run_lt(h, *c.lt, accum, A, B, C, ws, ws_bytes, stream);
+  if (c.lt) return run_lt(h->lt, *c.lt, accum, A, B, C, ws, ws_bytes, stream);
   return run_kernel(c, m, n, k, A, B, C, ws, ws_bytes, stream);
 }
 
@@ -645,35 +474,6 @@ cudal2_status_t resolve(cudal2_handle_t& h) {
   return CUDAL2_STATUS_SUCCESS;
 }
 
-std::vector<cudal2::rt::TableId> table_ids() {
-  std::vector<cudal2::rt::TableId> v;
-  for (int i = 0; i < kNumTables; ++i)
-    v.push_back({kTables[i].gpu, kTables[i].source, kTables[i].cc_major, kTables[i].cc_minor});
-  return v;
-}
-
-// A device's name, asked once per device: cudaGetDeviceProperties gathers every property and may
-// take milliseconds, and the bench asks for the table of each shape it prepares.
-cudaError_t device_name(int device, std::string& name) {
-  static std::mutex mu;
-  static std::map<int, std::string> names;
-  const std::lock_guard<std::mutex> lock(mu);
-  if (auto it = names.find(device); it != names.end()) {
-    name = it->second;
-    return cudaSuccess;
-  }
-  cudaDeviceProp prop{};
-  if (const cudaError_t ce = cudaGetDeviceProperties(&prop, device); ce != cudaSuccess) return ce;
-  name = names[device] = prop.name;
-  return cudaSuccess;
-}
-
-// The table of a device (runtime/select.hpp), or null; CUDAL2_TABLE is read on every call.
-const Table* device_table(const std::string& name, int major, int minor) {
-  const int i = cudal2::rt::select_table(table_ids(), name, major, minor, std::getenv("CUDAL2_TABLE"));
-  return i < 0 ? nullptr : &kTables[i];
-}
-
 // The handle's device's table, or none.
 cudal2_status_t pick_table(cudal2_context* h, int major, int minor) {
   std::string name;
@@ -688,7 +488,7 @@ cudal2_status_t pick_table(cudal2_context* h, int major, int minor) {
 extern "C" {
 
 cudal2_status_t cudal2_create(cudal2_handle_t* handle, const cudal2_options* options) {
-  g_err[0] = 0;
+  cudal2::rt::clear_error();
   if (!handle) return fail(CUDAL2_STATUS_INVALID_VALUE, "handle is NULL");
   *handle = nullptr;
   auto h = std::make_unique<cudal2_context>();
@@ -760,7 +560,7 @@ cudal2_status_t cudal2_create(cudal2_handle_t* handle, const cudal2_options* opt
 }
 
 cudal2_status_t cudal2_destroy(cudal2_handle_t h) {
-  g_err[0] = 0;
+  cudal2::rt::clear_error();
   if (!h) return CUDAL2_STATUS_SUCCESS;
   stop_tuner(h);  // before what its job uses (plans, the cuBLASLt handle) goes
   if (h->ws) cudaFree(h->ws);
@@ -774,7 +574,7 @@ cudal2_status_t cudal2_destroy(cudal2_handle_t h) {
 cudal2_status_t cudal2_gemm(cudal2_handle_t h, cudal2_layout_t layout, cudal2_accum_t accum, int64_t m, int64_t n,
                             int64_t k, const void* A, const void* B, void* C, void* workspace, size_t workspace_bytes,
                             cudal2_stream_t stream) {
-  g_err[0] = 0;
+  cudal2::rt::clear_error();
   if (auto s = check_problem(layout, accum, m, n, k)) return s;
   if (!A || !B || !C) return fail(CUDAL2_STATUS_INVALID_VALUE, "A, B and C must not be NULL");
   if ((reinterpret_cast<uintptr_t>(A) | reinterpret_cast<uintptr_t>(B) | reinterpret_cast<uintptr_t>(C)) % 16)
@@ -806,14 +606,14 @@ cudal2_status_t cudal2_gemm(cudal2_handle_t h, cudal2_layout_t layout, cudal2_ac
     return run_call(h, p->call, accum, m, n, k, A, B, C, workspace, workspace_bytes, s_);
   // The call is launched before its shape's tuning is queued, so that none of the worker's first
   // steps (a stream, device memory for its operands, its kernels) can come before it.
-  const cudal2_status_t rc = run_lt(h, p->lt_now(), accum, A, B, C, workspace, workspace_bytes, s_);
+  const cudal2_status_t rc = run_lt(h->lt, p->lt_now(), accum, A, B, C, workspace, workspace_bytes, s_);
   if (rc == CUDAL2_STATUS_SUCCESS && h->tune_background && !p->queued.exchange(true))
     queue_tuning(h, p, layout, accum, m, n, k, workspace_bytes > kZone ? workspace_bytes - kZone : 0);
   return rc;
 }
 
 cudal2_status_t cudal2_tune_wait(cudal2_handle_t h, long* tuned) {
-  g_err[0] = 0;
+  cudal2::rt::clear_error();
   if (auto s = resolve(h)) return s;
   cudal2::rt::BackgroundTuner* t = nullptr;
   {
@@ -827,7 +627,7 @@ cudal2_status_t cudal2_tune_wait(cudal2_handle_t h, long* tuned) {
 
 cudal2_status_t cudal2_query(cudal2_handle_t h, cudal2_layout_t layout, cudal2_accum_t accum, int64_t m, int64_t n,
                              int64_t k, cudal2_dispatch_info* info) {
-  g_err[0] = 0;
+  cudal2::rt::clear_error();
   if (!info) return fail(CUDAL2_STATUS_INVALID_VALUE, "info is NULL");
   if (auto s = check_problem(layout, accum, m, n, k)) return s;
   if (auto s = resolve(h)) return s;
@@ -853,54 +653,6 @@ cudal2_status_t cudal2_query(cudal2_handle_t h, cudal2_layout_t layout, cudal2_a
   else
     info->workspace_bytes = p->lt->ws ? kZone + p->lt->ws : 0;
   return CUDAL2_STATUS_SUCCESS;
-}
-
-const char* cudal2_status_string(cudal2_status_t s) {
-  switch (s) {
-    case CUDAL2_STATUS_SUCCESS:
-      return "success";
-    case CUDAL2_STATUS_INVALID_VALUE:
-      return "invalid value";
-    case CUDAL2_STATUS_MISALIGNED:
-      return "misaligned pointer";
-    case CUDAL2_STATUS_INSUFFICIENT_WORKSPACE:
-      return "insufficient workspace";
-    case CUDAL2_STATUS_CUDA_ERROR:
-      return "CUDA error";
-    case CUDAL2_STATUS_CUBLAS_ERROR:
-      return "cuBLASLt error";
-    case CUDAL2_STATUS_KERNEL_ERROR:
-      return "kernel error";
-    case CUDAL2_STATUS_ALLOC_FAILED:
-      return "allocation failed";
-    case CUDAL2_STATUS_INTERNAL_ERROR:
-      return "internal error";
-  }
-  return "unknown status";
-}
-
-const char* cudal2_last_error(void) { return g_err; }
-
-cudal2_table_info cudal2_get_table_info(void) {
-  int dev = 0, major = 0, minor = 0;
-  std::string name;
-  const Table* t = nullptr;
-  if (cudaGetDevice(&dev) == cudaSuccess && device_name(dev, name) == cudaSuccess &&
-      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess &&
-      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) == cudaSuccess) {
-    t = device_table(name, major, minor);
-  } else {
-    cudaGetLastError();  // no device: report no table, leave no sticky error behind
-  }
-  if (!t) return {"", "", 0, 0};
-  return {t->gpu, t->source, t->num_kernels, t->num_entries};
-}
-
-int cudal2_get_table_count(void) { return kNumTables; }
-
-cudal2_table_info cudal2_get_table_info_at(int i) {
-  if (i < 0 || i >= kNumTables) return {"", "", 0, 0};
-  return {kTables[i].gpu, kTables[i].source, kTables[i].num_kernels, kTables[i].num_entries};
 }
 
 }  // extern "C"

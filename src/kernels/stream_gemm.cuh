@@ -177,6 +177,60 @@ struct FragsTN {
     }
   }
 
+  // Where this thread's next stage starts, carried from stage to stage: a stage that lies wholly
+  // inside K, of a warp whose rows all lie inside N, then costs its loads and a few adds, not a
+  // bounds check, a zero fill and a 64-bit address per load (on weights in L2 the per-stage
+  // bookkeeping, ~170 instructions against 8 loads and 8 MMAs, was what the warps waited on).
+  // Carried, not recomputed: at 64 registers a thread the compiler rebuilt addresses it could
+  // derive at every stage. The thread's B rows are one pointer and a stride. A token past M reads
+  // token M - 1: an MMA's output column depends on its token alone, and those columns are never
+  // stored.
+  struct Rows {
+    const __half* w;  // row n0 + g, at the thread's first K offset
+    int64_t row8;     // 8 rows of B, in elements
+    const __half* a[NT];
+    bool inside;  // every row of the warp < N
+  };
+  __device__ __forceinline__ static Rows rows(const __half* A, const __half* B, const Where& at, int64_t k0) {
+    Rows r;
+    const int64_t kq = k0 + (Cfg::kLoad >= 5 ? 8 * at.q : 16 * at.q);
+    r.inside = at.n0 + 16 * MT <= at.n;
+    r.w = B + (at.n0 + at.g) * at.k + kq;
+    r.row8 = 8 * at.k;
+#pragma unroll
+    for (int j = 0; j < NT; ++j) {
+      const int64_t m = at.m0 + 8 * j + at.g;
+      r.a[j] = A + (m < at.m ? m : at.m - 1) * at.k + kq;
+    }
+    return r;
+  }
+  __device__ __forceinline__ static void advance(Rows& r, int64_t dk) {
+    r.w += dk;
+#pragma unroll
+    for (int j = 0; j < NT; ++j) r.a[j] += dk;
+  }
+
+  // Aligned rows (K % 8 == 0), r.inside, and a stage whose 64 elements all lie inside K: the loads
+  // of load() without a check.
+  __device__ __forceinline__ void load_inside(const Rows& r) {
+    constexpr int kH = Cfg::kLoad >= 5 ? 32 : 8;  // the second load's K offset
+    const __half* b = r.w;
+#pragma unroll
+    for (int t = 0; t < MT; ++t)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        w[t][e][0] = ld_stream16<Cfg::kLoad>(b);
+        w[t][e][1] = ld_stream16<Cfg::kLoad>(b + kH);
+        b += r.row8;
+      }
+#pragma unroll
+    for (int j = 0; j < NT; ++j) {
+      const __half* x = r.a[j];
+      a[j][0] = __ldg(reinterpret_cast<const uint4*>(x));
+      a[j][1] = __ldg(reinterpret_cast<const uint4*>(x + kH));
+    }
+  }
+
   template <class AccT>
   __device__ __forceinline__ void compute(AccT (&acc)[MT][NT]) const {
 #pragma unroll
@@ -215,6 +269,9 @@ struct FragsNN {
   using Vec = typename std::conditional<MT == 4, uint4, uint2>::type;
   Vec w[4][4];     // [step][row 4q + i]
   uint2 a[NT][4];  // [token tile][step]
+  struct Rows {};  // every NN load keeps its checks
+  __device__ __forceinline__ static Rows rows(const __half*, const __half*, const Where&, int64_t) { return {}; }
+  __device__ __forceinline__ static void advance(Rows&, int64_t) {}
 
   __device__ __forceinline__ static uint32_t vword(const Vec& v, int t) {
     if constexpr (MT == 4)
@@ -369,6 +426,20 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtas) stream_gemm_kernel(
     if (d < count) prefetch_stage(stage_of(d));
   grid_dependency_wait();
 
+  // Stages are loaded in order, first, first + step, ...: the cursor moves one step a load.
+  typename F::Rows rows = F::rows(p.A, p.B, at, first * plan::kStageK);
+  auto load_stage = [&](F& f, int64_t st) {
+    const int64_t k0 = st * plan::kStageK;
+    if constexpr (kAligned && Cfg::kLayoutTN) {
+      if (rows.inside && k0 + plan::kStageK <= p.k)
+        f.load_inside(rows);
+      else
+        f.load(p.A, p.B, at, k0);
+      F::advance(rows, step * plan::kStageK);
+    } else {
+      f.load(p.A, p.B, at, k0);
+    }
+  };
   Acc<Cfg::kAccumF16> acc[MT][NT];
   {
     // A ring of D stages held in registers (indices are compile-time constants after unrolling):
@@ -376,7 +447,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtas) stream_gemm_kernel(
     F buf[D];
 #pragma unroll
     for (int d = 0; d < D - 1; ++d)
-      if (d < count) buf[d].load(p.A, p.B, at, stage_of(d) * plan::kStageK);
+      if (d < count) load_stage(buf[d], stage_of(d));
     for (int64_t base = 0; base < count; base += D) {
 #pragma unroll
       for (int d = 0; d < D; ++d) {
@@ -384,7 +455,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtas) stream_gemm_kernel(
         if (i >= count) break;
         if constexpr (Cfg::kAhead > 0)
           if (i + Cfg::kAhead < count) prefetch_stage(stage_of(i + Cfg::kAhead));
-        if (i + D - 1 < count) buf[(d + D - 1) % D].load(p.A, p.B, at, stage_of(i + D - 1) * plan::kStageK);
+        if (i + D - 1 < count) load_stage(buf[(d + D - 1) % D], stage_of(i + D - 1));
         buf[d].compute(acc);
       }
     }

@@ -39,6 +39,7 @@
 #include "runtime/stream_portfolio.hpp"
 #include "runtime/stream_rule.hpp"
 #include "runtime/table.hpp"
+#include "runtime/weight_recency.hpp"
 
 using cudal2::rt::device_name;
 using cudal2::rt::device_table;
@@ -112,6 +113,10 @@ struct cudal2_context {
   // The stream portfolio (runtime/stream_rule.hpp) on an sm_90 device, unless CUDAL2_STREAM=0.
   std::vector<cudal2::rt::StreamKernel> stream;
   cudal2::rt::StreamBounds stream_bounds;
+  // Which weights this handle read recently, for the cold band (runtime/stream_rule.hpp), and the
+  // band's stream kernel per shape (planned once; ok false: it cannot run the shape).
+  cudal2::rt::WeightRecency recency;
+  std::map<PlanKey, KernelCall> cold_calls;
   int sm_count = 0;
   int l2_bytes = 0;
   cublasLtHandle_t lt = nullptr;
@@ -230,6 +235,11 @@ cudal2_status_t read_stream_env(cudal2::rt::StreamBounds& b) {
     const auto v = cudal2::rt::parse_stream_bound(s, 0, 1 << 20);
     if (!v) return fail(CUDAL2_STATUS_INVALID_VALUE, "CUDAL2_STREAM_MIN_MB=%.40s: not a whole number of MiB", s);
     b.min_weight_bytes = *v << 20;
+  }
+  if (const char* s = std::getenv("CUDAL2_STREAM_COLD_MIN_MB"); s && *s) {
+    const auto v = cudal2::rt::parse_stream_bound(s, 0, 1 << 20);
+    if (!v) return fail(CUDAL2_STATUS_INVALID_VALUE, "CUDAL2_STREAM_COLD_MIN_MB=%.40s: not a whole number of MiB", s);
+    b.cold_min_weight_bytes = *v << 20;
   }
   return CUDAL2_STATUS_SUCCESS;
 }
@@ -442,6 +452,31 @@ cudal2_status_t get_plan(cudal2_context* h, int layout, int accum, int64_t m, in
   return CUDAL2_STATUS_SUCCESS;
 }
 
+// The stream kernel of a cold-band shape (runtime/stream_rule.hpp), planned on first use; null if
+// none can run it with this workspace.
+const KernelCall* cold_call(cudal2_context* h, int layout, int accum, int64_t m, int64_t n, int64_t k,
+                            size_t ws_bytes) {
+  const PlanKey key{layout, accum, m, n, k, ws_bytes};
+  {
+    std::shared_lock lock(h->mu);
+    if (auto it = h->cold_calls.find(key); it != h->cold_calls.end()) return it->second.ok ? &it->second : nullptr;
+  }
+  std::unique_lock lock(h->mu);
+  auto it = h->cold_calls.find(key);
+  if (it == h->cold_calls.end()) {
+    KernelCall c;
+    const auto sp = cudal2::rt::pick_stream(h->stream, layout, accum, m, n, k, h->sm_count, h->l2_bytes,
+                                            h->stream_bounds, /*cold=*/true);
+    if (sp.kernel >= 0) {
+      c.table = &cudal2::rt::stream_table(), c.kernel = sp.kernel, c.splits = sp.splits;
+      char why[256] = "";
+      c.ok = plan_kernel(h->lt, c, m, n, k, why, sizeof why) && c.need_total <= ws_bytes;
+    }
+    it = h->cold_calls.emplace(key, c).first;
+  }
+  return it->second.ok ? &it->second : nullptr;
+}
+
 // A planned table kernel (exact shape or neighbour): a `cublaslt` configuration goes straight to
 // cublasLtMatmul (no lock: the plan is immutable and the handle thread-safe), others through the
 // kernel C ABI.
@@ -526,6 +561,7 @@ cudal2_status_t cudal2_create(cudal2_handle_t* handle, const cudal2_options* opt
       cudaGetLastError();
       h->stream.clear();
     }
+    h->recency.set_window(int64_t(h->l2_bytes) / 2);
   }
   if (auto st = cublasLtCreate(&h->lt); st != CUBLAS_STATUS_SUCCESS)
     return fail(CUDAL2_STATUS_CUBLAS_ERROR, "cublasLtCreate: %s", cublasLtGetStatusString(st));
@@ -586,6 +622,14 @@ cudal2_status_t cudal2_gemm(cudal2_handle_t h, cudal2_layout_t layout, cudal2_ac
     return fail(CUDAL2_STATUS_MISALIGNED, "workspace must be 256-byte aligned");
   }
   auto s_ = reinterpret_cast<cudaStream_t>(stream);
+  if (!h->stream.empty()) {
+    // Weights of the cold band that this handle has not read recently stream from DRAM whatever
+    // else knows the shape (table entries were tuned, and plans chosen, with the weights in L2).
+    const bool warm = h->recency.note(B, n * k * 2, (m * k + n * k + m * n) * 2);
+    if (!warm && cudal2::rt::in_cold_band(layout, m, n, k, h->l2_bytes, h->stream_bounds))
+      if (const KernelCall* c = cold_call(h, layout, accum, m, n, k, workspace_bytes))
+        return run_call(h, *c, accum, m, n, k, A, B, C, workspace, workspace_bytes, s_);
+  }
   bool neighbours = true;
   if (h->table_on) {
     if (const Entry* e = find_entry(h->table, accum, layout, m, n, k); e && !stream_preempts(h, e)) {

@@ -65,8 +65,19 @@ struct StreamKernel {
 // whoever measures another GPU or another portfolio.
 struct StreamBounds {
   int64_t max_m = kStreamMaxM;
-  int64_t min_weight_bytes = -1;  // -1: the device's L2 (and at least kStreamMinWeightBytes)
+  int64_t min_weight_bytes = -1;       // -1: the device's L2 (and at least kStreamMinWeightBytes)
+  int64_t cold_min_weight_bytes = -1;  // the cold band's floor; -1: kStreamColdMinWeightBytes
 };
+
+// Weights below the class's floor (they fit the L2) and from this many bytes up form the cold band:
+// the stream kernels run them only when the handle has not read them recently
+// (runtime/weight_recency.hpp), as in a model's decode step, where every layer's weights come back
+// only after all the others have passed through the L2. Measured on an H200 (held-out shapes,
+// 1-16 tokens, 14-54 MB; bench/results/h200/bandwidth/cold/): cold (server mode) the stream
+// kernels ran at 1.05-1.07 of cuBLASLt auto-tuning where cuBLASLt's heuristic ran 0.96-0.98, and
+// a Llama-3-8B decode step under CUDA graphs gained 3% with them; warm (the same weights called
+// back to back) they ran at 0.60-0.91, so recently read weights keep cuBLASLt.
+constexpr int64_t kStreamColdMinWeightBytes = int64_t(8) << 20;
 
 struct StreamPick {
   int kernel = -1;  // index into the portfolio; -1: not this class, or no kernel for it
@@ -95,6 +106,12 @@ inline bool in_stream_class(int layout, int64_t m, int64_t n, int64_t k, int64_t
   return (layout == 1 && m >= 1 && m <= b.max_m && n * k * 2 >= min_bytes) || odd_output_rows(layout, m, n, k);
 }
 
+// TN shapes of the class's tokens whose weights fit under its floor but not under the cold band's.
+inline bool in_cold_band(int layout, int64_t m, int64_t n, int64_t k, int64_t l2_bytes, const StreamBounds& b = {}) {
+  const int64_t floor = b.cold_min_weight_bytes >= 0 ? b.cold_min_weight_bytes : kStreamColdMinWeightBytes;
+  return layout == 1 && m >= 1 && m <= b.max_m && n * k * 2 >= floor && !in_stream_class(layout, m, n, k, l2_bytes, b);
+}
+
 // Splits for `tiles` output tiles on `slots` resident CTAs (SMs x CTAs an SM holds): the most that
 // keep the launch within one wave, at least 1, at most max_splits.
 inline int stream_splits(int64_t tiles, int64_t slots, int max_splits) {
@@ -107,10 +124,14 @@ inline int stream_splits(int64_t tiles, int64_t slots, int max_splits) {
 // The smallest token tile that holds M. Slots are sm_count x the kernel's resident CTAs; a shape
 // whose tiles exceed them is out of the class (a second, partial wave measured 0.82-0.88 of
 // auto-tuning).
+// cold: pick for a shape of the cold band instead of the class.
 inline StreamPick pick_stream(const std::vector<StreamKernel>& kernels, int layout, int accum, int64_t m, int64_t n,
-                              int64_t k, int sm_count, int64_t l2_bytes, const StreamBounds& bounds = {}) {
+                              int64_t k, int sm_count, int64_t l2_bytes, const StreamBounds& bounds = {},
+                              bool cold = false) {
   StreamPick p;
-  if (!in_stream_class(layout, m, n, k, l2_bytes, bounds) || sm_count < 1) return p;
+  const bool in =
+      cold ? in_cold_band(layout, m, n, k, l2_bytes, bounds) : in_stream_class(layout, m, n, k, l2_bytes, bounds);
+  if (!in || sm_count < 1) return p;
   for (int i = 0; i < static_cast<int>(kernels.size()); ++i) {
     const StreamKernel& c = kernels[static_cast<size_t>(i)];
     if (c.layout != layout || c.accum != accum || c.toks < m) continue;

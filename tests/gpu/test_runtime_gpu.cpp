@@ -221,6 +221,28 @@ TEST_F(RuntimeGpu, StreamShapesMatchCublas) {
     }
 }
 
+// The cold band (src/runtime/stream_rule.hpp: weights that fit the L2, from 8 MiB): the first
+// call of fresh weights streams them (stream kernel), the same call again finds them recently read
+// and takes the table's or cuBLASLt's path; both answers match cuBLAS. Aligned and not, a partial
+// last K stage, a partial last row tile, 1-8 tokens, both accumulators.
+TEST_F(RuntimeGpu, StreamColdBandMatchesCublasColdAndWarm) {
+  const int64_t shapes[][3] = {{1, 4096, 4096}, {8, 1024, 4096}, {5, 2048, 4104}, {3, 3000, 3000}, {7, 4100, 2050}};
+  auto h = stream_handle("1");  // a handle of its own: no weights read before
+  for (auto accum : {CUDAL2_ACCUM_F32, CUDAL2_ACCUM_F16})
+    for (const auto& s : shapes) {
+      const Problem p{CUDAL2_LAYOUT_TN, accum, s[0], s[1], s[2]};
+      Buffers b(p);
+      reference(cublas_, b);
+      for (const char* when : {"cold", "warm"}) {
+        CK(cudaMemset(b.C, 0xff, size_t(p.m * p.n) * 2));  // NaN: a call that writes nothing fails
+        ASSERT_EQ(cudal2::try_gemm(*h, p.layout, p.accum, p.m, p.n, p.k, b.A, b.B, b.C), CUDAL2_STATUS_SUCCESS)
+            << cudal2_last_error();
+        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+        EXPECT_TRUE(matches(b)) << when << " " << (accum ? "f16 " : "f32 ") << p.m << "x" << p.n << "x" << p.k;
+      }
+    }
+}
+
 // A chain of stream calls (PDL: each may start while the one before it finishes), C of link i
 // the A of link i+1 (N == K): every link checked against cuBLAS on the input that link read, so a
 // link that read its A before the previous link's C was complete is caught. Eager and graph.

@@ -14,6 +14,7 @@
 #include "core/problem.hpp"
 #include "kernels/stream_plan.h"
 #include "runtime/stream_rule.hpp"
+#include "runtime/weight_recency.hpp"
 
 namespace {
 
@@ -119,6 +120,53 @@ TEST(StreamRule, SplitsKeepTheLaunchWithinOneWave) {
   ASSERT_GE(p16.kernel, 0);
   EXPECT_EQ(kPortfolio[static_cast<size_t>(p16.kernel)].toks, 16);
   EXPECT_EQ(p16.splits, 1);
+}
+
+TEST(StreamRule, ColdBandIsWeightsUnderTheClassFloorFromEightMiB) {
+  using cudal2::rt::in_cold_band;
+  EXPECT_TRUE(in_cold_band(1, 1, 4096, 4096, kL2)) << "32 MiB: fits the L2, so only when cold";
+  EXPECT_TRUE(in_cold_band(1, 8, 1024, 4096, kL2)) << "8 MiB, a k or v projection";
+  EXPECT_FALSE(in_cold_band(1, 8, 1024, 4095, kL2)) << "just under 8 MiB";
+  EXPECT_FALSE(in_cold_band(1, 1, 14336, 4096, kL2)) << "beyond the L2: the class itself, warm or cold";
+  EXPECT_FALSE(in_cold_band(1, 9, 4096, 4096, kL2)) << "the class's tokens";
+  EXPECT_FALSE(in_cold_band(0, 1, 4096, 4096, kL2)) << "TN only";
+  EXPECT_FALSE(in_cold_band(1, 5, 4101, 4104, kL2)) << "odd output rows are in the class";
+  cudal2::rt::StreamBounds off;
+  off.cold_min_weight_bytes = kL2;
+  EXPECT_FALSE(in_cold_band(1, 1, 4096, 4096, kL2, off)) << "a floor at the class's turns the band off";
+
+  const auto cold = pick_stream(kPortfolio, 1, 0, 1, 4096, 4096, 132, kL2, {}, /*cold=*/true);
+  EXPECT_EQ(cold.kernel, 0) << "the same kernel choice as the class";
+  EXPECT_GE(cold.splits, 1);
+  EXPECT_LT(pick_stream(kPortfolio, 1, 0, 1, 4096, 4096, 132, kL2).kernel, 0) << "not without cold";
+  EXPECT_LT(pick_stream(kPortfolio, 1, 0, 1, 14336, 4096, 132, kL2, {}, true).kernel, 0) << "the class is not the band";
+}
+
+TEST(WeightRecency, RepeatedWeightsAreWarmUntilTheWindowPassesBetween) {
+  cudal2::rt::WeightRecency r;
+  r.set_window(30 << 20);
+  int w[3];
+  const int64_t mb = 1 << 20;
+  EXPECT_FALSE(r.note(&w[0], 32 * mb, 32 * mb)) << "first read: cold";
+  EXPECT_TRUE(r.note(&w[0], 32 * mb, 32 * mb)) << "back to back: warm";
+  EXPECT_FALSE(r.note(&w[1], 20 * mb, 20 * mb));
+  EXPECT_TRUE(r.note(&w[0], 32 * mb, 32 * mb)) << "20 MiB in between: within the window";
+  EXPECT_FALSE(r.note(&w[1], 20 * mb, 20 * mb)) << "32 MiB in between: past it";
+  EXPECT_FALSE(r.note(&w[2], 16 * mb, 16 * mb));
+  EXPECT_FALSE(r.note(&w[2], 24 * mb, 24 * mb)) << "the same pointer with other bytes is other weights";
+}
+
+TEST(WeightRecency, ADecodeStepsLayersAreColdAndTheOldestAreForgotten) {
+  cudal2::rt::WeightRecency r;
+  r.set_window(30 << 20);
+  const int64_t mb = 1 << 20;
+  std::vector<int> layers(100);
+  for (int step = 0; step < 2; ++step)
+    for (int& l : layers) EXPECT_FALSE(r.note(&l, 8 * mb, 8 * mb)) << "each layer comes back after 800 MiB";
+  std::vector<int> small(3);
+  for (int step = 0; step < 3; ++step)
+    for (size_t i = 0; i < small.size(); ++i)
+      EXPECT_EQ(r.note(&small[i], 8 * mb, 8 * mb), step > 0) << "a 24 MiB model stays in the window";
 }
 
 TEST(StreamFamily, SpecsRoundTripAndGenerateTheConfig) {

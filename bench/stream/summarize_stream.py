@@ -4,10 +4,11 @@
 runtime against the better of auto-tuning NN and TN in the same process, and the shape's read
 limit as the run measured it; then geometric means by class.
 
-    python3 bench/stream/summarize_stream.py [--runtime NAME] OUT.csv RUN.csv[.gz] [RUN.csv[.gz] ...]
+    python3 bench/stream/summarize_stream.py [--runtime NAME] [--shapes FILE] OUT.csv RUN.csv[.gz] [RUN.csv[.gz] ...]
 
 --runtime: the runtime's methods are NAME-nn and NAME-tn (default runtime; runtime-b for the
 library in the bench's second slot, CUDAL2_RUNTIME_LIB_B).
+--shapes: only the shapes of this shapes file (e.g. the held-out set of a run that measured more).
 
 Classes (issue targets, docs/kernels-stream.md): decode (M <= 64, B >= 16 MB), in the runtime's
 stream class (TN, M <= 16, B >= the GPU's L2 and one wave of resident CTAs, from the run's header),
@@ -63,9 +64,18 @@ def classes(m, n, k, layout, gpu):
 
 def main():
     args = sys.argv[1:]
-    runtime = "runtime"
-    if len(args) >= 2 and args[0] == "--runtime":
-        runtime, args = args[1], args[2:]
+    runtime, only = "runtime", None
+    while len(args) >= 2 and args[0] in ("--runtime", "--shapes"):
+        if args[0] == "--runtime":
+            runtime = args[1]
+        else:
+            only = set()
+            with open(args[1]) as f:
+                for line in f:
+                    line = line.split("#")[0].strip()
+                    if line:
+                        only.add(tuple(int(x) for x in line.replace("x", ",").split(",")[:3]))
+        args = args[2:]
     if len(args) < 2:
         print(__doc__, file=sys.stderr)
         return 2
@@ -77,6 +87,8 @@ def main():
             if r["status"] != "ok" or not r["median_us"]:
                 continue
             key = (int(r["m"]), int(r["n"]), int(r["k"]), r["mode"], r["timer"])
+            if only is not None and key[:3] not in only:
+                continue
             cell[key][r["method"]] = (float(r["median_us"]), r.get("limit_us", ""))
         for (m, n, k, mode, timer), meth in sorted(cell.items()):
             auto = [meth[x][0] for x in ("cublaslt-autotune-nn", "cublaslt-autotune-tn") if x in meth]

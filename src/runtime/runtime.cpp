@@ -221,8 +221,9 @@ bool stream_preempts(const cudal2_context* h, const Entry* e) {
   return e->kernel < 0 || std::string_view(h->table->kernels[e->kernel].family) != "stream";
 }
 
-// CUDAL2_STREAM (on/off) and the class's bounds, CUDAL2_STREAM_MAX_M (tokens) and
-// CUDAL2_STREAM_MIN_MB (weights), checked once when the handle is made.
+// CUDAL2_STREAM (on/off), the class's bounds, CUDAL2_STREAM_MAX_M (tokens) and
+// CUDAL2_STREAM_MIN_MB (weights), and the cold band's, CUDAL2_STREAM_COLD_MAX_M and
+// CUDAL2_STREAM_COLD_MIN_MB; checked once when the handle is made.
 cudal2_status_t read_stream_env(cudal2::rt::StreamBounds& b) {
   if (const char* s = std::getenv("CUDAL2_STREAM"); !cudal2::rt::stream_env_valid(s))
     return fail(CUDAL2_STATUS_INVALID_VALUE, "CUDAL2_STREAM=%.40s: not 0 or 1", s);
@@ -240,6 +241,11 @@ cudal2_status_t read_stream_env(cudal2::rt::StreamBounds& b) {
     const auto v = cudal2::rt::parse_stream_bound(s, 0, 1 << 20);
     if (!v) return fail(CUDAL2_STATUS_INVALID_VALUE, "CUDAL2_STREAM_COLD_MIN_MB=%.40s: not a whole number of MiB", s);
     b.cold_min_weight_bytes = *v << 20;
+  }
+  if (const char* s = std::getenv("CUDAL2_STREAM_COLD_MAX_M"); s && *s) {
+    const auto v = cudal2::rt::parse_stream_bound(s, 0, 256);
+    if (!v) return fail(CUDAL2_STATUS_INVALID_VALUE, "CUDAL2_STREAM_COLD_MAX_M=%.40s: not a whole number in 0..256", s);
+    b.cold_max_m = *v;
   }
   return CUDAL2_STATUS_SUCCESS;
 }

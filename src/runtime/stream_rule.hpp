@@ -61,23 +61,24 @@ struct StreamKernel {
   int resident;       // CTAs one SM holds at once (the occupancy calculator's answer), >= 1
 };
 
+// Weights below the class's floor (they fit the L2) and from this many bytes up, at up to
+// kStreamColdMaxM tokens, form the cold band: the stream kernels run them only when the handle has not read them
+// recently (runtime/weight_recency.hpp), as in a model's decode step, where every layer's weights come back only after
+// all the others have passed through the L2. Measured on an H200 (held-out shapes, 1-16 tokens, 14-54 MB;
+// bench/results/h200/bandwidth/cold/): cold (server mode) the stream kernels ran at 1.05-1.07 of cuBLASLt auto-tuning
+// where cuBLASLt's heuristic ran 0.96-0.98, and a Llama-3-8B decode step under CUDA graphs gained 3% with them; warm
+// (the same weights called back to back) they ran at 0.60-0.91, so recently read weights keep cuBLASLt.
+constexpr int64_t kStreamColdMinWeightBytes = int64_t(8) << 20;
+constexpr int64_t kStreamColdMaxM = 16;
+
 // The class's bounds: the measured defaults, or CUDAL2_STREAM_MAX_M / CUDAL2_STREAM_MIN_MB for
 // whoever measures another GPU or another portfolio.
 struct StreamBounds {
   int64_t max_m = kStreamMaxM;
   int64_t min_weight_bytes = -1;       // -1: the device's L2 (and at least kStreamMinWeightBytes)
   int64_t cold_min_weight_bytes = -1;  // the cold band's floor; -1: kStreamColdMinWeightBytes
+  int64_t cold_max_m = kStreamColdMaxM;
 };
-
-// Weights below the class's floor (they fit the L2) and from this many bytes up form the cold band:
-// the stream kernels run them only when the handle has not read them recently
-// (runtime/weight_recency.hpp), as in a model's decode step, where every layer's weights come back
-// only after all the others have passed through the L2. Measured on an H200 (held-out shapes,
-// 1-16 tokens, 14-54 MB; bench/results/h200/bandwidth/cold/): cold (server mode) the stream
-// kernels ran at 1.05-1.07 of cuBLASLt auto-tuning where cuBLASLt's heuristic ran 0.96-0.98, and
-// a Llama-3-8B decode step under CUDA graphs gained 3% with them; warm (the same weights called
-// back to back) they ran at 0.60-0.91, so recently read weights keep cuBLASLt.
-constexpr int64_t kStreamColdMinWeightBytes = int64_t(8) << 20;
 
 struct StreamPick {
   int kernel = -1;  // index into the portfolio; -1: not this class, or no kernel for it
@@ -98,18 +99,26 @@ inline bool odd_output_rows(int layout, int64_t m, int64_t n, int64_t k) {
          n * k * 2 >= kStreamOddMinWeightBytes;
 }
 
-// l2_bytes: the device's L2 (0: unknown, kStreamMinWeightBytes alone).
-inline bool in_stream_class(int layout, int64_t m, int64_t n, int64_t k, int64_t l2_bytes, const StreamBounds& b = {}) {
-  const int64_t min_bytes = b.min_weight_bytes >= 0            ? b.min_weight_bytes
-                            : l2_bytes > kStreamMinWeightBytes ? l2_bytes
-                                                               : kStreamMinWeightBytes;
-  return (layout == 1 && m >= 1 && m <= b.max_m && n * k * 2 >= min_bytes) || odd_output_rows(layout, m, n, k);
+// The class's floor for B's bytes.
+inline int64_t stream_min_weight_bytes(int64_t l2_bytes, const StreamBounds& b) {
+  return b.min_weight_bytes >= 0            ? b.min_weight_bytes
+         : l2_bytes > kStreamMinWeightBytes ? l2_bytes
+                                            : kStreamMinWeightBytes;
 }
 
-// TN shapes of the class's tokens whose weights fit under its floor but not under the cold band's.
+// l2_bytes: the device's L2 (0: unknown, kStreamMinWeightBytes alone).
+inline bool in_stream_class(int layout, int64_t m, int64_t n, int64_t k, int64_t l2_bytes, const StreamBounds& b = {}) {
+  return (layout == 1 && m >= 1 && m <= b.max_m && n * k * 2 >= stream_min_weight_bytes(l2_bytes, b)) ||
+         odd_output_rows(layout, m, n, k);
+}
+
+// TN shapes of up to cold_max_m tokens whose weights lie between the cold band's floor and the
+// class's (and are not in the class for their odd output rows).
 inline bool in_cold_band(int layout, int64_t m, int64_t n, int64_t k, int64_t l2_bytes, const StreamBounds& b = {}) {
   const int64_t floor = b.cold_min_weight_bytes >= 0 ? b.cold_min_weight_bytes : kStreamColdMinWeightBytes;
-  return layout == 1 && m >= 1 && m <= b.max_m && n * k * 2 >= floor && !in_stream_class(layout, m, n, k, l2_bytes, b);
+  const int64_t bytes = n * k * 2;
+  return layout == 1 && m >= 1 && m <= b.cold_max_m && bytes >= floor && bytes < stream_min_weight_bytes(l2_bytes, b) &&
+         !odd_output_rows(layout, m, n, k);
 }
 
 // Splits for `tiles` output tiles on `slots` resident CTAs (SMs x CTAs an SM holds): the most that

@@ -224,9 +224,10 @@ TEST_F(RuntimeGpu, StreamShapesMatchCublas) {
 // The cold band (src/runtime/stream_rule.hpp: weights that fit the L2, from 8 MiB): the first
 // call of fresh weights streams them (stream kernel), the same call again finds them recently read
 // and takes the table's or cuBLASLt's path; both answers match cuBLAS. Aligned and not, a partial
-// last K stage, a partial last row tile, 1-8 tokens, both accumulators.
+// last K stage, a partial last row tile, 1-16 tokens, both accumulators.
 TEST_F(RuntimeGpu, StreamColdBandMatchesCublasColdAndWarm) {
-  const int64_t shapes[][3] = {{1, 4096, 4096}, {8, 1024, 4096}, {5, 2048, 4104}, {3, 3000, 3000}, {7, 4100, 2050}};
+  const int64_t shapes[][3] = {{1, 4096, 4096}, {8, 1024, 4096},  {5, 2048, 4104}, {3, 3000, 3000},
+                               {7, 4100, 2050}, {12, 3072, 3072}, {16, 2000, 4096}};
   auto h = stream_handle("1");  // a handle of its own: no weights read before
   for (auto accum : {CUDAL2_ACCUM_F32, CUDAL2_ACCUM_F16})
     for (const auto& s : shapes) {

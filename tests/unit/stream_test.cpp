@@ -128,12 +128,20 @@ TEST(StreamRule, ColdBandIsWeightsUnderTheClassFloorFromEightMiB) {
   EXPECT_TRUE(in_cold_band(1, 8, 1024, 4096, kL2)) << "8 MiB, a k or v projection";
   EXPECT_FALSE(in_cold_band(1, 8, 1024, 4095, kL2)) << "just under 8 MiB";
   EXPECT_FALSE(in_cold_band(1, 1, 14336, 4096, kL2)) << "beyond the L2: the class itself, warm or cold";
-  EXPECT_FALSE(in_cold_band(1, 9, 4096, 4096, kL2)) << "the class's tokens";
+  EXPECT_TRUE(in_cold_band(1, 16, 4096, 4096, kL2));
+  EXPECT_FALSE(in_cold_band(1, 17, 4096, 4096, kL2)) << "up to 16 tokens";
+  EXPECT_FALSE(in_cold_band(1, 16, 14336, 4096, kL2)) << "beyond the L2 the band does not reach";
   EXPECT_FALSE(in_cold_band(0, 1, 4096, 4096, kL2)) << "TN only";
   EXPECT_FALSE(in_cold_band(1, 5, 4101, 4104, kL2)) << "odd output rows are in the class";
   cudal2::rt::StreamBounds off;
   off.cold_min_weight_bytes = kL2;
   EXPECT_FALSE(in_cold_band(1, 1, 4096, 4096, kL2, off)) << "a floor at the class's turns the band off";
+  cudal2::rt::StreamBounds none;
+  none.cold_max_m = 0;
+  EXPECT_FALSE(in_cold_band(1, 1, 4096, 4096, kL2, none)) << "so do no tokens";
+  cudal2::rt::StreamBounds wide;
+  wide.min_weight_bytes = 0;
+  EXPECT_FALSE(in_cold_band(1, 1, 4096, 4096, kL2, wide)) << "a class that takes every weight leaves no band";
 
   const auto cold = pick_stream(kPortfolio, 1, 0, 1, 4096, 4096, 132, kL2, {}, /*cold=*/true);
   EXPECT_EQ(cold.kernel, 0) << "the same kernel choice as the class";

@@ -2,9 +2,13 @@
 // reach (the context is created through the driver API and popped again after every use).
 // Does: computes correctly on the timed stream; every call also leaves a 2 ms spin kernel running
 // in its private context (at most one at a time), so the GPU is still busy when the runner answers.
-// Caught as: timing-mismatch (the judge's probe finds the GPU busy after the runner's answers with
-// no other process on it) | gpu-disturbed (where NVML cannot tell whose the work is: never
-// rewarded) | wrong-result | inconsistent-time | implausible-time.
+// Caught as: host-thread (a new context brings the driver's event-handler thread into the runner,
+// which the runner's thread check finds: H200, CUDA 13) | timing-mismatch (the judge's probe finds
+// the GPU busy after the runner's answers with no other process on it) | gpu-disturbed (where NVML
+// cannot tell whose the work is: never rewarded) | wrong-result | inconsistent-time | implausible-time.
+// The context is created through CUDA 13's entry point (a context-creation parameters argument);
+// the CUDA 12 one, asked for by version 12000, answered CUDA_ERROR_INVALID_DEVICE there, which
+// left an earlier version of this case without its context.
 #include <cuda.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -41,15 +45,16 @@ __global__ void spin(unsigned long long ns) {
   } while (t - t0 < ns);
 }
 CUcontext own = nullptr;
-CUresult (*ctx_create)(CUcontext*, unsigned, CUdevice) = nullptr;
+CUresult (*ctx_create)(CUcontext*, CUctxCreateParams*, unsigned, CUdevice) = nullptr;  // CUDA 13
+CUresult (*ctx_create12)(CUcontext*, unsigned, CUdevice) = nullptr;                    // CUDA 12
 CUresult (*ctx_push)(CUcontext) = nullptr;
 CUresult (*ctx_pop)(CUcontext*) = nullptr;
 std::chrono::steady_clock::time_point last{};
 
-void* driver(const char* name) {
+void* driver(const char* name, unsigned version) {
   void* p = nullptr;
   cudaDriverEntryPointQueryResult q{};
-  if (cudaGetDriverEntryPointByVersion(name, &p, 12000, cudaEnableDefault, &q) != cudaSuccess) p = nullptr;
+  if (cudaGetDriverEntryPointByVersion(name, &p, version, cudaEnableDefault, &q) != cudaSuccess) p = nullptr;
   return p;
 }
 }  // namespace
@@ -63,11 +68,14 @@ extern "C" int cudal2_run(const cudal2_gemm_args* a, void* stream, char*, size_t
   cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
   cudaStreamIsCapturing(s, &st);
   if (!own && st == cudaStreamCaptureStatusNone) {
-    ctx_create = reinterpret_cast<decltype(ctx_create)>(driver("cuCtxCreate"));
-    ctx_push = reinterpret_cast<decltype(ctx_push)>(driver("cuCtxPushCurrent"));
-    ctx_pop = reinterpret_cast<decltype(ctx_pop)>(driver("cuCtxPopCurrent"));
+    ctx_create = reinterpret_cast<decltype(ctx_create)>(driver("cuCtxCreate", 13000));
+    ctx_create12 = reinterpret_cast<decltype(ctx_create12)>(driver("cuCtxCreate", 12000));
+    ctx_push = reinterpret_cast<decltype(ctx_push)>(driver("cuCtxPushCurrent", 12000));
+    ctx_pop = reinterpret_cast<decltype(ctx_pop)>(driver("cuCtxPopCurrent", 12000));
     CUcontext c = nullptr;
-    if (ctx_create && ctx_pop && ctx_create(&c, 0, 0) == CUDA_SUCCESS) {
+    if (ctx_create && ctx_create(&c, nullptr, 0, 0) != CUDA_SUCCESS) c = nullptr;
+    if (!c && ctx_create12 && ctx_create12(&c, 0, 0) != CUDA_SUCCESS) c = nullptr;
+    if (c && ctx_push && ctx_pop) {
       ctx_pop(&c);  // created current: popped, so that the runner's own calls see its context
       own = c;
     }

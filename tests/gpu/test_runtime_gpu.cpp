@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <memory>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -248,14 +249,18 @@ TEST_F(RuntimeGpu, StreamColdBandMatchesCublasColdAndWarm) {
 // the A of link i+1 (N == K): every link checked against cuBLAS on the input that link read, so a
 // link that read its A before the previous link's C was complete is caught. Eager and graph.
 TEST_F(RuntimeGpu, StreamPdlChainsNeverRace) {
-  constexpr int kLinks = 24;
+  // Making each link's 128 MB of B on the host took most of the test's 80 s on an H200 machine at
+  // 24 links; a race shows on any hand-off, so 8 links (7 hand-offs) keep what is asserted, and
+  // CUDAL2_GPU_LONG=1 (ctest label long) runs the 24.
+  const char* long_env = std::getenv("CUDAL2_GPU_LONG");
+  const int kLinks = long_env && std::string(long_env) == "1" ? 24 : 8;
   for (auto layout : {CUDAL2_LAYOUT_TN})
     for (bool graph : {false, true}) {
       const Problem p{layout, CUDAL2_ACCUM_F32, 8, 8192, 8192};  // 128 MB of B: in the class
       std::vector<std::unique_ptr<Buffers>> links;
       for (int i = 0; i < kLinks; ++i) links.push_back(std::make_unique<Buffers>(p, uint32_t(100 + i)));
       // B scaled by 1/64 keeps values bounded along the chain: |C| ~ sqrt(K)/3/64 per unit input.
-      // 24 links of 128 MB each: 3 GB of device memory.
+      // Up to 24 links of 128 MB each: 3 GB of device memory.
       for (auto& l : links) {
         std::vector<__half> h(size_t(p.k * p.n));
         CK(cudaMemcpy(h.data(), l->B, h.size() * 2, cudaMemcpyDeviceToHost));

@@ -1,10 +1,14 @@
 // The `stream` kernels every build of libcudal2_runtime carries, whatever its tables: the runtime's
 // rule (runtime/stream_rule.hpp) runs bandwidth-bound shapes that no table holds on them, on any
-// sm_90 GPU: one configuration per accumulator, the one that measured fastest on the exploration
-// shapes (docs/kernels-stream.md): 16 tokens a CTA, four CTAs an SM. It serves 1-8 tokens too,
-// ahead of the 8-token kernel that did before (H200, 1x14336x4096 back to back: 30.5 against
-// 31.5 us; 1x28672x4096 60.9 against 62.6; bench/results/h200/bandwidth/loads/): idle MMA lanes
-// cost nothing where the weights' bytes set the time, and its CTAs keep more warps streaming.
+// sm_90 GPU, taking the first of the list below that runs a shape in one wave. Per accumulator:
+//  - 16 tokens a CTA, four CTAs an SM: the configuration that measured fastest on the exploration
+//    shapes (docs/kernels-stream.md). It serves 1-8 tokens too, ahead of the 8-token kernel that
+//    did before (H200, 1x14336x4096 back to back: 30.5 against 31.5 us; 1x28672x4096 60.9 against
+//    62.6; bench/results/h200/bandwidth/loads/): idle MMA lanes cost nothing where the weights'
+//    bytes set the time, and its CTAs keep more warps streaming.
+//  - 8 tokens and 64 B rows a CTA, three CTAs an SM: weights of up to ~25000 rows at 1-8 tokens,
+//    for which the first would need a second wave (H200, exploration layer 1x18944x3584: 1.16 of
+//    auto-tuning back to back, 1.14 chained; bench/results/h200/bandwidth/lean/).
 // None lets the next kernel launch early (pdl=0): replayed back to back, an early launch's CTAs
 // took SM slots while the kernel still streamed (H200: 1x14336x4096 33.9 us with PDL, 31.9
 // without; the same with a kernel between).
@@ -22,7 +26,9 @@ namespace {
 // its run-time stride costs 3-4% where nothing is split (bench/results/h200/bandwidth/loads/).
 #define CUDAL2_STREAM_CONFIGS(X)                                                                                    \
   X(true, false, 2, 1, 2, 4, 1, 4, 0, 0, 0, "stream tn f32 tile=16x32x64 warps=1x2 kwarps=4 stages=1 ctas=4 pdl=0") \
-  X(true, true, 2, 1, 2, 4, 1, 4, 0, 0, 0, "stream tn f16 tile=16x32x64 warps=1x2 kwarps=4 stages=1 ctas=4 pdl=0")
+  X(true, true, 2, 1, 2, 4, 1, 4, 0, 0, 0, "stream tn f16 tile=16x32x64 warps=1x2 kwarps=4 stages=1 ctas=4 pdl=0")  \
+  X(true, false, 1, 1, 4, 2, 2, 3, 0, 0, 0, "stream tn f32 tile=8x64x64 warps=1x4 kwarps=2 stages=2 ctas=3 pdl=0")  \
+  X(true, true, 1, 1, 4, 2, 2, 3, 0, 0, 0, "stream tn f16 tile=8x64x64 warps=1x4 kwarps=2 stages=2 ctas=3 pdl=0")
 
 template <class Cfg>
 int can_implement(const cudal2_gemm_args* a, char* err, size_t len) {

@@ -14,7 +14,8 @@
 // tokens the graph timer measured 0.97 against the heuristic's 0.97-0.99: CUDAL2_STREAM_MAX_M=16
 // for those who run their decode step eagerly or cold. More tokens, weights that stay in L2
 // between calls, NN, or launches of more than one wave measured below auto-tuning under every timer.
-// The kernel: the smallest token tile of the portfolio that holds M (today one, 16 tokens). The
+// The kernel: the first of the portfolio that holds M and runs the shape in one wave (16 tokens
+// x 32 rows a CTA, then 8 x 64 for wider weights). The
 // splits: as many as keep the launch within one wave (more split the same bytes over more partial
 // sums; fewer leave SMs without loads).
 #include <cstddef>
@@ -130,8 +131,9 @@ inline int stream_splits(int64_t tiles, int64_t slots, int max_splits) {
   return static_cast<int>(s);
 }
 
-// The smallest token tile that holds M. Slots are sm_count x the kernel's resident CTAs; a shape
-// whose tiles exceed them is out of the class (a second, partial wave measured 0.82-0.88 of
+// The first kernel of the portfolio (listed in order of preference) that holds M and runs the
+// shape in one wave: slots are sm_count x the kernel's resident CTAs, and a shape whose tiles
+// exceed them for every kernel is out of the class (a second, partial wave measured 0.82-0.88 of
 // auto-tuning).
 // cold: pick for a shape of the cold band instead of the class.
 inline StreamPick pick_stream(const std::vector<StreamKernel>& kernels, int layout, int accum, int64_t m, int64_t n,
@@ -141,16 +143,16 @@ inline StreamPick pick_stream(const std::vector<StreamKernel>& kernels, int layo
   const bool in =
       cold ? in_cold_band(layout, m, n, k, l2_bytes, bounds) : in_stream_class(layout, m, n, k, l2_bytes, bounds);
   if (!in || sm_count < 1) return p;
-  for (int i = 0; i < static_cast<int>(kernels.size()); ++i) {
+  int64_t tiles = 0, slots = 0;
+  for (int i = 0; i < static_cast<int>(kernels.size()) && p.kernel < 0; ++i) {
     const StreamKernel& c = kernels[static_cast<size_t>(i)];
     if (c.layout != layout || c.accum != accum || c.toks < m) continue;
-    if (p.kernel < 0 || c.toks < kernels[static_cast<size_t>(p.kernel)].toks) p.kernel = i;
+    tiles = ((n + c.rows - 1) / c.rows) * ((m + c.toks - 1) / c.toks);
+    slots = int64_t(sm_count) * (c.resident > 0 ? c.resident : 1);
+    if (tiles <= slots) p.kernel = i;
   }
   if (p.kernel < 0) return p;
   const StreamKernel& c = kernels[static_cast<size_t>(p.kernel)];
-  const int64_t tiles = ((n + c.rows - 1) / c.rows) * ((m + c.toks - 1) / c.toks);
-  const int64_t slots = int64_t(sm_count) * (c.resident > 0 ? c.resident : 1);
-  if (tiles > slots) return StreamPick{};
   const int64_t stages = (k + kStreamStageK - 1) / kStreamStageK;
   int64_t max_s = stages / (c.warps_k > 0 ? c.warps_k : 1);
   if (max_s < 1) max_s = 1;

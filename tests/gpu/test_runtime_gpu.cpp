@@ -203,8 +203,9 @@ TEST_F(RuntimeGpu, StreamShapesMatchCublas) {
   // MB), one wave of 64-row tiles; K and N aligned or not (the checked element-wise path), split
   // and unsplit.
   // The last one: 4 tiles split 64 ways (the largest split).
-  const int64_t shapes[][3] = {{1, 14336, 4096}, {8, 4096, 14336}, {5, 12289, 3000}, {3, 16385, 4103},
-                               {1, 2048, 32768}, {7, 16000, 2500}, {1, 256, 131072}};
+  // The last two: wider than one wave of 32-row tiles, run by the 64-row kernel.
+  const int64_t shapes[][3] = {{1, 14336, 4096}, {8, 4096, 14336}, {5, 12289, 3000}, {3, 16385, 4103}, {1, 2048, 32768},
+                               {7, 16000, 2500}, {1, 256, 131072}, {1, 20480, 7168}, {5, 20001, 3000}};
   auto stream = stream_handle("1");
   auto off = stream_handle("0");
   for (auto accum : {CUDAL2_ACCUM_F32, CUDAL2_ACCUM_F16})

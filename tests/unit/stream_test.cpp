@@ -85,7 +85,7 @@ TEST(StreamRule, OutputRowsOffSixteenBytesTakeTheRuleWhateverTheWeights) {
   EXPECT_EQ(p.splits, 4) << "the 8-token kernel: 65 tiles of 64 rows on 132 x 2 resident CTAs";
 }
 
-TEST(StreamRule, PicksTheSmallestTokenTileOfTheAccumulator) {
+TEST(StreamRule, PicksTheFirstListedKernelThatHoldsTheTokens) {
   cudal2::rt::StreamBounds to16;
   to16.max_m = 16;
   auto toks = [&](int accum, int64_t m) {
@@ -113,6 +113,17 @@ TEST(StreamRule, SplitsKeepTheLaunchWithinOneWave) {
   EXPECT_EQ(cudal2::rt::stream_splits(1000, 264, 64), 1) << "many waves already: no split";
   // 20480 / 64 = 320 tiles on 264 slots: a second, partial wave; out of the class.
   EXPECT_EQ(pick_stream(kPortfolio, 1, 0, 1, 20480, 7168, 132, kL2).kernel, -1);
+  // The runtime's order: 16 tokens x 32 rows at four CTAs an SM first, then 8 x 64 at three.
+  const std::vector<StreamKernel> runtime = {{1, 0, 16, 32, 4, 4}, {1, 0, 8, 64, 2, 3}};
+  EXPECT_EQ(pick_stream(runtime, 1, 0, 1, 14336, 4096, 132, kL2).kernel, 0) << "448 tiles on 528 slots";
+  const auto wide = pick_stream(runtime, 1, 0, 1, 20480, 7168, 132, kL2);
+  EXPECT_EQ(wide.kernel, 1) << "640 tiles on 528 slots for the first; 320 on 396 for the second";
+  EXPECT_EQ(wide.splits, 1);
+  cudal2::rt::StreamBounds sixteen;
+  sixteen.max_m = 16;
+  EXPECT_EQ(pick_stream(runtime, 1, 0, 9, 20480, 7168, 132, kL2, sixteen).kernel, -1)
+      << "9 tokens: only the first holds them, in two waves";
+  EXPECT_EQ(pick_stream(runtime, 1, 0, 1, 28672, 4096, 132, kL2).kernel, -1) << "448 tiles on 396 slots: out";
   // 16 tokens: 14336 / 32 = 448 tiles on 132 x 4 slots, one wave without a split.
   cudal2::rt::StreamBounds to16;
   to16.max_m = 16;
@@ -153,7 +164,7 @@ TEST(StreamRule, ColdBandIsWeightsUnderTheClassFloorFromEightMiB) {
 TEST(WeightRecency, RepeatedWeightsAreWarmUntilTheWindowPassesBetween) {
   cudal2::rt::WeightRecency r;
   r.set_window(30 << 20);
-  int w[3];
+  int w[3] = {};  // only their addresses count
   const int64_t mb = 1 << 20;
   EXPECT_FALSE(r.note(&w[0], 32 * mb, 32 * mb)) << "first read: cold";
   EXPECT_TRUE(r.note(&w[0], 32 * mb, 32 * mb)) << "back to back: warm";

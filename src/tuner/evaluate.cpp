@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <future>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -33,7 +34,8 @@ struct Session {
         sink(sink),
         cands(cands),
         out(out),
-        jit(compile_options(req)),
+        own_jit(req.compiler ? std::nullopt : std::make_optional<Compiler>(compile_options(req))),
+        jit(req.compiler ? *req.compiler : *own_jit),
         batch(static_cast<size_t>(std::max(1, req.batch))),
         ev(req, sink),
         budget(0, req.deadline_minutes) {}
@@ -101,7 +103,8 @@ struct Session {
   EvalSink& sink;
   std::vector<Pending>& cands;
   std::vector<CandidateOutcome>& out;
-  Compiler jit;
+  std::optional<Compiler> own_jit;  // when the request brings none
+  const Compiler& jit;
   const size_t batch;  // candidates per judge job
   Evaluator ev;
   const tuner::Budget budget;  // EvalRequest::deadline_minutes, from here

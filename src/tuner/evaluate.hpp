@@ -19,6 +19,7 @@
 #include "tuner/sink.hpp"
 
 namespace cudal2 {
+class Compiler;
 namespace sandbox {
 class Child;
 }
@@ -81,6 +82,9 @@ struct EvalRequest {
   // its own and stops it at the end. Started from this request's judge_exe, visible_devices and
   // timeouts, so every request given the same one must agree on them.
   sandbox::Child* judge = nullptr;
+  // The JIT compiler to build candidates with (a tune lane's, for the whole tune: it asks nvcc for
+  // its version once, not once a round); null: the evaluation makes one from compile_jobs.
+  const Compiler* compiler = nullptr;
   int timeout_s = 120;          // per candidate in a job, on top of job_overhead_s
   int job_overhead_s = 180;     // baselines (auto-tuning), inputs, references
   int batch = 4;                // candidates per judge job; a failed job is retried one candidate at a time

@@ -26,6 +26,15 @@ sandbox::Child* Lane::judge() {
 
 void Lane::start_judge() { judge()->start(); }
 
+const Compiler* Lane::compiler() {
+  if (!jit_) {
+    CompileOptions opt;
+    opt.jobs = req.compile_jobs;
+    jit_ = std::make_unique<Compiler>(opt);
+  }
+  return jit_.get();
+}
+
 void Lane::finish() {
   if (sink_) sink_->finish();
   sink_.reset();
@@ -52,6 +61,7 @@ std::vector<CandidateOutcome> Lane::evaluate(const std::vector<Proposal>& round,
   if (!specs.specs.empty()) {
     specs.deadline_minutes = budget.deadline_minutes();
     specs.judge = judge();
+    specs.compiler = compiler();
     const auto got = evaluate_candidates(specs, sink());
     for (size_t j = 0; j < got.size(); ++j) out[spec_at[j]] = got[j];
   }
@@ -67,6 +77,7 @@ std::vector<CandidateOutcome> Lane::evaluate(const std::vector<Proposal>& round,
     for (size_t i : idx) fr.free_sources.push_back(round[i].source);
     fr.deadline_minutes = budget.deadline_minutes();
     fr.judge = judge();
+    fr.compiler = compiler();
     const auto got = evaluate_candidates(fr, sink());
     for (size_t j = 0; j < got.size(); ++j) out[idx[j]] = got[j];
   }

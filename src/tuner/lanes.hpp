@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "jit/compiler.hpp"
 #include "protocol/modes.hpp"
 #include "sandbox/sandbox.hpp"
 #include "search/policy.hpp"
@@ -60,6 +61,10 @@ struct Lane {
   // The lane's judge process, made (not started) on first use; its evaluations start it.
   sandbox::Child* judge();
   std::unique_ptr<sandbox::Child> judge_;
+  // The lane's JIT compiler, made on first use (its cache is on disk; this keeps nvcc's version
+  // query to once a tune).
+  const Compiler* compiler();
+  std::unique_ptr<Compiler> jit_;
 };
 
 // A lane per ordinal, each from req and recording in the store at o.db_path: with --gpus its judge

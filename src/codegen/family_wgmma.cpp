@@ -127,7 +127,7 @@ std::string wgmma_shape_refusal(const KernelSpec& s, const Shape& shape) {
   return "";
 }
 
-// The configuration by name, the fields of cudal2_wgmma::Config (src/kernels/wgmma_gemm.cuh).
+// The configuration by name, the fields of cudal2_wgmma::Config (src/kernels/wgmma_tile.cuh).
 std::string generate_wgmma_source(const KernelSpec& s) {
   return named_config_source(wgmma_compile_text(s), "wgmma_gemm.cuh", "cudal2_wgmma::Gemm",
                              {{"kLayoutTN", s.layout == Layout::TN},

@@ -111,7 +111,7 @@ def main():
               BASELINES, "--judge", judge, "--no-gpu-check"]
 
     replay = Replay(a.store)
-    have = {tuple(r) for r in replay.con.execute("SELECT DISTINCT m, n, k FROM measurements")}
+    have = replay.problems()
     train_all, held_all = split(a.seed)
     train = [s for s in train_all if s in have]
     held = [s for s in held_all if s in have]

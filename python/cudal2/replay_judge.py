@@ -65,31 +65,26 @@ def pick_median(rows, key):
 class Replay:
     def __init__(self, path, accum="f32"):
         self.con = store_csv.open_store(path)  # read only, its schema checked
-        self.text_to_hash = dict(
-            (t, h) for h, t in self.con.execute("SELECT hash, text FROM specs"))
+        self.text_to_hash = store_csv.spec_hashes_by_text(self.con)
         self.cache = {}
         self.top1 = {}  # (m, n, k, accum, layout) -> (hash, |log(spec / heuristic)|) of the inferred top-1
-        self.gpu = None
-        row = self.con.execute("SELECT gpu FROM measurements LIMIT 1").fetchone()
-        self.gpu = os.environ.get("CUDAL2_REPLAY_GPU") or (row[0] if row else "unknown")
+        first, self.gpus = store_csv.recorded_gpus(self.con)
+        self.gpu = os.environ.get("CUDAL2_REPLAY_GPU") or first or "unknown"
         # Every GPU and layout recorded, so that a problem's rows are found through the store's index
-        # (gpu, dtype, layout, m, n, k, ...): without its leading columns each problem scanned the
-        # whole table, and a tuner spent seconds per problem on a store of the grid's size.
-        self.gpus = [r[0] for r in self.con.execute("SELECT DISTINCT gpu FROM measurements")]
-        self.layouts = [r[0] for r in self.con.execute("SELECT DISTINCT layout FROM measurements")]
+        # (store_csv.offline_graph_ok_rows); a tuner spent seconds per problem on a grid-sized store
+        # without them.
+        self.layouts = store_csv.recorded_layouts(self.con)
+
+    def problems(self):
+        """Every (m, n, k) the store has measurements of."""
+        return store_csv.recorded_problems(self.con)
 
     def shape(self, m, n, k, accum):
         """{layout: {hash: (first_id, text, summary)}}, {baseline: summary}"""
         key = (m, n, k, accum)
         if key in self.cache:
             return self.cache[key]
-        rows = self.con.execute(
-            "SELECT me.id, me.layout, me.spec_hash, s.text, me.median_us, me.p10_us, me.p90_us, me.min_us, "
-            "me.n_samples, me.baseline_json FROM measurements me JOIN specs s ON s.hash = me.spec_hash "
-            f"WHERE me.gpu IN ({','.join('?' * len(self.gpus))}) AND me.dtype = ? "
-            f"AND me.layout IN ({','.join('?' * len(self.layouts))}) AND me.m = ? AND me.n = ? AND me.k = ? "
-            "AND me.mode = 'offline' AND me.timer = 'graph' AND me.status = 'ok' ORDER BY me.id",
-            (*self.gpus, accum, *self.layouts, m, n, k)).fetchall()
+        rows = store_csv.offline_graph_ok_rows(self.con, self.gpus, accum, self.layouts, m, n, k)
         grouped = {}
         baselines = {}
         same_job = {}  # (layout, hash) -> [log(spec / heuristic top-1) timed in one job]

@@ -80,6 +80,44 @@ def open_store(path, write=False):
         raise StoreError(f"{path}: not a cudal2 store ({e})") from e
 
 
+# Readers of an open store (open_store): the queries other modules ask, so that the schema's
+# tables and columns are named here only.
+
+def spec_hashes_by_text(c):
+    """{canonical spec text: spec hash} of every spec the store holds."""
+    return {t: h for h, t in c.execute("SELECT hash, text FROM specs")}
+
+
+def recorded_gpus(c):
+    """The GPUs the store has measurements of, the first recorded first (None for an empty store)."""
+    first = c.execute("SELECT gpu FROM measurements ORDER BY id LIMIT 1").fetchone()
+    rest = [r[0] for r in c.execute("SELECT DISTINCT gpu FROM measurements")]
+    return (first[0] if first else None), rest
+
+
+def recorded_layouts(c):
+    return [r[0] for r in c.execute("SELECT DISTINCT layout FROM measurements")]
+
+
+def recorded_problems(c):
+    """Every (m, n, k) the store has measurements of."""
+    return {tuple(r) for r in c.execute("SELECT DISTINCT m, n, k FROM measurements")}
+
+
+def offline_graph_ok_rows(c, gpus, dtype, layouts, m, n, k):
+    """The ok offline graph-timer measurements of problem (m, n, k) in dtype on any of gpus and
+    layouts, in row order: (id, layout, spec_hash, spec text, median_us, p10_us, p90_us, min_us,
+    n_samples, baseline_json). gpus and layouts lead the store's index, so naming them all keeps the
+    lookup indexed (without them every problem scanned the whole table)."""
+    return c.execute(
+        "SELECT me.id, me.layout, me.spec_hash, s.text, me.median_us, me.p10_us, me.p90_us, me.min_us, "
+        "me.n_samples, me.baseline_json FROM measurements me JOIN specs s ON s.hash = me.spec_hash "
+        f"WHERE me.gpu IN ({','.join('?' * len(gpus))}) AND me.dtype = ? "
+        f"AND me.layout IN ({','.join('?' * len(layouts))}) AND me.m = ? AND me.n = ? AND me.k = ? "
+        "AND me.mode = 'offline' AND me.timer = 'graph' AND me.status = 'ok' ORDER BY me.id",
+        (*gpus, dtype, *layouts, m, n, k)).fetchall()
+
+
 def drop_family_measurements(path, family, problems):
     """Deletes the measurements of specs of `family` on each (m, n, k, layout) of `problems` from the
     store at path (schema checked; rows only, `best` is left as it is: the caller re-exports from

@@ -50,27 +50,16 @@
 //   CUDAL2_EXPORT_KERNEL_ABI(cudal2_kernel, "wgmma nn f32 tile=128x256x64 cluster=1x1 stages=4")
 // (Gemm<Config<false, false, 128, 256, 1, 1, 4>> is the same kernel, for hand-written sources.)
 #pragma once
-#include <cuda.h>
-#include <cuda_fp16.h>
-#include <cuda_runtime.h>
-
-#include <cstdint>
+// The device side (Config, Params, Tile) and the headers it needs: wgmma_tile.cuh.
 #include <cstdio>
 #include <cstdlib>
-#include <type_traits>
 
 #include "cudal2_kernel_shim.h"
 #include "tma_host.h"
-#include "wgmma_pipeline.cuh"
-#include "wgmma_plan.h"
-#include "wgmma_ptx.cuh"
 #include "wgmma_tile.cuh"
 
 namespace cudal2_wgmma {
-namespace {
-namespace plan = cudal2_wgmma_plan;
-using namespace cudal2_wgmma_ptx;
-using namespace cudal2_wgmma_pipeline;
+namespace {  // the same namespace as wgmma_tile.cuh's, with its aliases and using-directives
 using cudal2_tma::encode;
 using cudal2_tma::encoder;
 

@@ -6,16 +6,13 @@ NEW/OLD, the two named methods' time ratio on the shapes where NEW ran a stream 
 
     python3 bench/stream/summarize_ab.py [--old runtime-b-tn] [--new runtime-c-tn] RUN.csv.gz [...]
 """
-import csv
-import gzip
 import json
-import math
+import os
 import sys
 from collections import defaultdict
 
-
-def gmean(v):
-    return math.exp(sum(math.log(x) for x in v) / len(v))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from summarize_stream import gmean, read  # noqa: E402
 
 
 def main():
@@ -28,12 +25,11 @@ def main():
         return 2
     for path in args:
         cells = defaultdict(dict)
-        with gzip.open(path, "rt") as f:
-            for r in csv.DictReader(l for l in f if not l.startswith("#")):
-                if r["status"] != "ok":
-                    continue
-                kernel = json.loads(r["details"]).get("path", "") if r["details"] else ""
-                cells[(int(r["m"]), int(r["n"]), int(r["k"]), r["timer"])][r["method"]] = (float(r["median_us"]), kernel)
+        for r in read(path)[0]:
+            if r["status"] != "ok":
+                continue
+            kernel = json.loads(r["details"]).get("path", "") if r["details"] else ""
+            cells[(int(r["m"]), int(r["n"]), int(r["k"]), r["timer"])][r["method"]] = (float(r["median_us"]), kernel)
         groups = defaultdict(lambda: defaultdict(list))
         for (m, n, k, timer), v in cells.items():
             auto = [v[x][0] for x in v if x.startswith("cublaslt-autotune")]

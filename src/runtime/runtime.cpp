@@ -250,6 +250,20 @@ cudal2_status_t read_stream_env(cudal2::rt::StreamBounds& b) {
   return CUDAL2_STATUS_SUCCESS;
 }
 
+// The stream rule's kernel and splits for a shape of its class (cold: of the cold band), planned
+// for this workspace; ok false when the rule does not take the shape or the kernel cannot run it.
+KernelCall stream_call(cudal2_context* h, int layout, int accum, int64_t m, int64_t n, int64_t k, size_t ws_bytes,
+                       bool cold) {
+  KernelCall c;
+  const auto sp =
+      cudal2::rt::pick_stream(h->stream, layout, accum, m, n, k, h->sm_count, h->l2_bytes, h->stream_bounds, cold);
+  if (sp.kernel < 0) return c;
+  c.table = &cudal2::rt::stream_table(), c.kernel = sp.kernel, c.splits = sp.splits;
+  char why[256] = "";
+  c.ok = plan_kernel(h->lt, c, m, n, k, why, sizeof why) && c.need_total <= ws_bytes;
+  return c;
+}
+
 // neighbours false: the shape is in the table and cuBLASLt was measured faster there than any
 // kernel, so neither a bucket's nor a neighbour's kernel is tried.
 // tune: the call's operands when the plan may be tuned (tune_unseen, not capturing), else null.
@@ -257,18 +271,11 @@ cudal2_status_t make_plan(cudal2_context* h, int layout, int accum, int64_t m, i
                           bool neighbours, const TuneOn* tune, std::unique_ptr<Plan>& out) {
   auto p = std::make_unique<Plan>();
   const size_t ws_avail = ws_bytes > kZone ? ws_bytes - kZone : 0;
-  if (const auto sp =
-          cudal2::rt::pick_stream(h->stream, layout, accum, m, n, k, h->sm_count, h->l2_bytes, h->stream_bounds);
-      sp.kernel >= 0) {
-    // Bandwidth-bound: the stream rule's kernel and splits, before any table neighbour or cuBLASLt.
-    KernelCall c;
-    c.table = &cudal2::rt::stream_table(), c.kernel = sp.kernel, c.splits = sp.splits;
-    char why[256] = "";
-    if (plan_kernel(h->lt, c, m, n, k, why, sizeof why) && c.need_total <= ws_bytes) {
-      p->path = CUDAL2_PATH_STREAM_KERNEL, p->call = c;
-      out = std::move(p);
-      return CUDAL2_STATUS_SUCCESS;
-    }
+  // Bandwidth-bound: the stream rule's kernel and splits, before any table neighbour or cuBLASLt.
+  if (KernelCall c = stream_call(h, layout, accum, m, n, k, ws_bytes, /*cold=*/false); c.ok) {
+    p->path = CUDAL2_PATH_STREAM_KERNEL, p->call = c;
+    out = std::move(p);
+    return CUDAL2_STATUS_SUCCESS;
   }
   if (h->table_on && neighbours) {
     if (const Entry* e = bucket_entry(h, accum, layout, m, n, k)) {
@@ -469,17 +476,8 @@ const KernelCall* cold_call(cudal2_context* h, int layout, int accum, int64_t m,
   }
   std::unique_lock lock(h->mu);
   auto it = h->cold_calls.find(key);
-  if (it == h->cold_calls.end()) {
-    KernelCall c;
-    const auto sp = cudal2::rt::pick_stream(h->stream, layout, accum, m, n, k, h->sm_count, h->l2_bytes,
-                                            h->stream_bounds, /*cold=*/true);
-    if (sp.kernel >= 0) {
-      c.table = &cudal2::rt::stream_table(), c.kernel = sp.kernel, c.splits = sp.splits;
-      char why[256] = "";
-      c.ok = plan_kernel(h->lt, c, m, n, k, why, sizeof why) && c.need_total <= ws_bytes;
-    }
-    it = h->cold_calls.emplace(key, c).first;
-  }
+  if (it == h->cold_calls.end())
+    it = h->cold_calls.emplace(key, stream_call(h, layout, accum, m, n, k, ws_bytes, /*cold=*/true)).first;
   return it->second.ok ? &it->second : nullptr;
 }
 

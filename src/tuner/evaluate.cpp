@@ -20,12 +20,6 @@ namespace {
 using evaluation::Evaluator;
 using evaluation::Pending;
 
-CompileOptions compile_options(const EvalRequest& req) {
-  CompileOptions copt;
-  copt.jobs = req.compile_jobs;
-  return copt;
-}
-
 // One evaluate_candidates call once its candidates are known: their outcomes so far, the compiler
 // and the judge, the deadline, and what every schedule asks between jobs.
 struct Session {
@@ -230,6 +224,12 @@ void measure_in_chunks(Session& s) {
 }
 
 }  // namespace
+
+CompileOptions compile_options(const EvalRequest& req) {
+  CompileOptions copt;
+  copt.jobs = req.compile_jobs;
+  return copt;
+}
 
 std::vector<CandidateOutcome> evaluate_candidates(const EvalRequest& req, EvalSink& sink) {
   auto cands = evaluation::pending_candidates(req);

@@ -20,6 +20,7 @@
 
 namespace cudal2 {
 class Compiler;
+struct CompileOptions;
 namespace sandbox {
 class Child;
 }
@@ -151,6 +152,10 @@ struct CandidateOutcome {
 // tuner's sink writes each at once: tuner/record.hpp), and returns what happened to each
 // candidate, in input order.
 std::vector<CandidateOutcome> evaluate_candidates(const EvalRequest& req, EvalSink& sink);
+
+// The JIT's options for a request's compiles (its share of the cores: compile_jobs), for a
+// request that brings no compiler of its own and for a tune lane's.
+CompileOptions compile_options(const EvalRequest& req);
 
 void print_outcomes(const std::vector<CandidateOutcome>& outcomes);
 

@@ -150,7 +150,7 @@ CandidateRun Evaluator::run_of(const std::shared_ptr<const JobRun>& job, const s
 }
 
 attribution::Health Evaluator::run_canary_process() const {
-  sandbox::Child w = start_judge(req_);
+  sandbox::Child w = make_judge(req_);
   protocol::CanaryJob job;
   job.seconds =
       std::clamp(req_.attribution.canary_seconds, attribution::kMinCanarySeconds, attribution::kMaxCanarySeconds);
@@ -169,7 +169,7 @@ attribution::Health Evaluator::run_canary_process() const {
   }
 }
 
-sandbox::Child start_judge(const EvalRequest& req) {
+sandbox::Child make_judge(const EvalRequest& req) {
   sandbox::Options wopt;
   wopt.timeout = std::chrono::seconds(req.job_overhead_s + req.timeout_s);
   if (!req.visible_devices.empty()) wopt.env.push_back("CUDA_VISIBLE_DEVICES=" + req.visible_devices);

@@ -39,7 +39,7 @@ struct CandidateRun {
 };
 
 // A judge process for req (its judge_exe, visible_devices and timeouts), not yet started.
-sandbox::Child start_judge(const EvalRequest& req);
+sandbox::Child make_judge(const EvalRequest& req);
 
 // One evaluation's judge: req.judge when given (kept running after the evaluation), else one of
 // its own started with the Evaluator and stopped with it; restarted after a fault (a fresh judge
@@ -50,7 +50,7 @@ class Evaluator {
       : req_(req),
         sink_(sink),
         local_gpu_(req.local_gpu),
-        own_(req.judge ? std::nullopt : std::optional<sandbox::Child>(start_judge(req))),
+        own_(req.judge ? std::nullopt : std::optional<sandbox::Child>(make_judge(req))),
         judge_(req.judge ? req.judge : &*own_) {}
   Evaluator(const Evaluator&) = delete;
   Evaluator& operator=(const Evaluator&) = delete;

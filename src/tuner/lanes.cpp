@@ -20,18 +20,14 @@ StoreSink& Lane::sink() {
 }
 
 sandbox::Child* Lane::judge() {
-  if (!judge_) judge_ = std::make_unique<sandbox::Child>(evaluation::start_judge(req));
+  if (!judge_) judge_ = std::make_unique<sandbox::Child>(evaluation::make_judge(req));
   return judge_.get();
 }
 
 void Lane::start_judge() { judge()->start(); }
 
 const Compiler* Lane::compiler() {
-  if (!jit_) {
-    CompileOptions opt;
-    opt.jobs = req.compile_jobs;
-    jit_ = std::make_unique<Compiler>(opt);
-  }
+  if (!jit_) jit_ = std::make_unique<Compiler>(compile_options(req));
   return jit_.get();
 }
 

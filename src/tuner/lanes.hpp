@@ -29,7 +29,7 @@ std::vector<int> lane_ordinals(const TuneOptions& o);
 
 // One lane: the request its evaluations are made from (its judge's devices, its share of the
 // compile jobs, the command line its run row names), the store it records in, and what it has done.
-// Its judge process, store connection and run row last the whole tune, started with its first
+// Its judge process, JIT compiler, store connection and run row last the whole tune, made with its first
 // evaluation (a lane that evaluates nothing writes no run row) and ended by finish(): a tune of
 // many rounds is one judge (CUDA started once, not once a round) and one run per lane, not one per
 // round (and per free-form layout) of each lane.

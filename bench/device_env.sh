@@ -18,6 +18,7 @@ done
 if [ "$PWD" != /work/main ] && [ ! -e /work/main ]; then mkdir -p /work && ln -s "$PWD" /work/main; fi
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 export PATH="/usr/local/cuda/bin:$PATH"
-export CUDAL2_CACHE="$PWD/.jit/cache" CUDAL2_CLI="$PWD/build/cudal2"
+# The judge the GPU tests start: the carried build's ($BUILD), not a build/ that is not there.
+export CUDAL2_CACHE="$PWD/.jit/cache" CUDAL2_CLI="$PWD/${BUILD:-build}/cudal2"
 mkdir -p .jit "${OUT:=out}"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv,noheader || true

@@ -10,7 +10,10 @@ runtime's faster layout to the run's reference (runtime_vs_cublaslt.sh: auto-tun
 whichever has the lower median; docs/measuring.md): the median over rounds of the two samples'
 ratio, which cancels drift that a ratio of medians keeps.
 
-  python3 bench/runtime/summarize_runtime.py RUN.csv[.gz] [OUT.csv] [--runtime runtime-b]
+  python3 bench/runtime/summarize_runtime.py RUN.csv[.gz] [OUT.csv] [--runtime runtime-b] [--more RUN2.csv ...]
+
+--more adds the rows of further runs of the same library (a grid measured in several calls); a
+shape measured by several runs is taken whole from the last one named.
 
 --runtime names which build of the library to summarize when the run measured several
 (runtime_vs_cublaslt.sh with CUDAL2_RUNTIME_LIB_B/_C: methods runtime-b-nn/tn, runtime-c-nn/tn).
@@ -30,9 +33,14 @@ def main():
     ap.add_argument("csv")
     ap.add_argument("out", nargs="?")
     ap.add_argument("--runtime", default="runtime", help="method prefix: runtime, runtime-b or runtime-c")
+    ap.add_argument("--more", action="append", default=[], help="another run's CSV (repeatable; the last wins a shape)")
     a = ap.parse_args()
     rt_nn, rt_tn = a.runtime + "-nn", a.runtime + "-tn"
     rows = load(a.csv)
+    for more in a.more:
+        extra = load(more)
+        shapes = {(r["m"], r["n"], r["k"]) for r in extra}
+        rows = [r for r in rows if (r["m"], r["n"], r["k"]) not in shapes] + extra
     t = defaultdict(dict)  # (m,n,k,class,mode,timer) -> method -> us
     path = {}
     paired = paired_ratios(rows)  # (m,n,k,class,mode,timer) -> method -> paired ratio to the reference

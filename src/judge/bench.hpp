@@ -13,6 +13,7 @@
 #include "measure/method.hpp"
 #include "measure/timing.hpp"
 #include "measure/verify.hpp"
+#include "protocol/measure_settings.hpp"
 
 namespace cudal2 {
 
@@ -22,26 +23,24 @@ struct MethodFactory {
   std::function<MethodPtr()> make;
 };
 
-struct BenchOptions {
+// How to measure (modes, timers, reps, qps, verify budget, interleave) is the base
+// (protocol::MeasureSettings): a judge job's, handed over whole (judge/jobs.cpp), or the command
+// line's. A person's `cudal2 bench` takes more samples and verifies more than a tuner's job.
+struct BenchOptions : protocol::MeasureSettings {
+  BenchOptions() {
+    reps = 30;
+    verify_budget = double(1 << 30);
+  }
   std::vector<Shape> shapes;
   std::vector<MethodFactory> methods;
   Accum accum = Accum::F32;
-  std::vector<Mode> modes{Mode::Offline};
-  int reps = 30;                           // samples per timer, method and mode
-  double qps = 200;                        // server mode
-  double verify_budget = double(1 << 30);  // multiply-adds per reference before sampling
   bool verify = true;
   uint64_t seed = 0;     // 0: a fresh seed from std::random_device
   std::string csv_path;  // "" = no CSV
   bool resume = false;   // keep csv_path's rows, skip shapes already complete there
   std::string command_line;
   Ceilings ceilings;
-  bool progress = true;              // progress lines on stderr
-  TimerSet timers = kDefaultTimers;  // by TimerKind
-  // With untrusted methods, offline graph and eager batches are chains for every method
-  // (measure/interlude.hpp). false: back-to-back batches on one set of inputs, gameable by reuse;
-  // only to measure what chains cost.
-  bool interleave = true;
+  bool progress = true;               // progress lines on stderr
   std::optional<JobSecrets> secrets;  // tests only: fixed secrets instead of fresh ones
 };
 

@@ -27,13 +27,8 @@ protocol::JobAnswer run_eval_job(const protocol::EvalJob& job) {
   protocol::JobAnswer answer;
   if (!gpu_available(&answer.error)) return answer;
   BenchOptions o;
+  o.measure_settings() = job.measure_settings();
   o.shapes = job.shapes;
-  o.modes = job.modes;
-  o.timers = job.timers;
-  o.interleave = job.interleave;
-  o.reps = job.reps;
-  o.qps = job.qps;
-  o.verify_budget = job.verify_budget;
   o.accum = job.accum;
   o.progress = false;
   o.csv_path = job.csv;

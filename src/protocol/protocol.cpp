@@ -180,6 +180,7 @@ EvalJob eval_job_of(const json& j) {
   const json& shapes = array(j, "shapes", p);
   for (size_t i = 0; i < shapes.size(); ++i) job.shapes.push_back(shape_array(shapes[i], at(sub(p, "shapes"), i)));
   const json& modes = array(j, "modes", p);
+  job.modes.clear();  // the request's list, not the default
   for (size_t i = 0; i < modes.size(); ++i) job.modes.push_back(mode_of(modes[i], at(sub(p, "modes"), i)));
   if (const json* t = optional_field(j, "timers", p)) {
     if (!t->is_array()) throw Malformed{sub(p, "timers") + " is not an array"};

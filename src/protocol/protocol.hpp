@@ -22,6 +22,7 @@
 
 #include "core/problem.hpp"
 #include "core/stats.hpp"
+#include "protocol/measure_settings.hpp"
 #include "protocol/modes.hpp"
 #include "protocol/outcome.hpp"
 
@@ -69,25 +70,18 @@ struct EvalCandidate {
 };
 
 // op "eval": verify and time the candidates against the baselines on each shape, in one bench.
-struct EvalJob {
+// The measure settings (modes, timers, reps, qps, verify budget, interleave) are the base; on the
+// wire each is a field of its own (timers absent: graph, eager, host; interleave absent: true).
+struct EvalJob : MeasureSettings {
   std::vector<EvalCandidate> candidates;
   std::vector<Shape> shapes;
-  std::vector<Mode> modes;
-  TimerSet timers = kDefaultTimers;  // by TimerKind; absent on the wire: graph, eager, host
   Accum accum = Accum::F32;
-  int reps = 20;
-  double qps = 200;
-  double verify_budget = double(1 << 28);
   std::vector<std::string> baselines;  // method names (baselines/registry)
   std::string csv;                     // "": none; else the bench appends its rows there
   std::string command = "judge";       // the command line recorded in the CSV header
   std::string runner;                  // the runner executable; "": the judge's own
   int candidate_timeout = 60;          // seconds per request to a runner
   bool confine = true;                 // confine the runners (docs/threat-model.md)
-  // Offline graph and eager batches are chains (every call on inputs of its own, every output
-  // verified: docs/threat-model.md). false only to measure what that costs: back-to-back batches
-  // on one set of inputs, which a candidate that reuses earlier results can game.
-  bool interleave = true;
 };
 
 // One method's result on one shape.

@@ -13,6 +13,7 @@
 
 #include "codegen/spec.hpp"
 #include "core/problem.hpp"
+#include "protocol/measure_settings.hpp"
 #include "protocol/modes.hpp"
 #include "protocol/outcome.hpp"
 #include "tuner/attribution.hpp"
@@ -51,7 +52,9 @@ struct WorkItem {
   Shape shape;
 };
 
-struct EvalRequest {
+// How to measure (modes, timers, reps, qps, verify budget, interleave) is the base: handed to each
+// judge job whole (protocol::MeasureSettings).
+struct EvalRequest : protocol::MeasureSettings {
   std::vector<KernelSpec> specs;
   // Parallel to specs (or empty): the shapes each spec is measured on; an empty entry means every
   // shape of `shapes`. Each must be one of `shapes`.
@@ -68,14 +71,6 @@ struct EvalRequest {
   };
   std::vector<Prebuilt> artifacts;
   std::vector<Shape> shapes;
-  std::vector<Mode> modes{Mode::Offline};
-  TimerSet timers = kDefaultTimers;
-  // Offline graph and eager batches are chains (protocol::EvalJob::interleave); false only to
-  // measure what that costs.
-  bool interleave = true;
-  int reps = 20;
-  double qps = 200;  // server mode: mean idle gap 1/qps seconds
-  double verify_budget = double(1 << 28);
   std::vector<std::string> baselines{"cublas-nn", "cublas-tn", "cublaslt-autotune-nn", "cublaslt-autotune-tn"};
   std::string judge_exe;  // default: this executable
   // A judge process to evaluate with, kept running after the evaluation (a tune lane's, for the

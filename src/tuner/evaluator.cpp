@@ -182,13 +182,9 @@ std::string Evaluator::method_name(const Pending& p, size_t i) const {
 
 nlohmann::json Evaluator::job_for(const std::vector<Pending*>& cands, const std::vector<Shape>& shapes) const {
   protocol::EvalJob job;
+  job.measure_settings() = req_.measure_settings();
   job.accum = cands.front()->accum;
-  job.reps = req_.reps;
-  job.qps = req_.qps;
-  job.verify_budget = req_.verify_budget;
   job.baselines = req_.baselines;
-  job.timers = req_.timers;
-  job.interleave = req_.interleave;
   job.command = req_.command_line;
   job.confine = req_.confine;
   job.candidate_timeout = req_.timeout_s;
@@ -197,7 +193,6 @@ nlohmann::json Evaluator::job_for(const std::vector<Pending*>& cands, const std:
     job.candidates.push_back({method_name(*cands[i], i), cands[i]->built.artifact,
                               cands[i]->spec ? cands[i]->spec->text() : "", cands[i]->layout});
   job.shapes = shapes;
-  job.modes = req_.modes;
   return to_json(job);
 }
 

@@ -77,10 +77,23 @@ TEST(FaultAttribution, NeighboursKilledHangsAreNotTheHonestCandidatesFaults) {
       ++kills;
     }
   });
+  // Stopped and joined on every way out of the test: a failed assertion or an exception (a judge
+  // that cannot start) must fail this test, not abort the suite through a joinable thread's end.
+  struct StopNeighbour {
+    std::atomic<bool>& stop;
+    std::thread& t;
+    ~StopNeighbour() {
+      stop = true;
+      if (t.joinable()) t.join();
+    }
+  } stop_neighbour{stop, neighbour};
 
-  constexpr int kRuns = 20;
+  // The scenario is 20 evaluations (CUDAL2_GPU_LONG=1, ctest label long: each one backs
+  // off and retries while the neighbour holds the GPU, about 15 s a run); the gpu suite runs 2.
+  const char* long_env = std::getenv("CUDAL2_GPU_LONG");
+  const int runs = long_env && *long_env == '1' ? 20 : 2;
   int ok = 0, transient = 0, disturbed = 0, charged = 0;
-  for (int run = 0; run < kRuns; ++run) {
+  for (int run = 0; run < runs; ++run) {
     EvalRequest req;
     req.local_gpu = query_gpu(0).name;  // where the failure rows the tuner writes itself go
     req.free_sources = {naive};
@@ -110,9 +123,11 @@ TEST(FaultAttribution, NeighboursKilledHangsAreNotTheHonestCandidatesFaults) {
   std::printf(
       "honest evaluations: %d of %d ok (%d of them after a transient failure), %d gpu-disturbed, %d charged to the "
       "candidate; the neighbour's hangs killed: %d\n",
-      ok, kRuns, transient, disturbed, charged, kills.load());
+      ok, runs, transient, disturbed, charged, kills.load());
   EXPECT_EQ(charged, 0);
-  EXPECT_GT(ok, 0) << "the honest kernel was never measured";
+  // Liveness needs the long run: in a few runs every attempt can meet the neighbour on the GPU (seen on
+  // the H200: 3 of 3 gpu-disturbed after 5 attempts each), which is the right verdict, not a miss.
+  if (runs >= 20) EXPECT_GT(ok, 0) << "the honest kernel was never measured in " << runs << " runs";
   EXPECT_GT(kills.load(), 0) << "the neighbour never ran: " << slurp((work / "neighbour.log").string());
   fs::remove_all(work);
 }

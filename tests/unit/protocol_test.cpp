@@ -169,6 +169,26 @@ TEST(JudgeProtocol, EvalJobRoundTrips) {
   EXPECT_EQ(protocol::to_json(back), j);
 }
 
+// The settings a tuner hands a job in one assignment arrive whole: every one of them on the wire
+// and back, none reset to a default (a setting added to MeasureSettings but not to the wire fails
+// here).
+TEST(JudgeProtocol, MeasureSettingsTravelWholeThroughTheJob) {
+  protocol::MeasureSettings m;
+  m.modes = {Mode::Server};
+  m.timers = {false, true, false, true};
+  m.reps = 9;
+  m.qps = 77.5;
+  m.verify_budget = 5e5;
+  m.interleave = false;
+  ASSERT_FALSE(m == protocol::MeasureSettings{});
+  protocol::EvalJob job;
+  job.measure_settings() = m;
+  job.shapes = {{64, 64, 64}};
+  const auto back = std::get<protocol::EvalJob>(protocol::parse_judge_request(protocol::to_json(job)));
+  EXPECT_TRUE(back.measure_settings() == m);
+  EXPECT_EQ(back.modes, m.modes);  // the request's modes, not the default's plus them
+}
+
 TEST(JudgeProtocol, EvalJobOptionalFieldsTakeTheirDefaults) {
   protocol::EvalJob job;
   job.shapes = {{64, 64, 64}};

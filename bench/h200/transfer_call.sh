@@ -20,10 +20,14 @@ source bench/device_env.sh >/dev/null
 nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 || { echo "not an H200" >&2; exit 3; }
 excl=()
 for d in bench/results/h200/transfer/store*/; do [ -d "$d" ] && excl+=(--exclude-store "$d"); done
-if [ -n "${LIST:-}" ]; then cp "$LIST" "$OUT/list$call.txt"; else python3 bench/runtime/confirm_candidates.py \
-  --runtime-csv bench/results/h200/runtime-grid/runtime-h200-grid.csv.gz --below 9 --build runtime \
-  --table tables/h200-f32.json --table tables/h100-f32.json --compiled \
-  --store bench/results/h100/grid-cublaslt/store --top 2 "${excl[@]}" > "$OUT/list$call.txt"; fi
+if [ -n "${LIST:-}" ]; then
+  cp "$LIST" "$OUT/list$call.txt"
+else
+  python3 bench/runtime/confirm_candidates.py \
+    --runtime-csv bench/results/h200/runtime-grid/runtime-h200-grid.csv.gz --below 9 --build runtime \
+    --table tables/h200-f32.json --table tables/h100-f32.json --compiled \
+    --store bench/results/h100/grid-cublaslt/store --top 2 "${excl[@]}" > "$OUT/list$call.txt"
+fi
 REPS=${REPS:-20} bash bench/runtime/confirm_entries.sh "$OUT/list$call.txt" "$OUT/xfer$call.db" "$minutes"
 mv "$OUT/confirm.log" "$OUT/confirm$call.log"
 python3 python/cudal2/store_csv.py export "$OUT/xfer$call.db" "$OUT/store$call" &&

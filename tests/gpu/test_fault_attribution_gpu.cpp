@@ -13,7 +13,6 @@
 
 #include <atomic>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -90,8 +89,7 @@ TEST(FaultAttribution, NeighboursKilledHangsAreNotTheHonestCandidatesFaults) {
 
   // The scenario is 20 evaluations (CUDAL2_GPU_LONG=1, ctest label long: each one backs
   // off and retries while the neighbour holds the GPU, about 15 s a run); the gpu suite runs 2.
-  const char* long_env = std::getenv("CUDAL2_GPU_LONG");
-  const int runs = long_env && *long_env == '1' ? 20 : 2;
+  const int runs = cudal2::test::long_run() ? 20 : 2;
   int ok = 0, transient = 0, disturbed = 0, charged = 0;
   for (int run = 0; run < runs; ++run) {
     EvalRequest req;

@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <memory>
 #include <random>
 #include <string>
@@ -26,6 +25,7 @@
 #include "judge/bench.hpp"
 #include "kernels/cudal2_kernel_abi.h"
 #include "runner/artifact.hpp"
+#include "test_paths.hpp"
 
 namespace cudal2 {
 namespace {
@@ -265,10 +265,7 @@ void run_chains(const std::vector<std::string>& texts, const std::vector<std::pa
 // checked after the last repeat) on rows for a full 16-row tile and a ragged one keep what is
 // asserted, with the links checked in parallel; CUDAL2_GPU_LONG=1 (ctest label long) runs the long
 // chains.
-bool long_run() {
-  const char* e = std::getenv("CUDAL2_GPU_LONG");
-  return e && std::string(e) == "1";
-}
+using cudal2::test::long_run;
 int chain_links() { return long_run() ? 40 : 6; }
 std::vector<std::pair<int64_t, int64_t>> chain_sizes() {
   if (long_run()) return {{77, 136}, {5, 1000}, {64, 1024}, {33, 72}};

@@ -35,4 +35,9 @@ std::string cli() {
   return fs::exists(beside, ec) ? beside.string() : std::string(CUDAL2_CLI);
 }
 
+bool long_run() {
+  const char* e = std::getenv("CUDAL2_GPU_LONG");
+  return e && std::string(e) == "1";
+}
+
 }  // namespace cudal2::test

@@ -12,4 +12,8 @@ std::string candidates_dir();
 std::string adversarial_dir();
 std::string cli();
 
+// CUDAL2_GPU_LONG=1 (ctest label long): the tests run their long forms (the long PDL chains, the
+// 20 evaluations beside a hanging neighbour); otherwise the short ones the gpu suite runs.
+bool long_run();
+
 }  // namespace cudal2::test

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "baselines/baselines.hpp"
+#include "test_paths.hpp"
 
 namespace {
 
@@ -253,8 +254,7 @@ TEST_F(RuntimeGpu, StreamPdlChainsNeverRace) {
   // Making each link's 128 MB of B on the host took most of the test's 80 s on an H200 machine at
   // 24 links; a race shows on any hand-off, so 8 links (7 hand-offs) keep what is asserted, and
   // CUDAL2_GPU_LONG=1 (ctest label long) runs the 24.
-  const char* long_env = std::getenv("CUDAL2_GPU_LONG");
-  const int kLinks = long_env && std::string(long_env) == "1" ? 24 : 8;
+  const int kLinks = cudal2::test::long_run() ? 24 : 8;
   for (auto layout : {CUDAL2_LAYOUT_TN})
     for (bool graph : {false, true}) {
       const Problem p{layout, CUDAL2_ACCUM_F32, 8, 8192, 8192};  // 128 MB of B: in the class

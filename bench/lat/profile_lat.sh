@@ -5,7 +5,8 @@
 # follow the runner, after a few warm-up calls) or @METHOD, a baseline that `cudal2 bench` runs
 # without verification (so the only GEMM kernels launched are that method's). One launch is
 # profiled after KERNEL_SKIP (default 5) matching ones: speed of light, memory workload, warp
-# stall reasons, occupancy, launch statistics; our kernels by name (KERNEL_REGEX, default lat's and lat_staged's). Writes $OUT/prof-TAG.txt and prints the key lines.
+# stall reasons, occupancy, launch statistics; our kernels by name (KERNEL_REGEX, default lat's and lat_staged's;
+# METHOD_REGEX for an @METHOD's, default cuBLASLt's and our GEMM kernels). Writes $OUT/prof-TAG.txt and prints the key lines.
 # ncu locks clocks to base and flushes caches before each pass (its defaults): read the cycle
 # split and percentages of peak, not durations, against the graph timer's microseconds.
 set -uo pipefail
@@ -23,7 +24,7 @@ for p in "${profs[@]}"; do
   if [[ $what == @* ]]; then
     # cuBLASLt's kernels: any kernel but our verification helpers (no verification: --no-verify).
     # shellcheck disable=SC2086  # NCU_EXTRA is a list of options
-    "$ncu" ${NCU_EXTRA:-} --kernel-name regex:'gemm|sm90|cutlass|xmma|splitKreduce' --launch-skip "${KERNEL_SKIP:-5}" \
+    "$ncu" ${NCU_EXTRA:-} --kernel-name regex:"${METHOD_REGEX:-gemm|sm90|cutlass|xmma|splitKreduce}" --launch-skip "${KERNEL_SKIP:-5}" \
       --launch-count 1 "${sections[@]}" "$cli" bench --shape "$shape" --methods "${what#@}" --timers eager --reps 3 \
       --mode offline --no-verify --quiet >"$out/prof-$tag.txt" 2>&1
   else

@@ -1,4 +1,4 @@
-/* The `stream` kernels libcudal2_runtime compiles for itself (src/runtime/stream_kernels.cu), as
+/* The `stream` and `stream_sweep` kernels libcudal2_runtime compiles for itself (src/runtime/stream_kernels.cu), as
  * data the host side of the runtime reads (src/runtime/stream_portfolio.cpp): device code and the
  * runtime's host headers stay apart, as with the tables' generated kernels. */
 #ifndef CUDAL2_STREAM_PORTFOLIO_H
@@ -20,6 +20,7 @@ typedef struct cudal2_stream_kernel {
   size_t (*workspace_size)(const cudal2_gemm_args*);
   int (*run)(const cudal2_gemm_args*, void*, char*, size_t);
   int (*resident)(void); /* CTAs one SM holds at once (the occupancy calculator), 0 on failure */
+  int sweep;             /* family stream_sweep (stream_sweep_gemm.cuh) rather than stream */
 } cudal2_stream_kernel;
 
 /* The portfolio and its length. */

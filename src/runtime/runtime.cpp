@@ -211,19 +211,24 @@ const Entry* bucket_entry(const cudal2_context* h, int accum, int layout, int64_
   return i < 0 ? nullptr : it->second.entries[static_cast<size_t>(i)];
 }
 
-// A table entry of a bandwidth-bound shape gives way to the stream rule unless it is a `stream`
-// kernel itself: the tables' entries were chosen among families that did not include it, and on
-// that class the stream kernels were measured ahead of cuBLASLt auto-tuning, which the tables'
-// cuBLASLt entries match (docs/kernels-stream.md).
+// A table entry of a bandwidth-bound shape (the stream class or the sweep band) gives way to the
+// stream rule unless it is a stream kernel itself: the tables' entries were chosen among families
+// that did not include them, and there the stream kernels were measured ahead of cuBLASLt
+// auto-tuning, which the tables' cuBLASLt entries match (docs/kernels-stream.md).
 bool stream_preempts(const cudal2_context* h, const Entry* e) {
-  if (h->stream.empty() || !cudal2::rt::in_stream_class(e->layout, e->m, e->n, e->k, h->l2_bytes, h->stream_bounds))
+  if (h->stream.empty() ||
+      (!cudal2::rt::in_stream_class(e->layout, e->m, e->n, e->k, h->l2_bytes, h->stream_bounds) &&
+       !cudal2::rt::in_sweep_band(e->layout, e->accum, e->m, e->n, e->k, h->l2_bytes, h->stream_bounds)))
     return false;
-  return e->kernel < 0 || std::string_view(h->table->kernels[e->kernel].family) != "stream";
+  if (e->kernel < 0) return true;
+  const std::string_view family = h->table->kernels[e->kernel].family;
+  return family != "stream" && family != "stream_sweep";
 }
 
 // CUDAL2_STREAM (on/off), the class's bounds, CUDAL2_STREAM_MAX_M (tokens) and
-// CUDAL2_STREAM_MIN_MB (weights), and the cold band's, CUDAL2_STREAM_COLD_MAX_M and
-// CUDAL2_STREAM_COLD_MIN_MB; checked once when the handle is made.
+// CUDAL2_STREAM_MIN_MB (weights), the cold band's, CUDAL2_STREAM_COLD_MAX_M and
+// CUDAL2_STREAM_COLD_MIN_MB, and the sweep band's tokens, CUDAL2_STREAM_SWEEP_MAX_M (0: off);
+// checked once when the handle is made.
 cudal2_status_t read_stream_env(cudal2::rt::StreamBounds& b) {
   if (const char* s = std::getenv("CUDAL2_STREAM"); !cudal2::rt::stream_env_valid(s))
     return fail(CUDAL2_STATUS_INVALID_VALUE, "CUDAL2_STREAM=%.40s: not 0 or 1", s);
@@ -246,6 +251,11 @@ cudal2_status_t read_stream_env(cudal2::rt::StreamBounds& b) {
     const auto v = cudal2::rt::parse_stream_bound(s, 0, 256);
     if (!v) return fail(CUDAL2_STATUS_INVALID_VALUE, "CUDAL2_STREAM_COLD_MAX_M=%.40s: not a whole number in 0..256", s);
     b.cold_max_m = *v;
+  }
+  if (const char* s = std::getenv("CUDAL2_STREAM_SWEEP_MAX_M"); s && *s) {
+    const auto v = cudal2::rt::parse_stream_bound(s, 0, cudal2::rt::kSweepMaxM);
+    if (!v) return fail(CUDAL2_STATUS_INVALID_VALUE, "CUDAL2_STREAM_SWEEP_MAX_M=%.40s: not a whole number in 0..8", s);
+    b.sweep_max_m = *v;
   }
   return CUDAL2_STATUS_SUCCESS;
 }

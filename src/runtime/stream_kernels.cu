@@ -9,11 +9,15 @@
 //  - 8 tokens and 64 B rows a CTA, three CTAs an SM: weights of up to ~25000 rows at 1-8 tokens,
 //    for which the first would need a second wave (H200, exploration layer 1x18944x3584: 1.16 of
 //    auto-tuning back to back, 1.14 chained; bench/results/h200/bandwidth/lean/).
+//  - stream_sweep, 8 tokens and 16 B rows a CTA of 8 warps, four K steps in flight a warp, three
+//    CTAs an SM: the sweep band's (weights the L2 holds, runtime/stream_rule.hpp), the fastest
+//    single configuration of the exploration (bench/results/h200/bandwidth/sweep/).
 // None lets the next kernel launch early (pdl=0): replayed back to back, an early launch's CTAs
 // took SM slots while the kernel still streamed (H200: 1x14336x4096 33.9 us with PDL, 31.9
 // without; the same with a kernel between).
 #include "stream_gemm.cuh"
 #include "stream_portfolio.h"
+#include "stream_sweep_gemm.cuh"
 
 namespace {
 
@@ -66,9 +70,25 @@ int resident() {
                        can_implement<CUDAL2_STREAM_CFG(tn, f16, nt, mt, wr, wk, d, ctas, ahead, pdl, order)>,  \
                        workspace_size<CUDAL2_STREAM_CFG(tn, f16, nt, mt, wr, wk, d, ctas, ahead, pdl, order)>, \
                        run<CUDAL2_STREAM_CFG(tn, f16, nt, mt, wr, wk, d, ctas, ahead, pdl, order)>,            \
-                       resident<CUDAL2_STREAM_CFG(tn, f16, nt, mt, wr, wk, d, ctas, ahead, pdl, order)>},
+                       resident<CUDAL2_STREAM_CFG(tn, f16, nt, mt, wr, wk, d, ctas, ahead, pdl, order)>,       \
+                       0},
 
-const cudal2_stream_kernel kKernels[] = {CUDAL2_STREAM_CONFIGS(CUDAL2_STREAM_ENTRY)};
+// The sweep band's kernel (stream_sweep_gemm.cuh; Config<row tiles, token tiles, warps, steps in
+// flight, CTAs an SM, PDL>).
+using SweepCfg = cudal2_stream_sweep::Config<1, 1, 8, 4, 3, 0>;
+using Sweep = cudal2_stream_sweep::Gemm<SweepCfg>;
+int sweep_can_implement(const cudal2_gemm_args* a, char* err, size_t len) {
+  return cudal2_shim::answer(Sweep::refusal(*a), err, len);
+}
+size_t sweep_workspace_size(const cudal2_gemm_args* a) { return Sweep::workspace_size(*a); }
+int sweep_run(const cudal2_gemm_args* a, void* stream, char* err, size_t len) {
+  return cudal2_shim::answer(Sweep::run(*a, stream), err, len);
+}
+int sweep_resident() { return Sweep::resident(); }
+
+const cudal2_stream_kernel kKernels[] = {CUDAL2_STREAM_CONFIGS(CUDAL2_STREAM_ENTRY) cudal2_stream_kernel{
+    "stream_sweep tn f32 tile=8x16 warps=8 steps=4 ctas=3 pdl=0", 1, 0, SweepCfg::kToks, SweepCfg::kRows,
+    SweepCfg::kWarps, sweep_can_implement, sweep_workspace_size, sweep_run, sweep_resident, 1}};
 
 }  // namespace
 

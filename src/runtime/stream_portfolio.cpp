@@ -14,9 +14,9 @@ const Table& stream_table() {
     const cudal2_stream_kernel* k = cudal2_rt_stream_kernels(&n);
     std::vector<KernelInfo> v;
     for (int i = 0; i < n; ++i)
-      v.push_back({k[i].spec, "stream", k[i].tn ? CUDAL2_LAYOUT_TN : CUDAL2_LAYOUT_NN,
-                   k[i].f16 ? CUDAL2_ACCUM_F16 : CUDAL2_ACCUM_F32, k[i].toks, k[i].rows, 64, true, false, LtConfig{},
-                   k[i].can_implement, k[i].workspace_size, k[i].run});
+      v.push_back({k[i].spec, k[i].sweep ? "stream_sweep" : "stream", k[i].tn ? CUDAL2_LAYOUT_TN : CUDAL2_LAYOUT_NN,
+                   k[i].f16 ? CUDAL2_ACCUM_F16 : CUDAL2_ACCUM_F32, k[i].toks, k[i].rows, k[i].sweep ? 32 : 64, true,
+                   false, LtConfig{}, k[i].can_implement, k[i].workspace_size, k[i].run});
     return v;
   }();
   static const Table t{
@@ -31,7 +31,7 @@ std::vector<StreamKernel> stream_portfolio() {
   for (int i = 0; i < n; ++i) {
     const int r = k[i].resident();
     v.push_back({k[i].tn ? CUDAL2_LAYOUT_TN : CUDAL2_LAYOUT_NN, k[i].f16 ? CUDAL2_ACCUM_F16 : CUDAL2_ACCUM_F32,
-                 k[i].toks, k[i].rows, k[i].warps_k, r > 0 ? r : 1});
+                 k[i].toks, k[i].rows, k[i].warps_k, r > 0 ? r : 1, k[i].sweep != 0});
   }
   return v;
 }

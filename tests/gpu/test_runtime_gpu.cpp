@@ -224,6 +224,39 @@ TEST_F(RuntimeGpu, StreamShapesMatchCublas) {
     }
 }
 
+// The sweep band (src/runtime/stream_rule.hpp: 1-8 tokens, fp32 accumulation, K % 8 == 0, weights
+// from 1 MiB up to the L2, 50 MB on an H100) runs the stream_sweep kernel on an sm_90 GPU, and its
+// answers match cuBLAS: N not a multiple of the 16-row tile, K with a partial last 32-wide step,
+// clusters of 1 to 8 CTAs (few row tiles split K over more CTAs), cold and warm. fp16
+// accumulation is not the band's.
+TEST_F(RuntimeGpu, StreamSweepBandMatchesCublas) {
+  int major = 0;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
+  const int64_t shapes[][3] = {{1, 4096, 4096},  {8, 512, 1024},  {3, 4101, 4104}, {7, 1001, 12296},
+                               {2, 20000, 1000}, {5, 1024, 8200}, {1, 528, 1008},  {6, 3000, 3000}};
+  auto h = stream_handle("1");
+  for (const auto& s : shapes) {
+    const Problem p{CUDAL2_LAYOUT_TN, CUDAL2_ACCUM_F32, s[0], s[1], s[2]};
+    const std::string name = std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k);
+    if (major == 9) {
+      const auto info = cudal2::query(*h, p.layout, p.accum, p.m, p.n, p.k);
+      EXPECT_EQ(info.path, CUDAL2_PATH_STREAM_KERNEL) << name;
+      EXPECT_EQ(std::string(info.spec).rfind("stream_sweep ", 0), 0u) << name << ": " << info.spec;
+      const auto f16 = cudal2::query(*h, p.layout, CUDAL2_ACCUM_F16, p.m, p.n, p.k);
+      EXPECT_NE(std::string(f16.spec).rfind("stream_sweep ", 0), 0u) << name << " f16: " << f16.spec;
+    }
+    Buffers b(p);
+    reference(cublas_, b);
+    for (const char* when : {"cold", "warm"}) {
+      CK(cudaMemset(b.C, 0xff, size_t(p.m * p.n) * 2));  // NaN: a call that writes nothing fails
+      ASSERT_EQ(cudal2::try_gemm(*h, p.layout, p.accum, p.m, p.n, p.k, b.A, b.B, b.C), CUDAL2_STATUS_SUCCESS)
+          << cudal2_last_error();
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      EXPECT_TRUE(matches(b)) << when << " " << name;
+    }
+  }
+}
+
 // The cold band (src/runtime/stream_rule.hpp: weights that fit the L2, from 8 MiB): the first
 // call of fresh weights streams them (stream kernel), the same call again finds them recently read
 // and takes the table's or cuBLASLt's path; both answers match cuBLAS. Aligned and not, a partial

@@ -161,6 +161,40 @@ TEST(StreamRule, ColdBandIsWeightsUnderTheClassFloorFromEightMiB) {
   EXPECT_LT(pick_stream(kPortfolio, 1, 0, 1, 14336, 4096, 132, kL2, {}, true).kernel, 0) << "the class is not the band";
 }
 
+TEST(StreamRule, SweepBandIsFewTokensAgainstWeightsTheL2Holds) {
+  using cudal2::rt::in_sweep_band;
+  EXPECT_TRUE(in_sweep_band(1, 0, 1, 4096, 4096, kL2)) << "32 MiB, in the L2";
+  EXPECT_TRUE(in_sweep_band(1, 0, 8, 512, 1024, kL2)) << "1 MiB: the floor";
+  EXPECT_TRUE(in_sweep_band(1, 0, 5, 4101, 4104, kL2)) << "odd output rows too";
+  EXPECT_FALSE(in_sweep_band(1, 0, 1, 4096, 4096, int64_t(16) << 20)) << "beyond a 16 MiB L2: the class";
+  EXPECT_FALSE(in_sweep_band(1, 0, 8, 256, 1024, kL2)) << "512 KiB: under the floor";
+  EXPECT_FALSE(in_sweep_band(1, 0, 8, 1024, 1020, kL2)) << "K % 8 != 0";
+  EXPECT_FALSE(in_sweep_band(1, 0, 9, 4096, 4096, kL2)) << "the kernel holds 8 tokens";
+  EXPECT_FALSE(in_sweep_band(1, 0, 0, 4096, 4096, kL2));
+  EXPECT_FALSE(in_sweep_band(1, 1, 1, 4096, 4096, kL2)) << "fp32 accumulation only";
+  EXPECT_FALSE(in_sweep_band(0, 0, 1, 4096, 4096, kL2)) << "TN only";
+  EXPECT_FALSE(in_sweep_band(1, 0, 1, 14336, 4096, kL2)) << "beyond the L2: the class";
+  cudal2::rt::StreamBounds off;
+  off.sweep_max_m = 0;
+  EXPECT_FALSE(in_sweep_band(1, 0, 1, 4096, 4096, kL2, off)) << "no tokens: off";
+
+  auto with_sweep = kPortfolio;
+  with_sweep.push_back({1, 0, 8, 16, 8, 3, true});
+  const int sweep = static_cast<int>(with_sweep.size()) - 1;
+  const auto p = pick_stream(with_sweep, 1, 0, 1, 3072, 3072, 132, kL2);
+  EXPECT_EQ(p.kernel, sweep);
+  EXPECT_EQ(p.splits, 1) << "the kernel spreads K itself";
+  EXPECT_EQ(pick_stream(with_sweep, 1, 0, 1, 3072, 3072, 132, kL2, {}, /*cold=*/true).kernel, sweep) << "cold or warm";
+  EXPECT_EQ(pick_stream(with_sweep, 1, 0, 1, 4096, 4096, 132, kL2).kernel, sweep) << "32 MiB";
+  EXPECT_EQ(pick_stream(with_sweep, 1, 0, 5, 4101, 4104, 132, kL2).kernel, sweep) << "ahead of the odd-rows rule";
+  EXPECT_NE(pick_stream(with_sweep, 1, 0, 9, 4101, 4104, 132, kL2).kernel, sweep) << "9 tokens: the odd-rows rule";
+  const auto cls = pick_stream(with_sweep, 1, 0, 1, 14336, 4096, 132, kL2);
+  ASSERT_GE(cls.kernel, 0);
+  EXPECT_NE(cls.kernel, sweep) << "the class keeps the stream kernels";
+  EXPECT_LT(pick_stream(with_sweep, 1, 0, 12, 3072, 3072, 132, kL2).kernel, 0) << "12 tokens warm: cuBLASLt";
+  EXPECT_LT(pick_stream(kPortfolio, 1, 0, 1, 3072, 3072, 132, kL2).kernel, 0) << "no sweep kernel: as before";
+}
+
 TEST(WeightRecency, RepeatedWeightsAreWarmUntilTheWindowPassesBetween) {
   cudal2::rt::WeightRecency r;
   r.set_window(30 << 20);

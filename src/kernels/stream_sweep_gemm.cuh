@@ -1,0 +1,293 @@
+// Family stream_sweep: decode GEMMs (M <= 16 tokens against TN weights B, N x K row-major, K
+// contiguous) with the fewest instructions per weight byte, for weights the L2 holds (and beyond).
+// The `stream` kernel (stream_gemm.cuh) is bound there by each warp's serial stage steps and
+// their bookkeeping (Nsight Compute: ~0.17 instructions a weight byte, 61% of cycles with no
+// eligible warp), while the read-limit kernel (measure/read_limit.cu) reads the same bytes in half
+// the time with ~0.01 instructions a byte: eight 16-byte loads a lane in flight and nothing else.
+// This kernel is that read loop with the multiply folded in:
+//  - a warp owns 16 * kRowTiles rows of B and a contiguous range of K; lane (g, t) reads 16 bytes
+//    of rows g and g + 8 at K offset 8t of each 32-wide step, and the tokens' 16 bytes of token g
+//    at the same K. Those registers are mma.sync m16n8k16 fragments as loaded (the K order inside
+//    a fragment is free as long as A and B agree), so a step costs 2 * kRowTiles + 1 loads and
+//    2 * kRowTiles MMAs a lane, nothing else;
+//  - kSteps steps are loaded before the first is multiplied (all loads of a batch in flight), and
+//    each warp walks its range with one pointer increment a batch; rows past N read row N - 1 and
+//    tokens past M read token M - 1 (their outputs are never stored), so the main loop has no
+//    bounds check. Only the range's last, partial step checks K;
+//  - K is split over the CTA's kWarps warps (reduced through shared memory) and over the CTAs of
+//    a thread-block cluster (a launch attribute, 1..8 CTAs, picked so that one wave of CTAs holds
+//    every row tile: reduced through distributed shared memory in rank order). One launch, no
+//    workspace, and the same bits whichever CTA finishes first.
+// C (row-major M x N) = A (row-major M x K) * B (column-major K x N, TN), M <= 16, K % 8 == 0 and
+// A, B 16-byte aligned (the runtime sends other shapes elsewhere); fp32 accumulation.
+//   #include "stream_sweep_gemm.cuh"
+//   using cudal2_kernel = cudal2_stream_sweep::Gemm<cudal2_stream_sweep::Config<1, 1, 8, 4, 3>>;
+//   CUDAL2_EXPORT_KERNEL_ABI(cudal2_kernel, "stream_sweep tn f32 tile=8x16 warps=8 steps=4 ctas=3 pdl=0")
+#pragma once
+#include <cooperative_groups.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "cluster_sum.cuh"
+#include "cudal2_kernel_shim.h"
+#include "mma_common.cuh"
+#include "pdl.cuh"
+
+namespace cudal2_stream_sweep {
+namespace {
+using namespace cudal2_mma_common;
+using namespace cudal2_pdl;
+namespace cg = cooperative_groups;
+
+// kRowTiles: 16-row tiles of B a warp (and a CTA) covers; kTokTiles: 8-token tiles (M <= 8 *
+// kTokTiles); kWarps: warps a CTA, each a slice of K; kSteps: 32-wide K steps a warp loads before
+// it multiplies the first; kMinCtas: CTAs an SM must hold at once (caps a thread's registers);
+// kPdl: 1 lets the next kernel launch as soon as every CTA has started (0: no programmatic
+// dependent launch; replayed back to back, the next launch's CTAs then take no SM slot while
+// this one still streams).
+template <int kRowTiles, int kTokTiles, int kWarpsPerCta, int kStepsInFlight, int kMinCtasPerSm, int kPdlMode = 0>
+struct Config {
+  static constexpr int MT = kRowTiles, NT = kTokTiles, kWarps = kWarpsPerCta, kSteps = kStepsInFlight;
+  static constexpr int kCtas = kMinCtasPerSm, kPdl = kPdlMode;
+  static constexpr int kThreads = 32 * kWarps;
+  static constexpr int kRows = 16 * MT, kToks = 8 * NT;
+  static_assert(MT >= 1 && MT <= 4, "stream_sweep: 1..4 row tiles");
+  static_assert(NT == 1 || NT == 2, "stream_sweep: 1 or 2 token tiles");
+  static_assert(kPdl == 0 || kPdl == 1, "stream_sweep: pdl 0 or 1");
+  static_assert(kWarps >= 1 && kWarps <= 16, "stream_sweep: 1..16 warps");
+  static_assert(kSteps >= 1 && kSteps <= 16, "stream_sweep: 1..16 steps in flight");
+  static_assert(kCtas >= 1 && kCtas * kThreads <= 2048, "stream_sweep: at most 2048 threads an SM");
+};
+
+constexpr int kMaxCluster = 8;
+constexpr int kStep = 32;  // K elements a warp step covers (4 lanes x 8)
+
+struct Params {
+  const __half* A;
+  const __half* B;
+  __half* C;
+  int m, n, k;
+  int cluster;  // CTAs splitting K in one cluster (the launch attribute)
+};
+
+__device__ __forceinline__ uint4 ld_weights(const __half* p) {
+  uint4 r;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+               : "l"(p));
+  return r;
+}
+__device__ __forceinline__ uint4 ld_tokens(const __half* p) { return __ldg(reinterpret_cast<const uint4*>(p)); }
+
+// One step's registers: rows g and g + 8 of each row tile, tokens g (and 8 + g), 8 K elements each.
+template <int MT, int NT>
+struct Step {
+  uint4 w[MT][2];
+  uint4 a[NT];
+};
+
+template <int MT, int NT>
+__device__ __forceinline__ void multiply(Acc<false> (&acc)[MT][NT][2], const Step<MT, NT>& s) {
+#pragma unroll
+  for (int t = 0; t < MT; ++t) {
+    const uint32_t lo[4] = {s.w[t][0].x, s.w[t][1].x, s.w[t][0].y, s.w[t][1].y};
+    const uint32_t hi[4] = {s.w[t][0].z, s.w[t][1].z, s.w[t][0].w, s.w[t][1].w};
+#pragma unroll
+    for (int j = 0; j < NT; ++j) {
+      acc[t][j][0].mma(lo, s.a[j].x, s.a[j].y);
+      acc[t][j][1].mma(hi, s.a[j].z, s.a[j].w);
+    }
+  }
+}
+
+template <class Cfg>
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtas) stream_sweep_kernel(const Params p) {
+  constexpr int MT = Cfg::MT, NT = Cfg::NT, W = Cfg::kWarps, U = Cfg::kSteps;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int g = lane >> 2, q = lane & 3;
+  const int rank = static_cast<int>(blockIdx.x) % p.cluster;
+  const int tile = static_cast<int>(blockIdx.x) / p.cluster;
+  const int n0 = tile * Cfg::kRows;
+
+  // This warp's K range, in whole steps (the last step of K may be partial).
+  const int steps = (p.k + kStep - 1) / kStep;
+  const int splits = W * p.cluster, split = rank * W + warp;
+  const int s0 = static_cast<int>(int64_t(steps) * split / splits);
+  const int s1 = static_cast<int>(int64_t(steps) * (split + 1) / splits);
+  const int full_end = min(s1, p.k / kStep);  // steps wholly inside K
+
+  if constexpr (Cfg::kPdl == 1) launch_dependents();
+  grid_dependency_wait();  // the previous kernel's writes (our A or B, perhaps) are visible now
+
+  const int64_t k0 = int64_t(s0) * kStep + 8 * q;
+  const __half* wp[MT][2];
+#pragma unroll
+  for (int t = 0; t < MT; ++t)
+#pragma unroll
+    for (int r = 0; r < 2; ++r) wp[t][r] = p.B + int64_t(min(n0 + 16 * t + 8 * r + g, p.n - 1)) * p.k + k0;
+  const __half* ap[NT];
+#pragma unroll
+  for (int j = 0; j < NT; ++j) ap[j] = p.A + int64_t(min(8 * j + g, p.m - 1)) * p.k + k0;
+
+  Acc<false> acc[MT][NT][2];
+  int s = s0;
+  for (; s + U <= full_end; s += U) {
+    Step<MT, NT> st[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+#pragma unroll
+      for (int t = 0; t < MT; ++t)
+#pragma unroll
+        for (int r = 0; r < 2; ++r) st[u].w[t][r] = ld_weights(wp[t][r] + u * kStep);
+#pragma unroll
+      for (int j = 0; j < NT; ++j) st[u].a[j] = ld_tokens(ap[j] + u * kStep);
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) multiply<MT, NT>(acc, st[u]);
+#pragma unroll
+    for (int t = 0; t < MT; ++t)
+#pragma unroll
+      for (int r = 0; r < 2; ++r) wp[t][r] += U * kStep;
+#pragma unroll
+    for (int j = 0; j < NT; ++j) ap[j] += U * kStep;
+  }
+  // The range's remaining steps, one at a time; the lanes of a partial step past K read zeros.
+  for (; s < s1; ++s) {
+    const bool in_k = int64_t(s) * kStep + 8 * q < p.k;
+    Step<MT, NT> st;
+#pragma unroll
+    for (int t = 0; t < MT; ++t)
+#pragma unroll
+      for (int r = 0; r < 2; ++r) st.w[t][r] = in_k ? ld_weights(wp[t][r]) : make_uint4(0, 0, 0, 0);
+#pragma unroll
+    for (int j = 0; j < NT; ++j) st.a[j] = in_k ? ld_tokens(ap[j]) : make_uint4(0, 0, 0, 0);
+    multiply<MT, NT>(acc, st);
+#pragma unroll
+    for (int t = 0; t < MT; ++t)
+#pragma unroll
+      for (int r = 0; r < 2; ++r) wp[t][r] += kStep;
+#pragma unroll
+    for (int j = 0; j < NT; ++j) ap[j] += kStep;
+  }
+
+  // The warps' partial tiles: red[warp][entry], entry e = (row tile t, token tile j, lane) as
+  // ((t * NT + j) << 5) | lane; warp 0's slots end up holding the CTA's sum.
+  constexpr int kEntries = MT * NT * 32;
+  __shared__ float4 red[W][kEntries];
+#pragma unroll
+  for (int t = 0; t < MT; ++t)
+#pragma unroll
+    for (int j = 0; j < NT; ++j) red[warp][((t * NT + j) << 5) | lane] = acc[t][j][0].get() + acc[t][j][1].get();
+  __syncthreads();
+  for (int e = static_cast<int>(threadIdx.x); e < kEntries; e += Cfg::kThreads) {
+    float4 v = red[0][e];
+#pragma unroll
+    for (int w = 1; w < W; ++w) v = v + red[w][e];
+    red[0][e] = v;
+  }
+
+  // Entry e: rows n0 + 16t + g (and + 8), tokens 8j + 2q and 8j + 2q + 1.
+  auto store = [&](int e, float4 v) {
+    const int t = (e >> 5) / NT, j = (e >> 5) % NT, gg = (e & 31) >> 2, qq = e & 3;
+    const float vals[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int row = n0 + 16 * t + gg + 8 * (i >> 1), tok = 8 * j + 2 * qq + (i & 1);
+      if (row < p.n && tok < p.m) p.C[int64_t(tok) * p.n + row] = __float2half_rn(vals[i]);
+    }
+  };
+  if (p.cluster == 1) {
+    __syncthreads();
+    for (int e = static_cast<int>(threadIdx.x); e < kEntries; e += Cfg::kThreads) store(e, red[0][e]);
+    return;
+  }
+  cg::cluster_group cluster = cg::this_cluster();
+  cluster.sync();  // every rank's sum is in its red[0]
+  if (rank == 0)
+    for (int e = static_cast<int>(threadIdx.x); e < kEntries; e += Cfg::kThreads)
+      store(e, cudal2_cluster_sum::cluster_sum<kMaxCluster>(cluster, &red[0][e], p.cluster));
+  cluster.sync();  // this CTA's shared memory stays until rank 0 has read it
+}
+
+inline int device_sms() {
+  static const int n = [] {
+    int dev = 0, v = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+      cudaGetLastError();
+      v = 1;
+    }
+    return v < 1 ? 1 : v;
+  }();
+  return n;
+}
+
+// The host side of configuration Cfg: the kernel C ABI (cudal2_kernel_shim.h).
+template <class Cfg>
+struct Gemm {
+  static int resident() {
+    static const int n = [] {
+      int r = 0;
+      if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&r, stream_sweep_kernel<Cfg>, Cfg::kThreads, 0) !=
+          cudaSuccess) {
+        cudaGetLastError();
+        r = 1;
+      }
+      return r < 1 ? 1 : r;
+    }();
+    return n;
+  }
+
+  // CTAs a cluster: the most (1, 2, 4, 8) with which every row tile's cluster fits in one wave
+  // of resident CTAs and every warp still has a step of K; a.splits > 1 asks for one.
+  static int cluster_of(const cudal2_gemm_args& a) {
+    if (a.splits > 1) return static_cast<int>(a.splits);
+    const int64_t tiles = (a.n + Cfg::kRows - 1) / Cfg::kRows;
+    const int64_t slots = int64_t(device_sms()) * resident();
+    const int64_t steps = (a.k + kStep - 1) / kStep;
+    int c = 1;
+    while (c < kMaxCluster && tiles * c * 2 <= slots && int64_t(Cfg::kWarps) * c * 2 <= steps) c *= 2;
+    return c;
+  }
+
+  static const char* refusal(const cudal2_gemm_args& a) {
+    if (const char* why = cudal2_shim::sizes_refusal(a)) return why;
+    if (a.m > Cfg::kToks) return "stream_sweep: more tokens (M) than the kernel serves";
+    if (!cudal2_shim::rows_16b_aligned(a, true)) return "stream_sweep: needs K % 8 == 0 and 16-byte aligned A and B";
+    if (a.raster != 0 || a.swizzle != 1 || a.decomposition != 0)
+      return "stream_sweep kernels take only raster=0 swizzle=1 decomposition=0";
+    if (a.splits != 1 && a.splits != 2 && a.splits != 4 && a.splits != 8)
+      return "stream_sweep: splits (CTAs a cluster) must be 1, 2, 4 or 8";
+    return nullptr;
+  }
+
+  static size_t workspace_size(const cudal2_gemm_args&) { return 0; }
+
+  static const char* run(const cudal2_gemm_args& a, void* stream) {
+    if (const char* why = refusal(a)) return why;
+    Params p;
+    p.A = static_cast<const __half*>(a.A);
+    p.B = static_cast<const __half*>(a.B);
+    p.C = static_cast<__half*>(a.C);
+    p.m = static_cast<int>(a.m), p.n = static_cast<int>(a.n), p.k = static_cast<int>(a.k);
+    p.cluster = cluster_of(a);
+    const int64_t tiles = (a.n + Cfg::kRows - 1) / Cfg::kRows;
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = dim3(unsigned(tiles * p.cluster), 1, 1);
+    cfg.blockDim = dim3(Cfg::kThreads, 1, 1);
+    cfg.stream = static_cast<cudaStream_t>(stream);
+    cudaLaunchAttribute at[2];
+    unsigned n_at = 0;
+    if (p.cluster > 1) add_cluster_attribute(at, n_at, static_cast<unsigned>(p.cluster));
+    if (Cfg::kPdl == 1) add_pdl_attribute(at, n_at);
+    cfg.attrs = at;
+    cfg.numAttrs = n_at;
+    const cudaError_t e = cudaLaunchKernelEx(&cfg, stream_sweep_kernel<Cfg>, p);
+    return e == cudaSuccess ? nullptr : cudaGetErrorString(e);
+  }
+};
+
+}  // namespace
+}  // namespace cudal2_stream_sweep

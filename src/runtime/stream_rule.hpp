@@ -19,17 +19,18 @@
 // splits: as many as keep the launch within one wave (more split the same bytes over more partial
 // sums; fewer leave SMs without loads).
 //
-// Below the class, the sweep band: TN with fp32 accumulation, 1-8 tokens, K % 8 == 0 and weights
-// from 1 MiB up to the class's floor (the L2) run the portfolio's stream_sweep kernel (kernels/
-// stream_sweep_gemm.cuh: the read-limit kernel's loop with the MMAs folded in), warm or cold.
-// Measured on an H200 against cuBLASLt auto-tuning (held-out shapes, bench/results/h200/
-// bandwidth/sweep/): where the weights stay in the L2 it reads them at the L2's rate (14-18 MiB at
-// 1-4 tokens: 1.21-1.52 back to back, 1.25-1.44 with an unrelated kernel between calls). On 28-54
-// MiB called back to back the L2 kept the weights in some replays and not in others, and from DRAM
-// the kernel streams at ~60% of the read limit (0.84-1.50 of auto-tuning, 0.96 at 4 tokens); with
-// a kernel between calls it ran at 1.13-1.38 and cold at 0.92-1.10, so it takes them too (leaving
-// them to cuBLASLt when warm measured worse under two timers of three: 0.97-1.00 against 1.24 and
-// 1.06). Beyond the L2 it ran level with the stream kernels, which keep the class.
+// Below the class, the sweep band: TN with fp32 accumulation, 1-8 tokens, K % 8 == 0, weights from
+// 1 MiB up to 40% of the L2 and row tiles that one wave of the kernel's CTAs holds run the
+// portfolio's stream_sweep kernel (kernels/stream_sweep_gemm.cuh: the read-limit kernel's loop
+// with the MMAs folded in), warm or cold; weights from there up to the class's floor (the L2) run
+// it only cold (weights the handle has not read recently, as in the cold band). Measured on an
+// H200 against cuBLASLt auto-tuning (bench/results/h200/bandwidth/sweep/): weights the L2 keeps
+// read at the L2's rate (held out, 14-18 MiB at 1-4 tokens: 1.21-1.52 back to back, 1.25-1.44 with
+// an unrelated kernel between calls). Called back to back on 28-54 MiB the L2 kept the weights in
+// some replays and not in others, and from DRAM the kernel streams at ~60% of the read limit:
+// 0.79-0.89 of auto-tuning at 4-7 tokens (4x4096x3584, 7x4672x4544). A second wave of CTAs cost
+// it half its speed (7x6912x2560: 0.52). Beyond the L2 it ran level with the stream kernels, which
+// keep the class.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -75,9 +76,11 @@ struct StreamKernel {
   bool sweep = false;  // a stream_sweep kernel: the sweep band's, never the class's or the cold band's
 };
 
-// The sweep band's reach: tokens, and the weights' floor (smaller ones are launch-bound).
+// The sweep band's reach: tokens, the weights' floor (smaller ones are launch-bound), and the
+// share of the L2 up to which it takes warm weights (in percent).
 constexpr int64_t kSweepMaxM = 8;
 constexpr int64_t kSweepMinWeightBytes = int64_t(1) << 20;
+constexpr int64_t kSweepWarmL2Percent = 40;
 
 // Weights below the class's floor (they fit the L2) and from this many bytes up, at up to
 // kStreamColdMaxM tokens, form the cold band: the stream kernels run them only when the handle has not read them
@@ -132,12 +135,14 @@ inline bool in_stream_class(int layout, int64_t m, int64_t n, int64_t k, int64_t
 }
 
 // TN shapes with fp32 accumulation, up to sweep_max_m tokens and K % 8 == 0 (whole 16-byte runs of
-// B's rows), whose weights lie between kSweepMinWeightBytes and the class's floor.
+// B's rows), whose weights lie between kSweepMinWeightBytes and kSweepWarmL2Percent of the L2
+// (cold: the class's floor).
 inline bool in_sweep_band(int layout, int accum, int64_t m, int64_t n, int64_t k, int64_t l2_bytes,
-                          const StreamBounds& b = {}) {
-  const int64_t bytes = n * k * 2;
+                          const StreamBounds& b = {}, bool cold = false) {
+  const int64_t bytes = n * k * 2, floor = stream_min_weight_bytes(l2_bytes, b);
+  const int64_t warm_top = l2_bytes / 100 * kSweepWarmL2Percent;
   return layout == 1 && accum == 0 && m >= 1 && m <= b.sweep_max_m && k % 8 == 0 && bytes >= kSweepMinWeightBytes &&
-         bytes < stream_min_weight_bytes(l2_bytes, b);
+         bytes < (cold || warm_top > floor ? floor : warm_top);
 }
 
 // TN shapes of up to cold_max_m tokens whose weights lie between the cold band's floor and the
@@ -162,17 +167,18 @@ inline int stream_splits(int64_t tiles, int64_t slots, int max_splits) {
 // shape in one wave: slots are sm_count x the kernel's resident CTAs, and a shape whose tiles
 // exceed them for every kernel is out of the class (a second, partial wave measured 0.82-0.88 of
 // auto-tuning).
-// cold: pick for a shape of the cold band instead of the class. A shape of the sweep band takes
-// the portfolio's first stream_sweep kernel that holds M either way (splits 1: the kernel spreads
-// K over a cluster of CTAs itself).
+// cold: pick for a shape of the cold band instead of the class. A shape of the sweep band (cold:
+// its cold reach) takes the portfolio's first stream_sweep kernel that holds M and whose row tiles
+// fit one wave (splits 1: the kernel spreads K over a cluster of CTAs itself).
 inline StreamPick pick_stream(const std::vector<StreamKernel>& kernels, int layout, int accum, int64_t m, int64_t n,
                               int64_t k, int sm_count, int64_t l2_bytes, const StreamBounds& bounds = {},
                               bool cold = false) {
   StreamPick p;
-  if (in_sweep_band(layout, accum, m, n, k, l2_bytes, bounds)) {
+  if (sm_count >= 1 && in_sweep_band(layout, accum, m, n, k, l2_bytes, bounds, cold)) {
     for (int i = 0; i < static_cast<int>(kernels.size()); ++i) {
       const StreamKernel& c = kernels[static_cast<size_t>(i)];
-      if (c.sweep && c.layout == layout && c.accum == accum && c.toks >= m) {
+      const int64_t tiles = (n + c.rows - 1) / c.rows, slots = int64_t(sm_count) * (c.resident > 0 ? c.resident : 1);
+      if (c.sweep && c.layout == layout && c.accum == accum && c.toks >= m && tiles <= slots) {
         p.kernel = i;
         return p;
       }

@@ -163,20 +163,22 @@ TEST(StreamRule, ColdBandIsWeightsUnderTheClassFloorFromEightMiB) {
 
 TEST(StreamRule, SweepBandIsFewTokensAgainstWeightsTheL2Holds) {
   using cudal2::rt::in_sweep_band;
-  EXPECT_TRUE(in_sweep_band(1, 0, 1, 4096, 4096, kL2)) << "32 MiB, in the L2";
+  EXPECT_TRUE(in_sweep_band(1, 0, 1, 3072, 3072, kL2)) << "18 MiB: stays in a 60 MiB L2";
   EXPECT_TRUE(in_sweep_band(1, 0, 8, 512, 1024, kL2)) << "1 MiB: the floor";
-  EXPECT_TRUE(in_sweep_band(1, 0, 5, 4101, 4104, kL2)) << "odd output rows too";
-  EXPECT_FALSE(in_sweep_band(1, 0, 1, 4096, 4096, int64_t(16) << 20)) << "beyond a 16 MiB L2: the class";
+  EXPECT_TRUE(in_sweep_band(1, 0, 5, 2051, 4104, kL2)) << "odd output rows too";
+  EXPECT_FALSE(in_sweep_band(1, 0, 1, 4096, 4096, kL2)) << "32 MiB: over 40% of the L2, warm";
+  EXPECT_TRUE(in_sweep_band(1, 0, 1, 4096, 4096, kL2, {}, /*cold=*/true)) << "but cold up to the L2";
+  EXPECT_FALSE(in_sweep_band(1, 0, 1, 3072, 3072, int64_t(40) << 20)) << "18 MiB of a 40 MiB L2";
   EXPECT_FALSE(in_sweep_band(1, 0, 8, 256, 1024, kL2)) << "512 KiB: under the floor";
   EXPECT_FALSE(in_sweep_band(1, 0, 8, 1024, 1020, kL2)) << "K % 8 != 0";
-  EXPECT_FALSE(in_sweep_band(1, 0, 9, 4096, 4096, kL2)) << "the kernel holds 8 tokens";
-  EXPECT_FALSE(in_sweep_band(1, 0, 0, 4096, 4096, kL2));
-  EXPECT_FALSE(in_sweep_band(1, 1, 1, 4096, 4096, kL2)) << "fp32 accumulation only";
-  EXPECT_FALSE(in_sweep_band(0, 0, 1, 4096, 4096, kL2)) << "TN only";
-  EXPECT_FALSE(in_sweep_band(1, 0, 1, 14336, 4096, kL2)) << "beyond the L2: the class";
+  EXPECT_FALSE(in_sweep_band(1, 0, 9, 3072, 3072, kL2)) << "the kernel holds 8 tokens";
+  EXPECT_FALSE(in_sweep_band(1, 0, 0, 3072, 3072, kL2));
+  EXPECT_FALSE(in_sweep_band(1, 1, 1, 3072, 3072, kL2)) << "fp32 accumulation only";
+  EXPECT_FALSE(in_sweep_band(0, 0, 1, 3072, 3072, kL2)) << "TN only";
+  EXPECT_FALSE(in_sweep_band(1, 0, 1, 14336, 4096, kL2, {}, true)) << "beyond the L2: the class";
   cudal2::rt::StreamBounds off;
   off.sweep_max_m = 0;
-  EXPECT_FALSE(in_sweep_band(1, 0, 1, 4096, 4096, kL2, off)) << "no tokens: off";
+  EXPECT_FALSE(in_sweep_band(1, 0, 1, 3072, 3072, kL2, off, true)) << "no tokens: off";
 
   auto with_sweep = kPortfolio;
   with_sweep.push_back({1, 0, 8, 16, 8, 3, true});
@@ -185,9 +187,14 @@ TEST(StreamRule, SweepBandIsFewTokensAgainstWeightsTheL2Holds) {
   EXPECT_EQ(p.kernel, sweep);
   EXPECT_EQ(p.splits, 1) << "the kernel spreads K itself";
   EXPECT_EQ(pick_stream(with_sweep, 1, 0, 1, 3072, 3072, 132, kL2, {}, /*cold=*/true).kernel, sweep) << "cold or warm";
-  EXPECT_EQ(pick_stream(with_sweep, 1, 0, 1, 4096, 4096, 132, kL2).kernel, sweep) << "32 MiB";
-  EXPECT_EQ(pick_stream(with_sweep, 1, 0, 5, 4101, 4104, 132, kL2).kernel, sweep) << "ahead of the odd-rows rule";
-  EXPECT_NE(pick_stream(with_sweep, 1, 0, 9, 4101, 4104, 132, kL2).kernel, sweep) << "9 tokens: the odd-rows rule";
+  EXPECT_LT(pick_stream(with_sweep, 1, 0, 1, 4096, 4096, 132, kL2).kernel, 0) << "32 MiB warm: cuBLASLt";
+  EXPECT_EQ(pick_stream(with_sweep, 1, 0, 1, 4096, 4096, 132, kL2, {}, true).kernel, sweep) << "32 MiB cold";
+  EXPECT_EQ(pick_stream(with_sweep, 1, 0, 7, 6144, 2560, 132, kL2, {}, true).kernel, sweep) << "384 tiles, 396 slots";
+  EXPECT_NE(pick_stream(with_sweep, 1, 0, 7, 6912, 2560, 132, kL2, {}, true).kernel, sweep)
+      << "432 row tiles on 396 slots: a second wave";
+  const auto odd = pick_stream(with_sweep, 1, 0, 5, 4101, 4104, 132, kL2);
+  EXPECT_GE(odd.kernel, 0);
+  EXPECT_NE(odd.kernel, sweep) << "odd output rows of 32 MiB, warm: the class's stream kernel";
   const auto cls = pick_stream(with_sweep, 1, 0, 1, 14336, 4096, 132, kL2);
   ASSERT_GE(cls.kernel, 0);
   EXPECT_NE(cls.kernel, sweep) << "the class keeps the stream kernels";

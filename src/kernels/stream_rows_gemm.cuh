@@ -27,9 +27,11 @@
 #include <cstdint>
 
 #include "cudal2_kernel_shim.h"
+#include "device_sms.cuh"
 
 namespace cudal2_stream_rows {
 namespace {
+using cudal2_device::device_sms;
 
 // kM: tokens (M) one launch serves; kU: granules (16-byte loads a lane) in flight a warp;
 // kWarps: warps a CTA; kMinCtas: CTAs an SM must hold at once (caps the registers a thread).
@@ -184,19 +186,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtas) stream_rows_kernel(
 #pragma unroll
     for (int t = 0; t < kM; ++t) acc[t] = 0.f;
   }
-}
-
-inline int device_sms() {
-  static const int n = [] {
-    int dev = 0, v = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
-      cudaGetLastError();
-      v = 1;
-    }
-    return v < 1 ? 1 : v;
-  }();
-  return n;
 }
 
 // The host side of configuration Cfg: the kernel C ABI (cudal2_kernel_shim.h).

@@ -32,11 +32,13 @@
 
 #include "cluster_sum.cuh"
 #include "cudal2_kernel_shim.h"
+#include "device_sms.cuh"
 #include "mma_common.cuh"
 #include "pdl.cuh"
 
 namespace cudal2_stream_sweep {
 namespace {
+using cudal2_device::device_sms;
 using namespace cudal2_mma_common;
 using namespace cudal2_pdl;
 namespace cg = cooperative_groups;
@@ -209,19 +211,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtas) stream_sweep_kernel
     for (int e = static_cast<int>(threadIdx.x); e < kEntries; e += Cfg::kThreads)
       store(e, cudal2_cluster_sum::cluster_sum<kMaxCluster>(cluster, &red[0][e], p.cluster));
   cluster.sync();  // this CTA's shared memory stays until rank 0 has read it
-}
-
-inline int device_sms() {
-  static const int n = [] {
-    int dev = 0, v = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
-      cudaGetLastError();
-      v = 1;
-    }
-    return v < 1 ? 1 : v;
-  }();
-  return n;
 }
 
 // The host side of configuration Cfg: the kernel C ABI (cudal2_kernel_shim.h).

@@ -7,9 +7,9 @@
 // This kernel is that read loop with the multiply folded in:
 //  - a warp owns 16 * kRowTiles rows of B and a contiguous range of K; lane (g, t) reads 16 bytes
 //    of rows g and g + 8 at K offset 8t of each 32-wide step, and the tokens' 16 bytes of token g
-//    at the same K. Those registers are mma.sync m16n8k16 fragments as loaded (the K order inside
-//    a fragment is free as long as A and B agree), so a step costs 2 * kRowTiles + 1 loads and
-//    2 * kRowTiles MMAs a lane, nothing else;
+//    (and 8 + g) at the same K. Those registers are mma.sync m16n8k16 fragments as loaded (the K
+//    order inside a fragment is free as long as A and B agree), so a step costs 2 * kRowTiles +
+//    kTokTiles loads and 2 * kRowTiles * kTokTiles MMAs a lane, nothing else;
 //  - kSteps steps are loaded before the first is multiplied (all loads of a batch in flight), and
 //    each warp walks its range with one pointer increment a batch; rows past N read row N - 1 and
 //    tokens past M read token M - 1 (their outputs are never stored), so the main loop has no
@@ -19,7 +19,8 @@
 //    every row tile: reduced through distributed shared memory in rank order). One launch, no
 //    workspace, and the same bits whichever CTA finishes first.
 // C (row-major M x N) = A (row-major M x K) * B (column-major K x N, TN), M <= 16, K % 8 == 0 and
-// A, B 16-byte aligned (the runtime sends other shapes elsewhere); fp32 accumulation.
+// A, B 16-byte aligned (the runtime sends other shapes elsewhere); fp32 accumulation. Measured,
+// and where the runtime runs it: bench/results/h200/bandwidth/sweep/, runtime/stream_rule.hpp.
 //   #include "stream_sweep_gemm.cuh"
 //   using cudal2_kernel = cudal2_stream_sweep::Gemm<cudal2_stream_sweep::Config<1, 1, 8, 4, 3>>;
 //   CUDAL2_EXPORT_KERNEL_ABI(cudal2_kernel, "stream_sweep tn f32 tile=8x16 warps=8 steps=4 ctas=3 pdl=0")

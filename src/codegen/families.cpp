@@ -12,13 +12,14 @@ const Family& lat_staged_family();    // family_lat_staged.cpp
 const Family& wgmma_family();         // family_wgmma.cpp
 const Family& wgmma_swapab_family();  // family_wgmma_swapab.cpp
 const Family& stream_family();        // family_stream.cpp
+const Family& stream_sweep_family();  // family_stream_sweep.cpp
 const Family& cublaslt_family();      // family_cublaslt.cpp
 
 const std::vector<const Family*>& all_families() {
   // The order is known_families()'s and the search's.
   static const std::vector<const Family*> table{
-      &sm90_cutlass_family(), &mma_family(),        &tiny_family(),   &wgmma_family(),    &wgmma_swapab_family(),
-      &lat_family(),          &lat_staged_family(), &stream_family(), &cublaslt_family(),
+      &sm90_cutlass_family(), &mma_family(),        &tiny_family(),   &wgmma_family(),        &wgmma_swapab_family(),
+      &lat_family(),          &lat_staged_family(), &stream_family(), &stream_sweep_family(), &cublaslt_family(),
   };
   return table;
 }

@@ -23,7 +23,8 @@
 // and where the runtime runs it: bench/results/h200/bandwidth/sweep/, runtime/stream_rule.hpp.
 //   #include "stream_sweep_gemm.cuh"
 //   using cudal2_kernel = cudal2_stream_sweep::Gemm<cudal2_stream_sweep::Config<1, 1, 8, 4, 3>>;
-//   CUDAL2_EXPORT_KERNEL_ABI(cudal2_kernel, "stream_sweep tn f32 tile=8x16 warps=8 steps=4 ctas=3 pdl=0")
+//   CUDAL2_EXPORT_KERNEL_ABI(cudal2_kernel, "stream_sweep tn f32 tile=8x16x32 kwarps=8 stages=4 ctas=3")
+// (codegen/family_stream_sweep.cpp writes these sources from spec texts.)
 #pragma once
 #include <cooperative_groups.h>
 #include <cuda_fp16.h>

@@ -87,7 +87,7 @@ int sweep_run(const cudal2_gemm_args* a, void* stream, char* err, size_t len) {
 int sweep_resident() { return Sweep::resident(); }
 
 const cudal2_stream_kernel kKernels[] = {CUDAL2_STREAM_CONFIGS(CUDAL2_STREAM_ENTRY) cudal2_stream_kernel{
-    "stream_sweep tn f32 tile=8x16 warps=8 steps=4 ctas=3 pdl=0", 1, 0, SweepCfg::kToks, SweepCfg::kRows,
+    "stream_sweep tn f32 tile=8x16x32 kwarps=8 stages=4 ctas=3", 1, 0, SweepCfg::kToks, SweepCfg::kRows,
     SweepCfg::kWarps, sweep_can_implement, sweep_workspace_size, sweep_run, sweep_resident, 1}};
 
 }  // namespace

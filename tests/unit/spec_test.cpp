@@ -141,7 +141,7 @@ TEST(KernelSpec, OwnFamiliesRoundTripWithUniqueHashes) {
 TEST(KernelSpec, OwnFamiliesSpaceSizeIsDocumented) {
   // docs/kernel-space.md quotes these numbers; update both together.
   EXPECT_EQ(known_families(), (std::vector<std::string>{"sm90_cutlass", "mma", "tiny", "wgmma", "wgmma_swapab", "lat",
-                                                        "lat_staged", "stream"}));
+                                                        "lat_staged", "stream", "stream_sweep"}));
   // 81 cooperative + 66 ping-pong configurations
   EXPECT_EQ(enumerate_specs("wgmma", Layout::NN, Accum::F32, false).size(), 147u);
   // x (raster 3 x swizzle 4 + splits auto, 2, 4, 8, 16); ping-pong: x (raster 3 x swizzle 4)
@@ -284,7 +284,7 @@ TEST(KernelSpec, OwnFamiliesParseErrorsNameTheField) {
   EXPECT_NE(err("tile=64x64x32 mma nn f32").find("expected '<family>"), std::string::npos);
   EXPECT_NE(err("mmx nn f32")
                 .find("unknown family 'mmx' (known: sm90_cutlass, mma, tiny, wgmma, wgmma_swapab, lat, lat_staged, "
-                      "stream, cublaslt)"),
+                      "stream, stream_sweep, cublaslt)"),
             std::string::npos);
   EXPECT_NE(err("tiny nn").find("expected"), std::string::npos);
 }
@@ -326,14 +326,17 @@ TEST(Families, RegistryIsConsistent) {
     EXPECT_EQ(parse_spec(d.text()).text(), d.text());
     EXPECT_EQ(d.text().rfind(d.compile_text(), 0), 0u) << "the text starts with the compile text";
     EXPECT_EQ(f->fields().back(), "splits") << "every family has the split count, its last field";
-    // Each key=value of the default text is one of its fields and parses on its own.
+    // Each key=value of the default text is one of its fields and parses on its own (after the
+    // default's layout and accumulator: a family may take one layout only).
     std::istringstream words(d.text());
     for (std::string w; words >> w;) {
       const auto eq = w.find('=');
       if (eq == std::string::npos) continue;
       const auto& fields = f->fields();
       EXPECT_NE(std::find(fields.begin(), fields.end(), w.substr(0, eq)), fields.end()) << w;
-      EXPECT_EQ(parse_spec(fmt::format("{} nn f32 {}", f->name, w)).text(), d.text()) << w;
+      EXPECT_EQ(parse_spec(fmt::format("{} {} {} {}", f->name, to_string(d.layout), to_string(d.accum), w)).text(),
+                d.text())
+          << w;
     }
     if (f->listed) listed.emplace_back(f->name);
     EXPECT_EQ(f->runs_in_judge, f->name == "cublaslt");

@@ -7,6 +7,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "codegen/codegen.hpp"
@@ -405,3 +406,53 @@ TEST(StreamRule, EnvironmentIsCheckedNotGuessed) {
 }
 
 }  // namespace
+
+// Family stream_sweep (codegen/family_stream_sweep.cpp): TN and fp32 only, every enumerated spec
+// round-trips, the runtime's kernel (runtime/stream_kernels.cu) is the default and generates the
+// Config it compiles, and the refusals name what is wrong.
+TEST(StreamSweepFamily, SpecsRoundTripAndGenerateTheConfig) {
+  const auto all = cudal2::enumerate_specs("stream_sweep", Layout::TN, Accum::F32, true);
+  ASSERT_FALSE(all.empty());
+  std::set<std::string> texts;
+  for (const auto& s : all) {
+    EXPECT_EQ(cudal2::invalid_reason(s), "") << s.text();
+    EXPECT_EQ(cudal2::parse_spec(s.text()).text(), s.text());
+    texts.insert(s.text());
+  }
+  EXPECT_EQ(texts.size(), all.size());
+  EXPECT_TRUE(cudal2::enumerate_specs("stream_sweep", Layout::NN, Accum::F32, true).empty());
+  EXPECT_TRUE(cudal2::enumerate_specs("stream_sweep", Layout::TN, Accum::F16, true).empty());
+
+  const std::string runtime_kernel = "stream_sweep tn f32 tile=8x16x32 kwarps=8 stages=4 ctas=3";
+  const auto s = cudal2::parse_spec(runtime_kernel);
+  EXPECT_EQ(s.compile_text(), runtime_kernel);
+  EXPECT_EQ(s.text(), runtime_kernel + " | splits=1");
+  EXPECT_EQ(s.text(), cudal2::default_spec("stream_sweep").text());
+  const std::string src = cudal2::generate_source(s);
+  EXPECT_NE(src.find("cudal2_stream_sweep::Config<1, 1, 8, 4, 3, 0>"), std::string::npos) << src;
+  EXPECT_NE(src.find("stream_sweep_gemm.cuh"), std::string::npos);
+  const auto sixteen =
+      cudal2::parse_spec("stream_sweep tn f32 tile=16x32x32 kwarps=4 stages=2 ctas=4 pdl=1 | splits=8");
+  EXPECT_EQ(sixteen.splits, 8);
+  EXPECT_NE(cudal2::generate_source(sixteen).find("cudal2_stream_sweep::Config<2, 2, 4, 2, 4, 1>"), std::string::npos);
+
+  EXPECT_EQ(cudal2::shape_refusal(s, {8, 4096, 4096}), "");
+  EXPECT_NE(cudal2::shape_refusal(s, {9, 4096, 4096}).find("tokens"), std::string::npos);
+  EXPECT_NE(cudal2::shape_refusal(s, {1, 4096, 4100}).find("multiple of 8"), std::string::npos);
+  const std::pair<const char*, const char*> bad[] = {
+      {"stream_sweep nn f32 tile=8x16x32 kwarps=8 stages=4 ctas=3", "tn only"},
+      {"stream_sweep tn f16 tile=8x16x32 kwarps=8 stages=4 ctas=3", "fp32"},
+      {"stream_sweep tn f32 tile=8x16x32 kwarps=8 stages=4 ctas=4", "registers"},  // spilled under ptxas
+      {"stream_sweep tn f32 tile=8x16x64 kwarps=8 stages=4 ctas=3", "tile K"},
+      {"stream_sweep tn f32 tile=8x16x32 kwarps=8 stages=4 ctas=3 | splits=3", "splits"},
+      {"stream_sweep tn f32 tile=8x16x32 kwarps=8 stages=4 ctas=3 order=1", "unknown field"},
+  };
+  for (const auto& [text, why] : bad) {
+    try {
+      (void)cudal2::parse_spec(text);
+      ADD_FAILURE() << text << " accepted";
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << text << ": " << e.what();
+    }
+  }
+}

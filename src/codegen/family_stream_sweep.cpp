@@ -1,0 +1,133 @@
+// Family stream_sweep: decode GEMMs at the read-limit kernel's instruction count
+// (src/kernels/stream_sweep_gemm.cuh): a warp's lanes load 16-byte runs of B's rows and the
+// tokens that are mma.sync fragments as loaded, `stages` 32-wide K steps in flight before the
+// first multiply, K split over the CTA's kwarps warps and over a thread-block cluster of CTAs
+// (splits, a runtime knob: 1 lets the kernel pick the most that keep one wave, else 2, 4 or 8).
+// TN and fp32 accumulation only; M up to the tile's tokens, K % 8 == 0 (can_implement refuses
+// the rest).
+//   "stream_sweep tn f32 tile=8x16x32 kwarps=8 stages=4 ctas=3 | splits=1"
+// tile = tokens (8 or 16) x B rows a CTA (16 x row tiles) x 32 (the K step); ctas = CTAs an SM must
+// hold at once (caps a thread's registers); pdl (written when not 0) = 1 lets the next kernel
+// launch as soon as every CTA has started.
+// No CUDA here: this file only writes and reads text.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "codegen/family.hpp"
+
+namespace cudal2 {
+
+namespace {
+
+constexpr int kStepK = 32;
+constexpr int kMaxCluster = 8;
+// Registers besides the steps in flight and the accumulators (addresses, the loop, the
+// reduction's indices): the configurations ptxas compiled without spilling at 3 CTAs an SM (80
+// registers) and with a spill at 4 (64) bound it (ptxas -v, bench/results/h200/bandwidth/sweep/).
+constexpr int kSweepOverheadRegs = 20;
+
+const std::vector<std::string>& sweep_fields() {
+  static const std::vector<std::string> f{"tile", "kwarps", "stages", "ctas", "pdl", "splits"};
+  return f;
+}
+
+KernelSpec sweep_default_spec() {
+  KernelSpec s;
+  s.family = "stream_sweep";
+  s.layout = Layout::TN;
+  s.tile_m = 8, s.tile_n = 16, s.tile_k = kStepK, s.warps_m = 1, s.warps_n = 1, s.warps_k = 8, s.stages = 4;
+  s.min_ctas = 3, s.pdl_mode = 0;
+  return s;
+}
+
+std::string sweep_compile_text(const KernelSpec& s) {
+  return fmt::format("{} {} {} tile={}x{}x{} kwarps={} stages={} ctas={}{}", s.family, to_string(s.layout),
+                     to_string(s.accum), s.tile_m, s.tile_n, s.tile_k, s.warps_k, s.stages, s.min_ctas,
+                     s.pdl_mode == 0 ? std::string() : fmt::format(" pdl={}", s.pdl_mode));
+}
+
+// Registers a thread's steps in flight and accumulators hold: per step 16 bytes of each row tile's
+// two rows and of each token tile (4 registers each); 2 accumulator tiles of 4 a (row, token) tile.
+int sweep_regs(const KernelSpec& s) {
+  const int mt = s.tile_n / 16, nt = s.tile_m / 8;
+  return s.stages * (2 * mt + nt) * 4 + mt * nt * 8;
+}
+
+std::string invalid_reason_sweep(const KernelSpec& s) {
+  if (s.layout != Layout::TN) return "stream_sweep: tn only";
+  if (s.accum != Accum::F32) return "stream_sweep: fp32 accumulation only";
+  if (s.tile_m != 8 && s.tile_m != 16) return fmt::format("tile M {} not 8 or 16 tokens", s.tile_m);
+  if (s.tile_n % 16 || s.tile_n < 16 || s.tile_n > 64) return fmt::format("tile N {} not 16, 32, 48 or 64", s.tile_n);
+  if (s.tile_k != kStepK) return fmt::format("tile K {} is not the step's {}", s.tile_k, kStepK);
+  if (s.warps_m != 1 || s.warps_n != 1) return "stream_sweep: a CTA's warps split K only";
+  if (s.warps_k < 1 || s.warps_k > 16) return fmt::format("kwarps {} not in 1..16", s.warps_k);
+  if (s.stages < 1 || s.stages > 16) return fmt::format("stages {} not in 1..16", s.stages);
+  const int threads = 32 * s.warps_k;
+  if (s.min_ctas < 1 || s.min_ctas * threads > 2048)
+    return fmt::format("ctas {} not in 1..{} ({} threads a CTA, 2048 an SM)", s.min_ctas, 2048 / threads, threads);
+  const int cap = std::min(255, 65536 / (threads * s.min_ctas) / 8 * 8);
+  if (const int need = sweep_regs(s) + kSweepOverheadRegs; need > cap)
+    return fmt::format("{} CTAs an SM leave {} registers a thread, under the {} the steps need", s.min_ctas, cap, need);
+  if (s.pdl_mode != 0 && s.pdl_mode != 1) return fmt::format("pdl {} not 0 or 1", s.pdl_mode);
+  if (s.splits != 1 && s.splits != 2 && s.splits != 4 && s.splits != kMaxCluster)
+    return fmt::format("splits {} (CTAs a cluster) not 1 (the kernel's pick), 2, 4 or 8", s.splits);
+  return splits_only_knobs_reason(s);
+}
+
+// Tokens 8, 16 x rows 16, 32 x kwarps 4, 8, 16 x stages 2, 4, 8 x CTAs an SM 1, 2, 3, 4, 6 where the
+// registers allow, PDL off (measured slower back to back and no faster chained), x splits 1 (the
+// kernel's pick), 2, 4, 8 with knobs. NN has no configuration.
+std::vector<KernelSpec> enumerate_sweep(Layout layout, Accum accum, bool with_runtime_knobs) {
+  std::vector<KernelSpec> out;
+  if (layout != Layout::TN || accum != Accum::F32) return out;
+  for (int toks : {8, 16})
+    for (int rows : {16, 32})
+      for (int wk : {4, 8, 16})
+        for (int stages : {2, 4, 8})
+          for (int ctas : {1, 2, 3, 4, 6}) {
+            KernelSpec s = sweep_default_spec();
+            s.tile_m = toks, s.tile_n = rows, s.warps_k = wk, s.stages = stages, s.min_ctas = ctas;
+            if (!invalid_reason_sweep(s).empty()) continue;
+            for (int sp : {1, 2, 4, kMaxCluster}) {
+              s.splits = sp;
+              out.push_back(s);
+              if (!with_runtime_knobs) break;
+            }
+          }
+  return out;
+}
+
+std::string sweep_shape_refusal(const KernelSpec& s, const Shape& shape) {
+  if (shape.m > s.tile_m) return fmt::format("stream_sweep: M {} over the tile's {} tokens", shape.m, s.tile_m);
+  if (shape.k % 8) return fmt::format("stream_sweep: K {} not a multiple of 8", shape.k);
+  return "";
+}
+
+// The configuration as template arguments of cudal2_stream_sweep::Config (row tiles, token tiles,
+// warps, steps in flight, CTAs an SM, PDL).
+std::string generate_sweep_source(const KernelSpec& s) {
+  return type_source(sweep_compile_text(s), "stream_sweep_gemm.cuh",
+                     fmt::format("cudal2_stream_sweep::Gemm<cudal2_stream_sweep::Config<{}, {}, {}, {}, {}, {}>>",
+                                 s.tile_n / 16, s.tile_m / 8, s.warps_k, s.stages, s.min_ctas, s.pdl_mode));
+}
+
+}  // namespace
+
+const Family& stream_sweep_family() {
+  static const Family f{.name = "stream_sweep",
+                        .fields = sweep_fields,
+                        .default_spec = sweep_default_spec,
+                        .parse_field = parse_common_field,
+                        .compile_text = sweep_compile_text,
+                        .text = splits_only_text,
+                        .invalid_reason = invalid_reason_sweep,
+                        .enumerate = enumerate_sweep,
+                        .shape_refusal = sweep_shape_refusal,
+                        .generate_source = generate_sweep_source};
+  return f;
+}
+
+}  // namespace cudal2

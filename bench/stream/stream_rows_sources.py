@@ -48,22 +48,26 @@ def rows_source(m, u, w, c):
 STREAM = ("t16", 0, 0)
 
 
+def write_beside_stream(outdir, sources):
+    """Writes each (file name, source) of `sources` and the runtime's stream kernel into outdir;
+    returns the `--source` arguments (also what bench/stream/stream_sweep_sources.py prints)."""
+    os.makedirs(outdir, exist_ok=True)
+    named = list(sources) + [("stream-{}-load{}-order{}.cu".format(*STREAM), stream_load_sources.source(*STREAM))]
+    args = []
+    for file_name, text in named:
+        path = os.path.join(outdir, file_name)
+        with open(path, "w") as f:
+            f.write(text)
+        args.append(f"--source {path}")
+    return " ".join(args)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("outdir")
     a = ap.parse_args()
-    os.makedirs(a.outdir, exist_ok=True)
-    args = []
-    for m, u, w, c in CONFIGS:
-        path = os.path.join(a.outdir, f"rows-m{m}-u{u}-w{w}-c{c}.cu")
-        with open(path, "w") as f:
-            f.write(rows_source(m, u, w, c))
-        args.append(f"--source {path}")
-    path = os.path.join(a.outdir, "stream-{}-load{}-order{}.cu".format(*STREAM))
-    with open(path, "w") as f:
-        f.write(stream_load_sources.source(*STREAM))
-    args.append(f"--source {path}")
-    print(" ".join(args))
+    print(write_beside_stream(a.outdir, ((f"rows-m{m}-u{u}-w{w}-c{c}.cu", rows_source(m, u, w, c))
+                                         for m, u, w, c in CONFIGS)))
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import stream_load_sources  # noqa: E402
+import stream_rows_sources  # noqa: E402
 
 # (16-row tiles a warp, 8-token tiles, warps a CTA, K steps in flight a warp, CTAs an SM, pdl)
 CONFIGS = [
@@ -50,26 +50,16 @@ def sweep_source(mt, nt, w, u, c, pdl):
     return SOURCE.format(mt=mt, nt=nt, w=w, u=u, c=c, pdl=pdl, text=text(mt, nt, w, u, c, pdl))
 
 
-# The runtime's stream kernel, as bench/stream/stream_rows_sources.py writes it.
-STREAM = ("t16", 0, 0)
+# The runtime's stream kernel beside them, as bench/stream/stream_rows_sources.py writes it.
+STREAM = stream_rows_sources.STREAM
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("outdir")
     a = ap.parse_args()
-    os.makedirs(a.outdir, exist_ok=True)
-    args = []
-    for c in CONFIGS:
-        path = os.path.join(a.outdir, f"sweep-{name(*c)}.cu")
-        with open(path, "w") as f:
-            f.write(sweep_source(*c))
-        args.append(f"--source {path}")
-    path = os.path.join(a.outdir, "stream-{}-load{}-order{}.cu".format(*STREAM))
-    with open(path, "w") as f:
-        f.write(stream_load_sources.source(*STREAM))
-    args.append(f"--source {path}")
-    print(" ".join(args))
+    print(stream_rows_sources.write_beside_stream(a.outdir, ((f"sweep-{name(*c)}.cu", sweep_source(*c))
+                                                             for c in CONFIGS)))
 
 
 if __name__ == "__main__":

@@ -34,19 +34,20 @@ namespace {
   X(true, false, 1, 1, 4, 2, 2, 3, 0, 0, 0, "stream tn f32 tile=8x64x64 warps=1x4 kwarps=2 stages=2 ctas=3 pdl=0")  \
   X(true, true, 1, 1, 4, 2, 2, 3, 0, 0, 0, "stream tn f16 tile=8x64x64 warps=1x4 kwarps=2 stages=2 ctas=3 pdl=0")
 
-template <class Cfg>
+// The kernel C ABI's three calls over a family's Gemm<Cfg> (stream or stream_sweep).
+template <class G>
 int can_implement(const cudal2_gemm_args* a, char* err, size_t len) {
-  return cudal2_shim::answer(cudal2_stream::Gemm<Cfg>::refusal(*a), err, len);
+  return cudal2_shim::answer(G::refusal(*a), err, len);
 }
-template <class Cfg>
+template <class G>
 size_t workspace_size(const cudal2_gemm_args* a) {
-  return cudal2_stream::Gemm<Cfg>::workspace_size(*a);
+  return G::workspace_size(*a);
 }
-template <class Cfg>
+template <class G>
 int run(const cudal2_gemm_args* a, void* stream, char* err, size_t len) {
-  return cudal2_shim::answer(cudal2_stream::Gemm<Cfg>::run(*a, stream), err, len);
+  return cudal2_shim::answer(G::run(*a, stream), err, len);
 }
-// CTAs of the aligned kernel one SM holds at once (0 when the calculator fails).
+// CTAs of the aligned stream kernel one SM holds at once (0 when the calculator fails).
 template <class Cfg>
 int resident() {
   int n = 0;
@@ -60,35 +61,29 @@ int resident() {
 
 #define CUDAL2_STREAM_CFG(tn, f16, nt, mt, wr, wk, d, ctas, ahead, pdl, order) \
   cudal2_stream::Config<tn, f16, nt, mt, wr, wk, d, ctas, ahead, pdl, 0, order>
-#define CUDAL2_STREAM_ENTRY(tn, f16, nt, mt, wr, wk, d, ctas, ahead, pdl, order, text)                         \
-  cudal2_stream_kernel{text,                                                                                   \
-                       tn,                                                                                     \
-                       f16,                                                                                    \
-                       8 * (nt),                                                                               \
-                       16 * (mt) * (wr),                                                                       \
-                       wk,                                                                                     \
-                       can_implement<CUDAL2_STREAM_CFG(tn, f16, nt, mt, wr, wk, d, ctas, ahead, pdl, order)>,  \
-                       workspace_size<CUDAL2_STREAM_CFG(tn, f16, nt, mt, wr, wk, d, ctas, ahead, pdl, order)>, \
-                       run<CUDAL2_STREAM_CFG(tn, f16, nt, mt, wr, wk, d, ctas, ahead, pdl, order)>,            \
-                       resident<CUDAL2_STREAM_CFG(tn, f16, nt, mt, wr, wk, d, ctas, ahead, pdl, order)>,       \
-                       0},
+#define CUDAL2_STREAM_ENTRY(tn, f16, nt, mt, wr, wk, d, ctas, ahead, pdl, order, text)                             \
+  cudal2_stream_kernel{                                                                                            \
+      text,                                                                                                        \
+      tn,                                                                                                          \
+      f16,                                                                                                         \
+      8 * (nt),                                                                                                    \
+      16 * (mt) * (wr),                                                                                            \
+      wk,                                                                                                          \
+      can_implement<cudal2_stream::Gemm<CUDAL2_STREAM_CFG(tn, f16, nt, mt, wr, wk, d, ctas, ahead, pdl, order)>>,  \
+      workspace_size<cudal2_stream::Gemm<CUDAL2_STREAM_CFG(tn, f16, nt, mt, wr, wk, d, ctas, ahead, pdl, order)>>, \
+      run<cudal2_stream::Gemm<CUDAL2_STREAM_CFG(tn, f16, nt, mt, wr, wk, d, ctas, ahead, pdl, order)>>,            \
+      resident<CUDAL2_STREAM_CFG(tn, f16, nt, mt, wr, wk, d, ctas, ahead, pdl, order)>,                            \
+      0},
 
 // The sweep band's kernel (stream_sweep_gemm.cuh; Config<row tiles, token tiles, warps, steps in
 // flight, CTAs an SM, PDL>).
 using SweepCfg = cudal2_stream_sweep::Config<1, 1, 8, 4, 3, 0>;
 using Sweep = cudal2_stream_sweep::Gemm<SweepCfg>;
-int sweep_can_implement(const cudal2_gemm_args* a, char* err, size_t len) {
-  return cudal2_shim::answer(Sweep::refusal(*a), err, len);
-}
-size_t sweep_workspace_size(const cudal2_gemm_args* a) { return Sweep::workspace_size(*a); }
-int sweep_run(const cudal2_gemm_args* a, void* stream, char* err, size_t len) {
-  return cudal2_shim::answer(Sweep::run(*a, stream), err, len);
-}
 int sweep_resident() { return Sweep::resident(); }
 
 const cudal2_stream_kernel kKernels[] = {CUDAL2_STREAM_CONFIGS(CUDAL2_STREAM_ENTRY) cudal2_stream_kernel{
     "stream_sweep tn f32 tile=8x16x32 kwarps=8 stages=4 ctas=3", 1, 0, SweepCfg::kToks, SweepCfg::kRows,
-    SweepCfg::kWarps, sweep_can_implement, sweep_workspace_size, sweep_run, sweep_resident, 1}};
+    SweepCfg::kWarps, can_implement<Sweep>, workspace_size<Sweep>, run<Sweep>, sweep_resident, 1}};
 
 }  // namespace
 

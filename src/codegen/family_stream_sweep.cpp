@@ -5,9 +5,12 @@
 // (splits, a runtime knob: 1 lets the kernel pick the most that keep one wave, else 2, 4 or 8).
 // TN and fp32 accumulation only; M up to the tile's tokens, K % 8 == 0 (can_implement refuses
 // the rest).
-//   "stream_sweep tn f32 tile=8x16x32 kwarps=8 stages=4 ctas=3 | splits=1"
+//   "stream_sweep tn f32 tile=8x16x32 kwarps=8 stages=2 ctas=3 pipe=1 | splits=1"
 // tile = tokens (8 or 16) x B rows a CTA (16 x row tiles) x 32 (the K step); ctas = CTAs an SM must
-// hold at once (caps a thread's registers); pdl (written when not 0) = 1 lets the next kernel
+// hold at once (caps a thread's registers); pipe (always written: a text without it takes the
+// default's, 1) = 1 loads a warp's next
+// `stages` steps before it multiplies this batch (twice the registers; from DRAM and cold a warp
+// then never waits with nothing in flight); pdl (written when not 0) = 1 lets the next kernel
 // launch as soon as every CTA has started.
 // No CUDA here: this file only writes and reads text.
 #include <fmt/format.h>
@@ -17,20 +20,21 @@
 #include <vector>
 
 #include "codegen/family.hpp"
+#include "kernels/stream_sweep_plan.h"
 
 namespace cudal2 {
 
 namespace {
 
-constexpr int kStepK = 32;
-constexpr int kMaxCluster = 8;
+using cudal2_sweep_plan::kMaxCluster;
+using cudal2_sweep_plan::kStepK;
 // Registers besides the steps in flight and the accumulators (addresses, the loop, the
 // reduction's indices): the configurations ptxas compiled without spilling at 3 CTAs an SM (80
 // registers) and with a spill at 4 (64) bound it (ptxas -v, bench/results/h200/bandwidth/sweep/).
 constexpr int kSweepOverheadRegs = 20;
 
 const std::vector<std::string>& sweep_fields() {
-  static const std::vector<std::string> f{"tile", "kwarps", "stages", "ctas", "pdl", "splits"};
+  static const std::vector<std::string> f{"tile", "kwarps", "stages", "ctas", "pipe", "pdl", "splits"};
   return f;
 }
 
@@ -38,22 +42,23 @@ KernelSpec sweep_default_spec() {
   KernelSpec s;
   s.family = "stream_sweep";
   s.layout = Layout::TN;
-  s.tile_m = 8, s.tile_n = 16, s.tile_k = kStepK, s.warps_m = 1, s.warps_n = 1, s.warps_k = 8, s.stages = 4;
-  s.min_ctas = 3, s.pdl_mode = 0;
+  s.tile_m = 8, s.tile_n = 16, s.tile_k = kStepK, s.warps_m = 1, s.warps_n = 1, s.warps_k = 8, s.stages = 2;
+  s.pipelined = 1, s.min_ctas = 3, s.pdl_mode = 0;
   return s;
 }
 
 std::string sweep_compile_text(const KernelSpec& s) {
-  return fmt::format("{} {} {} tile={}x{}x{} kwarps={} stages={} ctas={}{}", s.family, to_string(s.layout),
-                     to_string(s.accum), s.tile_m, s.tile_n, s.tile_k, s.warps_k, s.stages, s.min_ctas,
+  return fmt::format("{} {} {} tile={}x{}x{} kwarps={} stages={} ctas={} pipe={}{}", s.family, to_string(s.layout),
+                     to_string(s.accum), s.tile_m, s.tile_n, s.tile_k, s.warps_k, s.stages, s.min_ctas, s.pipelined,
                      s.pdl_mode == 0 ? std::string() : fmt::format(" pdl={}", s.pdl_mode));
 }
 
 // Registers a thread's steps in flight and accumulators hold: per step 16 bytes of each row tile's
-// two rows and of each token tile (4 registers each); 2 accumulator tiles of 4 a (row, token) tile.
+// two rows and of each token tile (4 registers each), twice when pipelined; 2 accumulator tiles of 4
+// a (row, token) tile.
 int sweep_regs(const KernelSpec& s) {
   const int mt = s.tile_n / 16, nt = s.tile_m / 8;
-  return s.stages * (2 * mt + nt) * 4 + mt * nt * 8;
+  return (s.pipelined ? 2 : 1) * s.stages * (2 * mt + nt) * 4 + mt * nt * 8;
 }
 
 std::string invalid_reason_sweep(const KernelSpec& s) {
@@ -66,6 +71,7 @@ std::string invalid_reason_sweep(const KernelSpec& s) {
   if (s.warps_k < 1 || s.warps_k > 16) return fmt::format("kwarps {} not in 1..16", s.warps_k);
   if (s.stages < 1 || s.stages > 16) return fmt::format("stages {} not in 1..16", s.stages);
   const int threads = 32 * s.warps_k;
+  if (s.pipelined != 0 && s.pipelined != 1) return fmt::format("pipe {} not 0 or 1", s.pipelined);
   if (s.min_ctas < 1 || s.min_ctas * threads > 2048)
     return fmt::format("ctas {} not in 1..{} ({} threads a CTA, 2048 an SM)", s.min_ctas, 2048 / threads, threads);
   const int cap = std::min(255, 65536 / (threads * s.min_ctas) / 8 * 8);
@@ -77,26 +83,28 @@ std::string invalid_reason_sweep(const KernelSpec& s) {
   return splits_only_knobs_reason(s);
 }
 
-// Tokens 8, 16 x rows 16, 32 x kwarps 4, 8, 16 x stages 2, 4, 8 x CTAs an SM 1, 2, 3, 4, 6 where the
-// registers allow, PDL off (measured slower back to back and no faster chained), x splits 1 (the
-// kernel's pick), 2, 4, 8 with knobs. NN has no configuration.
+// Tokens 8, 16 x rows 16, 32 x kwarps 4, 8, 16 x stages 1, 2, 4, 8 x pipelined or not x CTAs an SM
+// 1, 2, 3, 4, 6 where the registers allow, PDL off (measured slower back to back and no faster chained), x splits 1
+// (the kernel's pick), 2, 4, 8 with knobs. NN has no configuration.
 std::vector<KernelSpec> enumerate_sweep(Layout layout, Accum accum, bool with_runtime_knobs) {
   std::vector<KernelSpec> out;
   if (layout != Layout::TN || accum != Accum::F32) return out;
   for (int toks : {8, 16})
     for (int rows : {16, 32})
       for (int wk : {4, 8, 16})
-        for (int stages : {2, 4, 8})
-          for (int ctas : {1, 2, 3, 4, 6}) {
-            KernelSpec s = sweep_default_spec();
-            s.tile_m = toks, s.tile_n = rows, s.warps_k = wk, s.stages = stages, s.min_ctas = ctas;
-            if (!invalid_reason_sweep(s).empty()) continue;
-            for (int sp : {1, 2, 4, kMaxCluster}) {
-              s.splits = sp;
-              out.push_back(s);
-              if (!with_runtime_knobs) break;
+        for (int stages : {1, 2, 4, 8})
+          for (int pipe : {0, 1})
+            for (int ctas : {1, 2, 3, 4, 6}) {
+              KernelSpec s = sweep_default_spec();
+              s.tile_m = toks, s.tile_n = rows, s.warps_k = wk, s.stages = stages, s.pipelined = pipe;
+              s.min_ctas = ctas;
+              if (!invalid_reason_sweep(s).empty()) continue;
+              for (int sp : {1, 2, 4, kMaxCluster}) {
+                s.splits = sp;
+                out.push_back(s);
+                if (!with_runtime_knobs) break;
+              }
             }
-          }
   return out;
 }
 
@@ -107,11 +115,12 @@ std::string sweep_shape_refusal(const KernelSpec& s, const Shape& shape) {
 }
 
 // The configuration as template arguments of cudal2_stream_sweep::Config (row tiles, token tiles,
-// warps, steps in flight, CTAs an SM, PDL).
+// warps, steps in flight, CTAs an SM, PDL, pipelined).
 std::string generate_sweep_source(const KernelSpec& s) {
-  return type_source(sweep_compile_text(s), "stream_sweep_gemm.cuh",
-                     fmt::format("cudal2_stream_sweep::Gemm<cudal2_stream_sweep::Config<{}, {}, {}, {}, {}, {}>>",
-                                 s.tile_n / 16, s.tile_m / 8, s.warps_k, s.stages, s.min_ctas, s.pdl_mode));
+  return type_source(
+      sweep_compile_text(s), "stream_sweep_gemm.cuh",
+      fmt::format("cudal2_stream_sweep::Gemm<cudal2_stream_sweep::Config<{}, {}, {}, {}, {}, {}, {}>>", s.tile_n / 16,
+                  s.tile_m / 8, s.warps_k, s.stages, s.min_ctas, s.pdl_mode, s.pipelined));
 }
 
 }  // namespace

@@ -93,6 +93,8 @@ void parse_common_field(KernelSpec& s, std::string_view key, std::string_view va
     s.pdl_mode = parse_int(val, key);
   } else if (key == "order") {
     s.split_order = parse_int(val, key);
+  } else if (key == "pipe") {
+    s.pipelined = parse_int(val, key);
   } else if (key == "mainloop") {
     s.mainloop = parse_enum(val, kMainloops, key);
   } else if (key == "epilogue") {

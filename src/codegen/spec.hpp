@@ -53,6 +53,9 @@ struct KernelSpec {
   // stream: how K is split across CTAs: 0 contiguous ranges, 1 interleaved stages (split z of S
   // takes stages z, z + S, ...: the CTAs of one output tile read neighbouring stages at once).
   int split_order = 0;
+  // stream_sweep: 1 issues the loads of a warp's next batch of K steps before it multiplies this
+  // one (two batches of registers in turn), 0 loads a batch only once the last is multiplied.
+  int pipelined = 0;
   // Runtime knobs: no recompile.
   Raster raster = Raster::Heuristic;
   int swizzle = 1;

@@ -22,8 +22,8 @@
 // A, B 16-byte aligned (the runtime sends other shapes elsewhere); fp32 accumulation. Measured,
 // and where the runtime runs it: bench/results/h200/bandwidth/sweep/, runtime/stream_rule.hpp.
 //   #include "stream_sweep_gemm.cuh"
-//   using cudal2_kernel = cudal2_stream_sweep::Gemm<cudal2_stream_sweep::Config<1, 1, 8, 4, 3>>;
-//   CUDAL2_EXPORT_KERNEL_ABI(cudal2_kernel, "stream_sweep tn f32 tile=8x16x32 kwarps=8 stages=4 ctas=3")
+//   using cudal2_kernel = cudal2_stream_sweep::Gemm<cudal2_stream_sweep::Config<1, 1, 8, 2, 3, 0, 1>>;
+//   CUDAL2_EXPORT_KERNEL_ABI(cudal2_kernel, "stream_sweep tn f32 tile=8x16x32 kwarps=8 stages=2 ctas=3 pipe=1")
 // (codegen/family_stream_sweep.cpp writes these sources from spec texts.)
 #pragma once
 #include <cooperative_groups.h>
@@ -37,6 +37,7 @@
 #include "device_sms.cuh"
 #include "mma_common.cuh"
 #include "pdl.cuh"
+#include "stream_sweep_plan.h"
 
 namespace cudal2_stream_sweep {
 namespace {
@@ -50,11 +51,14 @@ namespace cg = cooperative_groups;
 // it multiplies the first; kMinCtas: CTAs an SM must hold at once (caps a thread's registers);
 // kPdl: 1 lets the next kernel launch as soon as every CTA has started (0: no programmatic
 // dependent launch; replayed back to back, the next launch's CTAs then take no SM slot while
-// this one still streams).
-template <int kRowTiles, int kTokTiles, int kWarpsPerCta, int kStepsInFlight, int kMinCtasPerSm, int kPdlMode = 0>
+// this one still streams). kPipelined: 1 issues the loads of the next batch of steps before it multiplies this one (two
+// batches of registers: a warp never waits with nothing in flight; from DRAM and cold that is what the plain loop
+// lacked).
+template <int kRowTiles, int kTokTiles, int kWarpsPerCta, int kStepsInFlight, int kMinCtasPerSm, int kPdlMode = 0,
+          int kPipelined = 0>
 struct Config {
   static constexpr int MT = kRowTiles, NT = kTokTiles, kWarps = kWarpsPerCta, kSteps = kStepsInFlight;
-  static constexpr int kCtas = kMinCtasPerSm, kPdl = kPdlMode;
+  static constexpr int kCtas = kMinCtasPerSm, kPdl = kPdlMode, kPipe = kPipelined;
   static constexpr int kThreads = 32 * kWarps;
   static constexpr int kRows = 16 * MT, kToks = 8 * NT;
   static_assert(MT >= 1 && MT <= 4, "stream_sweep: 1..4 row tiles");
@@ -63,10 +67,11 @@ struct Config {
   static_assert(kWarps >= 1 && kWarps <= 16, "stream_sweep: 1..16 warps");
   static_assert(kSteps >= 1 && kSteps <= 16, "stream_sweep: 1..16 steps in flight");
   static_assert(kCtas >= 1 && kCtas * kThreads <= 2048, "stream_sweep: at most 2048 threads an SM");
+  static_assert(kPipe == 0 || kPipe == 1, "stream_sweep: pipelined 0 or 1");
 };
 
-constexpr int kMaxCluster = 8;
-constexpr int kStep = 32;  // K elements a warp step covers (4 lanes x 8)
+using cudal2_sweep_plan::kMaxCluster;
+constexpr int kStep = cudal2_sweep_plan::kStepK;
 
 struct Params {
   const __half* A;
@@ -136,26 +141,60 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtas) stream_sweep_kernel
   for (int j = 0; j < NT; ++j) ap[j] = p.A + int64_t(min(8 * j + g, p.m - 1)) * p.k + k0;
 
   Acc<false> acc[MT][NT][2];
-  int s = s0;
-  for (; s + U <= full_end; s += U) {
-    Step<MT, NT> st[U];
+  auto load = [&](Step<MT, NT>(&st)[U], int ahead) {
 #pragma unroll
     for (int u = 0; u < U; ++u) {
 #pragma unroll
       for (int t = 0; t < MT; ++t)
 #pragma unroll
-        for (int r = 0; r < 2; ++r) st[u].w[t][r] = ld_weights(wp[t][r] + u * kStep);
+        for (int r = 0; r < 2; ++r) st[u].w[t][r] = ld_weights(wp[t][r] + (ahead + u) * kStep);
 #pragma unroll
-      for (int j = 0; j < NT; ++j) st[u].a[j] = ld_tokens(ap[j] + u * kStep);
+      for (int j = 0; j < NT; ++j) st[u].a[j] = ld_tokens(ap[j] + (ahead + u) * kStep);
     }
-#pragma unroll
-    for (int u = 0; u < U; ++u) multiply<MT, NT>(acc, st[u]);
+  };
+  auto advance = [&](int by) {
 #pragma unroll
     for (int t = 0; t < MT; ++t)
 #pragma unroll
-      for (int r = 0; r < 2; ++r) wp[t][r] += U * kStep;
+      for (int r = 0; r < 2; ++r) wp[t][r] += by;
 #pragma unroll
-    for (int j = 0; j < NT; ++j) ap[j] += U * kStep;
+    for (int j = 0; j < NT; ++j) ap[j] += by;
+  };
+  int s = s0;
+  if constexpr (Cfg::kPipe == 1) {
+    // Two batches of registers in turn: the next batch's loads go out before this one's MMAs.
+    auto multiply_all = [&](const Step<MT, NT>(&st)[U]) {
+#pragma unroll
+      for (int u = 0; u < U; ++u) multiply<MT, NT>(acc, st[u]);
+      s += U;
+      advance(U * kStep);
+    };
+    if (s + U <= full_end) {
+      Step<MT, NT> x[U], y[U];
+      load(x, 0);
+      while (true) {
+        if (s + 2 * U > full_end) {
+          multiply_all(x);
+          break;
+        }
+        load(y, U);
+        multiply_all(x);
+        if (s + 2 * U > full_end) {
+          multiply_all(y);
+          break;
+        }
+        load(x, U);
+        multiply_all(y);
+      }
+    }
+  } else {
+    for (; s + U <= full_end; s += U) {
+      Step<MT, NT> st[U];
+      load(st, 0);
+#pragma unroll
+      for (int u = 0; u < U; ++u) multiply<MT, NT>(acc, st[u]);
+      advance(U * kStep);
+    }
   }
   // The range's remaining steps, one at a time; the lanes of a partial step past K read zeros.
   for (; s < s1; ++s) {
@@ -168,12 +207,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtas) stream_sweep_kernel
 #pragma unroll
     for (int j = 0; j < NT; ++j) st.a[j] = in_k ? ld_tokens(ap[j]) : make_uint4(0, 0, 0, 0);
     multiply<MT, NT>(acc, st);
-#pragma unroll
-    for (int t = 0; t < MT; ++t)
-#pragma unroll
-      for (int r = 0; r < 2; ++r) wp[t][r] += kStep;
-#pragma unroll
-    for (int j = 0; j < NT; ++j) ap[j] += kStep;
+    advance(kStep);
   }
 
   // The warps' partial tiles: red[warp][entry], entry e = (row tile t, token tile j, lane) as
@@ -231,16 +265,11 @@ struct Gemm {
     return n;
   }
 
-  // CTAs a cluster: the most (1, 2, 4, 8) with which every row tile's cluster fits in one wave
-  // of resident CTAs and every warp still has a step of K; a.splits > 1 asks for one.
+  // CTAs a cluster (stream_sweep_plan.h); a.splits > 1 asks for one.
   static int cluster_of(const cudal2_gemm_args& a) {
     if (a.splits > 1) return static_cast<int>(a.splits);
     const int64_t tiles = (a.n + Cfg::kRows - 1) / Cfg::kRows;
-    const int64_t slots = int64_t(device_sms()) * resident();
-    const int64_t steps = (a.k + kStep - 1) / kStep;
-    int c = 1;
-    while (c < kMaxCluster && tiles * c * 2 <= slots && int64_t(Cfg::kWarps) * c * 2 <= steps) c *= 2;
-    return c;
+    return cudal2_sweep_plan::cluster(tiles, int64_t(device_sms()) * resident(), Cfg::kWarps, a.k);
   }
 
   static const char* refusal(const cudal2_gemm_args& a) {

@@ -9,9 +9,11 @@
 //  - 8 tokens and 64 B rows a CTA, three CTAs an SM: weights of up to ~25000 rows at 1-8 tokens,
 //    for which the first would need a second wave (H200, exploration layer 1x18944x3584: 1.16 of
 //    auto-tuning back to back, 1.14 chained; bench/results/h200/bandwidth/lean/).
-//  - stream_sweep, 8 tokens and 16 B rows a CTA of 8 warps, four K steps in flight a warp, three
-//    CTAs an SM: the sweep band's (weights the L2 holds, runtime/stream_rule.hpp), the fastest
-//    single configuration of the exploration (bench/results/h200/bandwidth/sweep/).
+//  - stream_sweep, 8 tokens and 16 B rows a CTA of 8 warps, two batches of two K steps in flight a
+//    warp (pipelined), three CTAs an SM: the sweep band's (weights the L2 holds,
+//    runtime/stream_rule.hpp), the fastest single configuration of the exploration, and the same
+//    with CTAs of 4 warps, six an SM, close behind it, for row tiles that the first deals unevenly
+//    over the SMs (bench/results/h200/bandwidth/sweep/, pipelined/).
 // None lets the next kernel launch early (pdl=0): replayed back to back, an early launch's CTAs
 // took SM slots while the kernel still streamed (H200: 1x14336x4096 33.9 us with PDL, 31.9
 // without; the same with a kernel between).
@@ -75,15 +77,22 @@ int resident() {
       resident<CUDAL2_STREAM_CFG(tn, f16, nt, mt, wr, wk, d, ctas, ahead, pdl, order)>,                            \
       0},
 
-// The sweep band's kernel (stream_sweep_gemm.cuh; Config<row tiles, token tiles, warps, steps in
-// flight, CTAs an SM, PDL>).
-using SweepCfg = cudal2_stream_sweep::Config<1, 1, 8, 4, 3, 0>;
-using Sweep = cudal2_stream_sweep::Gemm<SweepCfg>;
-int sweep_resident() { return Sweep::resident(); }
+// The sweep band's kernels (stream_sweep_gemm.cuh): Config<1 row tile, 1 token tile, warps, 2 steps
+// in flight, CTAs an SM, PDL 0, pipelined>, in the rule's order of preference.
+#define CUDAL2_SWEEP_CFG(warps, ctas) cudal2_stream_sweep::Config<1, 1, warps, 2, ctas, 0, 1>
+#define CUDAL2_SWEEP_ENTRY(warps, ctas, text)                                                      \
+  cudal2_stream_kernel {                                                                           \
+    text, 1, 0, CUDAL2_SWEEP_CFG(warps, ctas)::kToks, CUDAL2_SWEEP_CFG(warps, ctas)::kRows, warps, \
+        can_implement<cudal2_stream_sweep::Gemm<CUDAL2_SWEEP_CFG(warps, ctas)>>,                   \
+        workspace_size<cudal2_stream_sweep::Gemm<CUDAL2_SWEEP_CFG(warps, ctas)>>,                  \
+        run<cudal2_stream_sweep::Gemm<CUDAL2_SWEEP_CFG(warps, ctas)>>,                             \
+        cudal2_stream_sweep::Gemm<CUDAL2_SWEEP_CFG(warps, ctas)>::resident, 1                      \
+  }
 
-const cudal2_stream_kernel kKernels[] = {CUDAL2_STREAM_CONFIGS(CUDAL2_STREAM_ENTRY) cudal2_stream_kernel{
-    "stream_sweep tn f32 tile=8x16x32 kwarps=8 stages=4 ctas=3", 1, 0, SweepCfg::kToks, SweepCfg::kRows,
-    SweepCfg::kWarps, can_implement<Sweep>, workspace_size<Sweep>, run<Sweep>, sweep_resident, 1}};
+const cudal2_stream_kernel kKernels[] = {
+    CUDAL2_STREAM_CONFIGS(CUDAL2_STREAM_ENTRY)
+        CUDAL2_SWEEP_ENTRY(8, 3, "stream_sweep tn f32 tile=8x16x32 kwarps=8 stages=2 ctas=3 pipe=1"),
+    CUDAL2_SWEEP_ENTRY(4, 6, "stream_sweep tn f32 tile=8x16x32 kwarps=4 stages=2 ctas=6 pipe=1")};
 
 }  // namespace
 

@@ -20,23 +20,26 @@
 // sums; fewer leave SMs without loads).
 //
 // Below the class, the sweep band: TN with fp32 accumulation, 1-8 tokens, K % 8 == 0, weights from
-// 1 MiB up to 40% of the L2 and row tiles that one wave of the kernel's CTAs holds run the
-// portfolio's stream_sweep kernel (kernels/stream_sweep_gemm.cuh: the read-limit kernel's loop
-// with the MMAs folded in), warm or cold; weights from there up to the class's floor (the L2) run
-// it only cold (weights the handle has not read recently, as in the cold band). Measured on an
-// H200 against cuBLASLt auto-tuning (bench/results/h200/bandwidth/sweep/): weights the L2 keeps
-// read at the L2's rate (held out, 14-18 MiB at 1-4 tokens: 1.21-1.52 back to back, 1.25-1.44 with
-// an unrelated kernel between calls). Called back to back on 28-54 MiB the L2 kept the weights in
-// some replays and not in others, and from DRAM the kernel streams at ~60% of the read limit:
-// 0.79-0.89 of auto-tuning at 4-7 tokens (4x4096x3584, 7x4672x4544). A second wave of CTAs cost
-// it half its speed (7x6912x2560: 0.52). Beyond the L2 it ran level with the stream kernels, which
-// keep the class.
+// 1 MiB up to the class's floor (the L2; for weights the handle has read recently, 40% of it above
+// 4 tokens, CUDAL2_STREAM_SWEEP_WARM_PCT sets the share) and row tiles that one wave of the kernel's CTAs holds run the
+// portfolio's stream_sweep kernels (kernels/stream_sweep_gemm.cuh: the read-limit kernel's loop
+// with the MMAs folded in, the next steps' loads issued before this step's multiplies). Measured
+// on an H200 against cuBLASLt auto-tuning (bench/results/h200/bandwidth/sweep/, pipelined/):
+// weights the L2 keeps read at the L2's rate (held out, 14-18 MiB at 1-4 tokens: 1.21-1.52 back
+// to back, 1.25-1.44 with an unrelated kernel between calls). On 25-50 MiB, called back to back,
+// the L2 keeps the weights in some replays and not in others; the kernel's first loop streamed
+// them from DRAM at ~60% of the read limit (0.79-0.89 of auto-tuning there), so the band took
+// warm weights only up to 40% of the L2; the pipelined loop runs them level or ahead at 1-4 tokens
+// (below: kSweepWarmAllMaxM). A second wave of CTAs cost it half its speed (7x6912x2560: 0.52). Beyond the L2 it
+// ran level with the stream kernels, which keep the class.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <optional>
 #include <string_view>
 #include <vector>
+
+#include "kernels/stream_sweep_plan.h"
 
 namespace cudal2::rt {
 
@@ -77,10 +80,20 @@ struct StreamKernel {
 };
 
 // The sweep band's reach: tokens, the weights' floor (smaller ones are launch-bound), and the
-// share of the L2 up to which it takes warm weights (in percent).
+// share of the L2 up to which it takes warm weights (in percent; cold ones up to the class's
+// floor): all of it up to kSweepWarmAllMaxM tokens since the kernel's loop is pipelined, 40% above.
+// H200 (bench/results/h200/bandwidth/pipelined/), 25-54 MB at 1-4 tokens, called back to back:
+// exploration layers 1.08 of auto-tuning (min 0.91), held-out decode layers ahead of cuBLASLt
+// too; at 7-8 tokens the exploration layers were mixed (0.87-1.24) and three held-out off-grid
+// layers of 34-41 MB ran 0.75-0.89 back to back (1.08-1.14 with a kernel between calls), so more
+// tokens keep 40% warm.
 constexpr int64_t kSweepMaxM = 8;
 constexpr int64_t kSweepMinWeightBytes = int64_t(1) << 20;
 constexpr int64_t kSweepWarmL2Percent = 40;
+constexpr int64_t kSweepWarmAllMaxM = 4;
+// How much less the busiest SM must stream under a later sweep kernel of the portfolio for it to
+// run a shape instead of the first.
+constexpr double kSweepBalanceMargin = 0.9;
 
 // Weights below the class's floor (they fit the L2) and from this many bytes up, at up to
 // kStreamColdMaxM tokens, form the cold band: the stream kernels run them only when the handle has not read them
@@ -100,6 +113,9 @@ struct StreamBounds {
   int64_t cold_min_weight_bytes = -1;  // the cold band's floor; -1: kStreamColdMinWeightBytes
   int64_t cold_max_m = kStreamColdMaxM;
   int64_t sweep_max_m = kSweepMaxM;  // 0 turns the sweep band off
+  // Share of the L2 up to which the band takes warm weights; -1: 100 up to kSweepWarmAllMaxM
+  // tokens, kSweepWarmL2Percent above (CUDAL2_STREAM_SWEEP_WARM_PCT sets one for every M).
+  int64_t sweep_warm_pct = -1;
 };
 
 struct StreamPick {
@@ -135,12 +151,13 @@ inline bool in_stream_class(int layout, int64_t m, int64_t n, int64_t k, int64_t
 }
 
 // TN shapes with fp32 accumulation, up to sweep_max_m tokens and K % 8 == 0 (whole 16-byte runs of
-// B's rows), whose weights lie between kSweepMinWeightBytes and kSweepWarmL2Percent of the L2
-// (cold: the class's floor).
+// B's rows), whose weights lie between kSweepMinWeightBytes and the warm share of the L2 (cold, or
+// a share that reaches it: the class's floor).
 inline bool in_sweep_band(int layout, int accum, int64_t m, int64_t n, int64_t k, int64_t l2_bytes,
                           const StreamBounds& b = {}, bool cold = false) {
   const int64_t bytes = n * k * 2, floor = stream_min_weight_bytes(l2_bytes, b);
-  const int64_t warm_top = l2_bytes / 100 * kSweepWarmL2Percent;
+  const int64_t pct = b.sweep_warm_pct >= 0 ? b.sweep_warm_pct : m <= kSweepWarmAllMaxM ? 100 : kSweepWarmL2Percent;
+  const int64_t warm_top = l2_bytes / 100 * pct;
   return layout == 1 && accum == 0 && m >= 1 && m <= b.sweep_max_m && k % 8 == 0 && bytes >= kSweepMinWeightBytes &&
          bytes < (cold || warm_top > floor ? floor : warm_top);
 }
@@ -168,21 +185,32 @@ inline int stream_splits(int64_t tiles, int64_t slots, int max_splits) {
 // exceed them for every kernel is out of the class (a second, partial wave measured 0.82-0.88 of
 // auto-tuning).
 // cold: pick for a shape of the cold band instead of the class. A shape of the sweep band (cold:
-// its cold reach) takes the portfolio's first stream_sweep kernel that holds M and whose row tiles
-// fit one wave (splits 1: the kernel spreads K over a cluster of CTAs itself).
+// its cold reach) takes the first stream_sweep kernel that holds M, if its row tiles fit one wave
+// of it, unless a later one deals the tiles more evenly over the SMs (its busiest SM streams at
+// most kSweepBalanceMargin of the first's bytes: 288 row tiles are 3 CTAs on some SMs and 2 on
+// others at 3 CTAs an SM, 5 and 4 at 6). Row tiles that only a later kernel holds in one wave
+// stay out (H200, 448-688 tiles of 30-45 MB at 1-8 tokens: 0.72-0.94 of auto-tuning back to back
+// with the 6-CTA kernel; bench/results/h200/bandwidth/pipelined/). Splits 1: the kernel spreads K
+// over a cluster of CTAs itself (stream_sweep_plan.h).
 inline StreamPick pick_stream(const std::vector<StreamKernel>& kernels, int layout, int accum, int64_t m, int64_t n,
                               int64_t k, int sm_count, int64_t l2_bytes, const StreamBounds& bounds = {},
                               bool cold = false) {
   StreamPick p;
   if (sm_count >= 1 && in_sweep_band(layout, accum, m, n, k, l2_bytes, bounds, cold)) {
+    double best = 0;
     for (int i = 0; i < static_cast<int>(kernels.size()); ++i) {
       const StreamKernel& c = kernels[static_cast<size_t>(i)];
       const int64_t tiles = (n + c.rows - 1) / c.rows, slots = int64_t(sm_count) * (c.resident > 0 ? c.resident : 1);
-      if (c.sweep && c.layout == layout && c.accum == accum && c.toks >= m && tiles <= slots) {
-        p.kernel = i;
-        return p;
+      if (!c.sweep || c.layout != layout || c.accum != accum || c.toks < m) continue;
+      if (tiles > slots) {
+        if (p.kernel < 0) break;  // the first cannot hold them in one wave: no sweep kernel does
+        continue;
       }
+      const int cl = cudal2_sweep_plan::cluster(tiles, slots, c.warps_k, k);
+      const double busiest = cudal2_sweep_plan::busiest_sm_tiles(tiles, cl, sm_count);
+      if (p.kernel < 0 || busiest < best * kSweepBalanceMargin) p.kernel = i, best = busiest;
     }
+    if (p.kernel >= 0) return p;
   }
   const bool in =
       cold ? in_cold_band(layout, m, n, k, l2_bytes, bounds) : in_stream_class(layout, m, n, k, l2_bytes, bounds);

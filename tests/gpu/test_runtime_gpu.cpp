@@ -258,6 +258,36 @@ TEST_F(RuntimeGpu, StreamSweepBandMatchesCublas) {
   }
 }
 
+// The sweep band's second kernel (4 warps a CTA, six an SM: src/runtime/stream_rule.hpp) takes row
+// tiles that the first deals unevenly over a 132-SM GPU's SMs (160, 288 and 320 tiles); its answers
+// match cuBLAS, cold and warm, a partial last K step included.
+TEST_F(RuntimeGpu, StreamSweepSecondKernelMatchesCublas) {
+  int major = 0, sms = 0;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+  const int64_t shapes[][3] = {{4, 4608, 3584}, {2, 2560, 6144}, {3, 5120, 4104}};  // warm too: 1-4 tokens
+  auto h = stream_handle("1");
+  for (const auto& s : shapes) {
+    const Problem p{CUDAL2_LAYOUT_TN, CUDAL2_ACCUM_F32, s[0], s[1], s[2]};
+    const std::string name = std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k);
+    if (major == 9 && sms == 132) {
+      const auto info = cudal2::query(*h, p.layout, p.accum, p.m, p.n, p.k);
+      EXPECT_EQ(info.path, CUDAL2_PATH_STREAM_KERNEL) << name;
+      EXPECT_NE(std::string(info.spec).find("stream_sweep tn f32 tile=8x16x32 kwarps=4 "), std::string::npos)
+          << name << ": " << info.spec;
+    }
+    Buffers b(p);
+    reference(cublas_, b);
+    for (const char* when : {"cold", "warm"}) {
+      CK(cudaMemset(b.C, 0xff, size_t(p.m * p.n) * 2));  // NaN: a call that writes nothing fails
+      ASSERT_EQ(cudal2::try_gemm(*h, p.layout, p.accum, p.m, p.n, p.k, b.A, b.B, b.C), CUDAL2_STATUS_SUCCESS)
+          << cudal2_last_error();
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      EXPECT_TRUE(matches(b)) << when << " " << name;
+    }
+  }
+}
+
 // The cold band (src/runtime/stream_rule.hpp: weights that fit the L2, from 8 MiB): the first
 // call of fresh weights streams them (stream kernel), the same call again finds them recently read
 // and takes the table's or cuBLASLt's path; both answers match cuBLAS. Aligned and not, a partial

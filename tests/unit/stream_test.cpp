@@ -167,9 +167,14 @@ TEST(StreamRule, SweepBandIsFewTokensAgainstWeightsTheL2Holds) {
   EXPECT_TRUE(in_sweep_band(1, 0, 1, 3072, 3072, kL2)) << "18 MiB: stays in a 60 MiB L2";
   EXPECT_TRUE(in_sweep_band(1, 0, 8, 512, 1024, kL2)) << "1 MiB: the floor";
   EXPECT_TRUE(in_sweep_band(1, 0, 5, 2051, 4104, kL2)) << "odd output rows too";
-  EXPECT_FALSE(in_sweep_band(1, 0, 1, 4096, 4096, kL2)) << "32 MiB: over 40% of the L2, warm";
-  EXPECT_TRUE(in_sweep_band(1, 0, 1, 4096, 4096, kL2, {}, /*cold=*/true)) << "but cold up to the L2";
-  EXPECT_FALSE(in_sweep_band(1, 0, 1, 3072, 3072, int64_t(40) << 20)) << "18 MiB of a 40 MiB L2";
+  EXPECT_TRUE(in_sweep_band(1, 0, 1, 4096, 4096, kL2)) << "32 MiB, warm: up to the L2 at 1-4 tokens";
+  EXPECT_TRUE(in_sweep_band(1, 0, 4, 4096, 4096, kL2));
+  EXPECT_FALSE(in_sweep_band(1, 0, 5, 4096, 4096, kL2)) << "5-8 tokens warm: 40% of the L2";
+  EXPECT_TRUE(in_sweep_band(1, 0, 5, 4096, 4096, kL2, {}, true)) << "cold: up to the L2";
+  EXPECT_TRUE(in_sweep_band(1, 0, 8, 3072, 3072, kL2)) << "18 MiB: under 40%";
+  EXPECT_TRUE(in_sweep_band(1, 0, 1, 4096, 4096, kL2, {}, /*cold=*/true)) << "and cold";
+  EXPECT_TRUE(in_sweep_band(1, 0, 1, 3072, 3072, int64_t(40) << 20)) << "18 MiB of a 40 MiB L2";
+  EXPECT_FALSE(in_sweep_band(1, 0, 1, 4096, 6144, int64_t(40) << 20)) << "48 MiB of a 40 MiB L2: the class";
   EXPECT_FALSE(in_sweep_band(1, 0, 8, 256, 1024, kL2)) << "512 KiB: under the floor";
   EXPECT_FALSE(in_sweep_band(1, 0, 8, 1024, 1020, kL2)) << "K % 8 != 0";
   EXPECT_FALSE(in_sweep_band(1, 0, 9, 3072, 3072, kL2)) << "the kernel holds 8 tokens";
@@ -180,6 +185,15 @@ TEST(StreamRule, SweepBandIsFewTokensAgainstWeightsTheL2Holds) {
   cudal2::rt::StreamBounds off;
   off.sweep_max_m = 0;
   EXPECT_FALSE(in_sweep_band(1, 0, 1, 3072, 3072, kL2, off, true)) << "no tokens: off";
+  cudal2::rt::StreamBounds part;
+  part.sweep_warm_pct = 40;
+  EXPECT_FALSE(in_sweep_band(1, 0, 1, 4096, 4096, kL2, part)) << "32 MiB warm: over 40% of the L2";
+  EXPECT_TRUE(in_sweep_band(1, 0, 1, 4096, 4096, kL2, part, true)) << "but cold up to the L2";
+  EXPECT_TRUE(in_sweep_band(1, 0, 1, 3072, 3072, kL2, part)) << "18 MiB warm: under 40%";
+  cudal2::rt::StreamBounds cold_only;
+  cold_only.sweep_warm_pct = 0;
+  EXPECT_FALSE(in_sweep_band(1, 0, 1, 3072, 3072, kL2, cold_only)) << "no warm share: cold only";
+  EXPECT_TRUE(in_sweep_band(1, 0, 1, 3072, 3072, kL2, cold_only, true));
 
   auto with_sweep = kPortfolio;
   with_sweep.push_back({1, 0, 8, 16, 8, 3, true});
@@ -188,19 +202,48 @@ TEST(StreamRule, SweepBandIsFewTokensAgainstWeightsTheL2Holds) {
   EXPECT_EQ(p.kernel, sweep);
   EXPECT_EQ(p.splits, 1) << "the kernel spreads K itself";
   EXPECT_EQ(pick_stream(with_sweep, 1, 0, 1, 3072, 3072, 132, kL2, {}, /*cold=*/true).kernel, sweep) << "cold or warm";
-  EXPECT_LT(pick_stream(with_sweep, 1, 0, 1, 4096, 4096, 132, kL2).kernel, 0) << "32 MiB warm: cuBLASLt";
+  EXPECT_EQ(pick_stream(with_sweep, 1, 0, 1, 4096, 4096, 132, kL2).kernel, sweep) << "32 MiB warm";
   EXPECT_EQ(pick_stream(with_sweep, 1, 0, 1, 4096, 4096, 132, kL2, {}, true).kernel, sweep) << "32 MiB cold";
   EXPECT_EQ(pick_stream(with_sweep, 1, 0, 7, 6144, 2560, 132, kL2, {}, true).kernel, sweep) << "384 tiles, 396 slots";
   EXPECT_NE(pick_stream(with_sweep, 1, 0, 7, 6912, 2560, 132, kL2, {}, true).kernel, sweep)
       << "432 row tiles on 396 slots: a second wave";
   const auto odd = pick_stream(with_sweep, 1, 0, 5, 4101, 4104, 132, kL2);
   EXPECT_GE(odd.kernel, 0);
-  EXPECT_NE(odd.kernel, sweep) << "odd output rows of 32 MiB, warm: the class's stream kernel";
+  EXPECT_NE(odd.kernel, sweep) << "odd output rows of 32 MiB at 5 tokens, warm: the class's stream kernel";
+  EXPECT_EQ(pick_stream(with_sweep, 1, 0, 3, 4101, 4104, 132, kL2).kernel, sweep) << "at 3 tokens the band";
   const auto cls = pick_stream(with_sweep, 1, 0, 1, 14336, 4096, 132, kL2);
   ASSERT_GE(cls.kernel, 0);
   EXPECT_NE(cls.kernel, sweep) << "the class keeps the stream kernels";
   EXPECT_LT(pick_stream(with_sweep, 1, 0, 12, 3072, 3072, 132, kL2).kernel, 0) << "12 tokens warm: cuBLASLt";
   EXPECT_LT(pick_stream(kPortfolio, 1, 0, 1, 3072, 3072, 132, kL2).kernel, 0) << "no sweep kernel: as before";
+}
+
+// stream_sweep_plan.h and the rule's choice between sweep kernels: the first (8 warps, 3 CTAs an SM)
+// unless the second (4 warps, 6 an SM) leaves the busiest SM a tenth less to stream; never the
+// second where the first cannot hold the row tiles in one wave.
+TEST(StreamRule, SweepKernelsAreChosenByTheBusiestSmsBytes) {
+  using cudal2_sweep_plan::busiest_sm_tiles;
+  using cudal2_sweep_plan::cluster;
+  EXPECT_EQ(cluster(192, 396, 8, 3072), 2) << "384 CTAs in 396 slots: half the slots' rule stops at 2";
+  EXPECT_EQ(cluster(288, 396, 8, 3584), 1);
+  EXPECT_EQ(cluster(288, 792, 4, 3584), 2);
+  EXPECT_EQ(cluster(8, 396, 8, 256), 1) << "8 steps of K: one a warp of one CTA";
+  EXPECT_EQ(cluster(8, 396, 4, 4096), 8) << "at most 8";
+  EXPECT_DOUBLE_EQ(busiest_sm_tiles(288, 1, 132), 3.0) << "288 CTAs: 3 on some SMs";
+  EXPECT_DOUBLE_EQ(busiest_sm_tiles(288, 2, 132), 2.5) << "576 CTAs of half a tile: 5 on some SMs";
+  EXPECT_DOUBLE_EQ(busiest_sm_tiles(192, 2, 132), 1.5);
+
+  auto two = kPortfolio;
+  two.push_back({1, 0, 8, 16, 8, 3, true});
+  two.push_back({1, 0, 8, 16, 4, 6, true});
+  const int first = static_cast<int>(two.size()) - 2, second = first + 1;
+  EXPECT_EQ(pick_stream(two, 1, 0, 1, 3072, 3072, 132, kL2).kernel, first) << "both 1.5 tiles: the first";
+  EXPECT_EQ(pick_stream(two, 1, 0, 4, 4608, 3584, 132, kL2, {}, true).kernel, second) << "2.5 tiles against 3";
+  EXPECT_EQ(pick_stream(two, 1, 0, 4, 4096, 4096, 132, kL2, {}, true).kernel, first) << "256 tiles: 2 against 2";
+  const int wide = pick_stream(two, 1, 0, 7, 6912, 2560, 132, kL2, {}, true).kernel;
+  EXPECT_GE(wide, 0) << "432 tiles, cold: the cold band's stream kernel";
+  EXPECT_LT(wide, first) << "not the 6-CTA sweep kernel, though one wave of it holds them";
+  EXPECT_EQ(pick_stream(two, 1, 0, 1, 4608, 3584, 132, kL2).kernel, second) << "31.5 MiB warm too";
 }
 
 TEST(WeightRecency, RepeatedWeightsAreWarmUntilTheWindowPassesBetween) {
@@ -423,18 +466,19 @@ TEST(StreamSweepFamily, SpecsRoundTripAndGenerateTheConfig) {
   EXPECT_TRUE(cudal2::enumerate_specs("stream_sweep", Layout::NN, Accum::F32, true).empty());
   EXPECT_TRUE(cudal2::enumerate_specs("stream_sweep", Layout::TN, Accum::F16, true).empty());
 
-  const std::string runtime_kernel = "stream_sweep tn f32 tile=8x16x32 kwarps=8 stages=4 ctas=3";
+  const std::string runtime_kernel = "stream_sweep tn f32 tile=8x16x32 kwarps=8 stages=2 ctas=3 pipe=1";
   const auto s = cudal2::parse_spec(runtime_kernel);
   EXPECT_EQ(s.compile_text(), runtime_kernel);
   EXPECT_EQ(s.text(), runtime_kernel + " | splits=1");
   EXPECT_EQ(s.text(), cudal2::default_spec("stream_sweep").text());
   const std::string src = cudal2::generate_source(s);
-  EXPECT_NE(src.find("cudal2_stream_sweep::Config<1, 1, 8, 4, 3, 0>"), std::string::npos) << src;
+  EXPECT_NE(src.find("cudal2_stream_sweep::Config<1, 1, 8, 2, 3, 0, 1>"), std::string::npos) << src;
   EXPECT_NE(src.find("stream_sweep_gemm.cuh"), std::string::npos);
   const auto sixteen =
-      cudal2::parse_spec("stream_sweep tn f32 tile=16x32x32 kwarps=4 stages=2 ctas=4 pdl=1 | splits=8");
+      cudal2::parse_spec("stream_sweep tn f32 tile=16x32x32 kwarps=4 stages=2 ctas=4 pipe=0 pdl=1 | splits=8");
   EXPECT_EQ(sixteen.splits, 8);
-  EXPECT_NE(cudal2::generate_source(sixteen).find("cudal2_stream_sweep::Config<2, 2, 4, 2, 4, 1>"), std::string::npos);
+  EXPECT_NE(cudal2::generate_source(sixteen).find("cudal2_stream_sweep::Config<2, 2, 4, 2, 4, 1, 0>"),
+            std::string::npos);
 
   EXPECT_EQ(cudal2::shape_refusal(s, {8, 4096, 4096}), "");
   EXPECT_NE(cudal2::shape_refusal(s, {9, 4096, 4096}).find("tokens"), std::string::npos);
@@ -442,9 +486,11 @@ TEST(StreamSweepFamily, SpecsRoundTripAndGenerateTheConfig) {
   const std::pair<const char*, const char*> bad[] = {
       {"stream_sweep nn f32 tile=8x16x32 kwarps=8 stages=4 ctas=3", "tn only"},
       {"stream_sweep tn f16 tile=8x16x32 kwarps=8 stages=4 ctas=3", "fp32"},
-      {"stream_sweep tn f32 tile=8x16x32 kwarps=8 stages=4 ctas=4", "registers"},  // spilled under ptxas
+      {"stream_sweep tn f32 tile=8x16x32 kwarps=8 stages=4 ctas=4", "registers"},         // spilled under ptxas
+      {"stream_sweep tn f32 tile=8x16x32 kwarps=8 stages=4 ctas=3 pipe=1", "registers"},  // two batches of 4
+      {"stream_sweep tn f32 tile=8x16x32 kwarps=8 stages=2 ctas=3 pipe=2", "pipe"},
       {"stream_sweep tn f32 tile=8x16x64 kwarps=8 stages=4 ctas=3", "tile K"},
-      {"stream_sweep tn f32 tile=8x16x32 kwarps=8 stages=4 ctas=3 | splits=3", "splits"},
+      {"stream_sweep tn f32 tile=8x16x32 kwarps=8 stages=2 ctas=3 | splits=3", "splits"},
       {"stream_sweep tn f32 tile=8x16x32 kwarps=8 stages=4 ctas=3 order=1", "unknown field"},
   };
   for (const auto& [text, why] : bad) {

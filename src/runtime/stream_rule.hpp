@@ -20,18 +20,17 @@
 // sums; fewer leave SMs without loads).
 //
 // Below the class, the sweep band: TN with fp32 accumulation, 1-8 tokens, K % 8 == 0, weights from
-// 1 MiB up to the class's floor (the L2; for weights the handle has read recently, 40% of it above
-// 4 tokens, CUDAL2_STREAM_SWEEP_WARM_PCT sets the share) and row tiles that one wave of the kernel's CTAs holds run the
-// portfolio's stream_sweep kernels (kernels/stream_sweep_gemm.cuh: the read-limit kernel's loop
-// with the MMAs folded in, the next steps' loads issued before this step's multiplies). Measured
-// on an H200 against cuBLASLt auto-tuning (bench/results/h200/bandwidth/sweep/, pipelined/):
-// weights the L2 keeps read at the L2's rate (held out, 14-18 MiB at 1-4 tokens: 1.21-1.52 back
-// to back, 1.25-1.44 with an unrelated kernel between calls). On 25-50 MiB, called back to back,
-// the L2 keeps the weights in some replays and not in others; the kernel's first loop streamed
-// them from DRAM at ~60% of the read limit (0.79-0.89 of auto-tuning there), so the band took
-// warm weights only up to 40% of the L2; the pipelined loop runs them level or ahead at 1-4 tokens
-// (below: kSweepWarmAllMaxM). A second wave of CTAs cost it half its speed (7x6912x2560: 0.52). Beyond the L2 it
-// ran level with the stream kernels, which keep the class.
+// 1 MiB up to the class's floor (the L2; weights the handle has read recently only up to 40% of it
+// above 4 tokens: kSweepWarmAllMaxM) and row tiles that one wave of the first sweep kernel's CTAs
+// holds run the portfolio's stream_sweep kernels (kernels/stream_sweep_gemm.cuh: the read-limit
+// kernel's loop with the MMAs folded in, the next steps' loads issued before this step's
+// multiplies). Measured on an H200 against cuBLASLt auto-tuning (bench/results/h200/bandwidth/
+// sweep/, pipelined/): weights the L2 keeps read at the L2's rate (held out, 14-18 MiB at 1-4
+// tokens: 1.21-1.52 back to back, 1.25-1.44 with an unrelated kernel between calls). On 25-50 MiB
+// called back to back the L2 keeps the weights in some replays and not in others; the first,
+// unpipelined loop streamed them from DRAM at ~60% of the read limit (0.79-0.89 of auto-tuning). A
+// second wave of CTAs cost it half its speed (7x6912x2560: 0.52). Beyond the L2 it ran level with
+// the stream kernels, which keep the class.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

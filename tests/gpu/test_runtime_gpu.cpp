@@ -194,6 +194,21 @@ std::unique_ptr<cudal2::Handle> stream_handle(const char* value) {
   return h;
 }
 
+// Two calls of p on fresh buffers (the first finds the weights cold, the second recently read: the
+// runtime's rules may take another path), each against cuBLAS; C is NaN before each call, so a call
+// that writes nothing fails.
+void expect_cold_and_warm_match(cudal2::Handle& h, cublasHandle_t cublas, const Problem& p, const std::string& name) {
+  Buffers b(p);
+  reference(cublas, b);
+  for (const char* when : {"cold", "warm"}) {
+    CK(cudaMemset(b.C, 0xff, size_t(p.m * p.n) * 2));
+    ASSERT_EQ(cudal2::try_gemm(h, p.layout, p.accum, p.m, p.n, p.k, b.A, b.B, b.C), CUDAL2_STATUS_SUCCESS)
+        << cudal2_last_error();
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    EXPECT_TRUE(matches(b)) << when << " " << name;
+  }
+}
+
 // Bandwidth-bound shapes (src/runtime/stream_rule.hpp: TN, up to 8 tokens, weights beyond the
 // L2, one wave) take the stream kernels on an sm_90 device, by default, both accumulators.
 // (The family's NN and larger token tiles are checked by the judge: bench/stream/.)
@@ -225,11 +240,10 @@ TEST_F(RuntimeGpu, StreamShapesMatchCublas) {
 }
 
 // The sweep band (src/runtime/stream_rule.hpp: 1-8 tokens, fp32 accumulation, K % 8 == 0, weights
-// from 1 MiB up to 40% of the L2, 20 MiB on an H100) runs the stream_sweep kernel on an sm_90 GPU,
-// and its answers match cuBLAS: N not a multiple of the 16-row tile, K with a partial last 32-wide
-// step, clusters of 1 to 8 CTAs (few row tiles split K over more CTAs), cold and warm. fp16
-// accumulation is not the band's. (Its cold reach, up to the L2, runs in
-// StreamColdBandMatchesCublasColdAndWarm.)
+// from 1 MiB up to the L2, warm ones at 5-8 tokens up to 40% of it, 20 MiB on an H100) runs the stream_sweep kernel on
+// an sm_90 GPU, and its answers match cuBLAS: N not a multiple of the 16-row tile, K with a partial last 32-wide step,
+// clusters of 1 to 8 CTAs (few row tiles split K over more CTAs), cold and warm. fp16 accumulation is not the band's.
+// (Its cold reach, up to the L2, runs in StreamColdBandMatchesCublasColdAndWarm.)
 TEST_F(RuntimeGpu, StreamSweepBandMatchesCublas) {
   int major = 0;
   cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
@@ -246,15 +260,7 @@ TEST_F(RuntimeGpu, StreamSweepBandMatchesCublas) {
       const auto f16 = cudal2::query(*h, p.layout, CUDAL2_ACCUM_F16, p.m, p.n, p.k);
       EXPECT_NE(std::string(f16.spec).rfind("stream_sweep ", 0), 0u) << name << " f16: " << f16.spec;
     }
-    Buffers b(p);
-    reference(cublas_, b);
-    for (const char* when : {"cold", "warm"}) {
-      CK(cudaMemset(b.C, 0xff, size_t(p.m * p.n) * 2));  // NaN: a call that writes nothing fails
-      ASSERT_EQ(cudal2::try_gemm(*h, p.layout, p.accum, p.m, p.n, p.k, b.A, b.B, b.C), CUDAL2_STATUS_SUCCESS)
-          << cudal2_last_error();
-      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-      EXPECT_TRUE(matches(b)) << when << " " << name;
-    }
+    expect_cold_and_warm_match(*h, cublas_, p, name);
   }
 }
 
@@ -276,15 +282,7 @@ TEST_F(RuntimeGpu, StreamSweepSecondKernelMatchesCublas) {
       EXPECT_NE(std::string(info.spec).find("stream_sweep tn f32 tile=8x16x32 kwarps=4 "), std::string::npos)
           << name << ": " << info.spec;
     }
-    Buffers b(p);
-    reference(cublas_, b);
-    for (const char* when : {"cold", "warm"}) {
-      CK(cudaMemset(b.C, 0xff, size_t(p.m * p.n) * 2));  // NaN: a call that writes nothing fails
-      ASSERT_EQ(cudal2::try_gemm(*h, p.layout, p.accum, p.m, p.n, p.k, b.A, b.B, b.C), CUDAL2_STATUS_SUCCESS)
-          << cudal2_last_error();
-      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-      EXPECT_TRUE(matches(b)) << when << " " << name;
-    }
+    expect_cold_and_warm_match(*h, cublas_, p, name);
   }
 }
 
@@ -299,15 +297,9 @@ TEST_F(RuntimeGpu, StreamColdBandMatchesCublasColdAndWarm) {
   for (auto accum : {CUDAL2_ACCUM_F32, CUDAL2_ACCUM_F16})
     for (const auto& s : shapes) {
       const Problem p{CUDAL2_LAYOUT_TN, accum, s[0], s[1], s[2]};
-      Buffers b(p);
-      reference(cublas_, b);
-      for (const char* when : {"cold", "warm"}) {
-        CK(cudaMemset(b.C, 0xff, size_t(p.m * p.n) * 2));  // NaN: a call that writes nothing fails
-        ASSERT_EQ(cudal2::try_gemm(*h, p.layout, p.accum, p.m, p.n, p.k, b.A, b.B, b.C), CUDAL2_STATUS_SUCCESS)
-            << cudal2_last_error();
-        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-        EXPECT_TRUE(matches(b)) << when << " " << (accum ? "f16 " : "f32 ") << p.m << "x" << p.n << "x" << p.k;
-      }
+      expect_cold_and_warm_match(*h, cublas_, p,
+                                 std::string(accum ? "f16 " : "f32 ") + std::to_string(p.m) + "x" +
+                                     std::to_string(p.n) + "x" + std::to_string(p.k));
     }
 }
 

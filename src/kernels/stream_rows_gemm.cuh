@@ -28,10 +28,12 @@
 
 #include "cudal2_kernel_shim.h"
 #include "device_sms.cuh"
+#include "ld_stream.cuh"
 
 namespace cudal2_stream_rows {
 namespace {
 using cudal2_device::device_sms;
+using cudal2_ld::ld_stream16;
 
 // kM: tokens (M) one launch serves; kU: granules (16-byte loads a lane) in flight a warp;
 // kWarps: warps a CTA; kMinCtas: CTAs an SM must hold at once (caps the registers a thread).
@@ -62,14 +64,6 @@ struct Params {
 __device__ __forceinline__ int64_t first_granule(const Params& p, int64_t w) { return w * p.granules / p.warps; }
 // The warp whose range holds granule g (every range is non-empty: warps <= granules).
 __device__ __forceinline__ int64_t warp_of(const Params& p, int64_t g) { return ((g + 1) * p.warps - 1) / p.granules; }
-
-__device__ __forceinline__ uint4 ld_stream16(const __half* ptr) {
-  uint4 r;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-               : "l"(ptr));
-  return r;
-}
 
 // Eight fp16 of row r at columns c..c+7 of a rows x cols row-major matrix; zeros outside.
 template <bool kAligned, bool kStream>

@@ -35,6 +35,7 @@
 #include "cluster_sum.cuh"
 #include "cudal2_kernel_shim.h"
 #include "device_sms.cuh"
+#include "ld_stream.cuh"
 #include "mma_common.cuh"
 #include "pdl.cuh"
 #include "stream_sweep_plan.h"
@@ -42,6 +43,7 @@
 namespace cudal2_stream_sweep {
 namespace {
 using cudal2_device::device_sms;
+using cudal2_ld::ld_stream16;
 using namespace cudal2_mma_common;
 using namespace cudal2_pdl;
 namespace cg = cooperative_groups;
@@ -81,13 +83,6 @@ struct Params {
   int cluster;  // CTAs splitting K in one cluster (the launch attribute)
 };
 
-__device__ __forceinline__ uint4 ld_weights(const __half* p) {
-  uint4 r;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-               : "l"(p));
-  return r;
-}
 __device__ __forceinline__ uint4 ld_tokens(const __half* p) { return __ldg(reinterpret_cast<const uint4*>(p)); }
 
 // One step's registers: rows g and g + 8 of each row tile, tokens g (and 8 + g), 8 K elements each.
@@ -147,7 +142,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtas) stream_sweep_kernel
 #pragma unroll
       for (int t = 0; t < MT; ++t)
 #pragma unroll
-        for (int r = 0; r < 2; ++r) st[u].w[t][r] = ld_weights(wp[t][r] + (ahead + u) * kStep);
+        for (int r = 0; r < 2; ++r) st[u].w[t][r] = ld_stream16(wp[t][r] + (ahead + u) * kStep);
 #pragma unroll
       for (int j = 0; j < NT; ++j) st[u].a[j] = ld_tokens(ap[j] + (ahead + u) * kStep);
     }
@@ -203,7 +198,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtas) stream_sweep_kernel
 #pragma unroll
     for (int t = 0; t < MT; ++t)
 #pragma unroll
-      for (int r = 0; r < 2; ++r) st.w[t][r] = in_k ? ld_weights(wp[t][r]) : make_uint4(0, 0, 0, 0);
+      for (int r = 0; r < 2; ++r) st.w[t][r] = in_k ? ld_stream16(wp[t][r]) : make_uint4(0, 0, 0, 0);
 #pragma unroll
     for (int j = 0; j < NT; ++j) st.a[j] = in_k ? ld_tokens(ap[j]) : make_uint4(0, 0, 0, 0);
     multiply<MT, NT>(acc, st);

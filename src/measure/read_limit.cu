@@ -9,19 +9,14 @@
 #include <vector>
 
 #include "core/stats.hpp"
+#include "kernels/ld_stream.cuh"
 #include "measure/timing.hpp"
 
 namespace cudal2 {
 
 namespace {
 
-__device__ __forceinline__ uint4 ld_stream(const uint4* p) {
-  uint4 r;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-               : "l"(p));
-  return r;
-}
+using cudal2_ld::ld_stream16;
 
 // Every thread keeps eight 16-byte loads in flight; the XOR of what it read goes to sink only in
 // the (never taken) case that it equals a magic word, so the loads cannot be dropped.
@@ -33,12 +28,12 @@ __global__ void __launch_bounds__(512) read_stream_kernel(const uint4* __restric
   for (; i + (kInFlight - 1) * stride < n16; i += kInFlight * stride) {
     uint4 v[kInFlight];
 #pragma unroll
-    for (int j = 0; j < kInFlight; ++j) v[j] = ld_stream(p + i + j * stride);
+    for (int j = 0; j < kInFlight; ++j) v[j] = ld_stream16(p + i + j * stride);
 #pragma unroll
     for (int j = 0; j < kInFlight; ++j) acc ^= v[j].x ^ v[j].y ^ v[j].z ^ v[j].w;
   }
   for (; i < n16; i += stride) {
-    const uint4 a = ld_stream(p + i);
+    const uint4 a = ld_stream16(p + i);
     acc ^= a.x ^ a.y ^ a.z ^ a.w;
   }
   if (acc == 0x9e3779b9u) sink[0] = acc;

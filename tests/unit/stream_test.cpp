@@ -57,6 +57,20 @@ const std::vector<StreamKernel> kPortfolio = {
 
 constexpr int64_t kL2 = int64_t(60) << 20;  // an H200's
 
+// Every spec a family enumerates for TN, fp32 (runtime knobs included) is valid, its text parses
+// back to itself, and no two share a text.
+void expect_space_round_trips(const std::string& family) {
+  const auto all = cudal2::enumerate_specs(family, Layout::TN, Accum::F32, true);
+  ASSERT_FALSE(all.empty()) << family;
+  std::set<std::string> texts;
+  for (const auto& s : all) {
+    EXPECT_EQ(cudal2::invalid_reason(s), "") << s.text();
+    EXPECT_EQ(cudal2::parse_spec(s.text()).text(), s.text());
+    texts.insert(s.text());
+  }
+  EXPECT_EQ(texts.size(), all.size()) << family;
+}
+
 TEST(StreamRule, ClassIsFewTokensAgainstWeightsBeyondTheL2) {
   EXPECT_TRUE(cudal2::rt::in_stream_class(1, 1, 14336, 4096, kL2));  // 117 MB
   EXPECT_TRUE(cudal2::rt::in_stream_class(1, 8, 14336, 4096, kL2));
@@ -274,15 +288,7 @@ TEST(WeightRecency, ADecodeStepsLayersAreColdAndTheOldestAreForgotten) {
 }
 
 TEST(StreamFamily, SpecsRoundTripAndGenerateTheConfig) {
-  const auto all = cudal2::enumerate_specs("stream", Layout::TN, Accum::F32, true);
-  ASSERT_FALSE(all.empty());
-  std::set<std::string> texts;
-  for (const auto& s : all) {
-    EXPECT_EQ(cudal2::invalid_reason(s), "") << s.text();
-    EXPECT_EQ(cudal2::parse_spec(s.text()).text(), s.text());
-    texts.insert(s.text());
-  }
-  EXPECT_EQ(texts.size(), all.size());
+  expect_space_round_trips("stream");
   const auto s = cudal2::parse_spec("stream tn f32 tile=8x64x64 warps=1x2 kwarps=4 stages=2 | splits=8");
   EXPECT_EQ(s.splits, 8);
   const std::string src = cudal2::generate_source(s);
@@ -454,15 +460,7 @@ TEST(StreamRule, EnvironmentIsCheckedNotGuessed) {
 // round-trips, the runtime's kernel (runtime/stream_kernels.cu) is the default and generates the
 // Config it compiles, and the refusals name what is wrong.
 TEST(StreamSweepFamily, SpecsRoundTripAndGenerateTheConfig) {
-  const auto all = cudal2::enumerate_specs("stream_sweep", Layout::TN, Accum::F32, true);
-  ASSERT_FALSE(all.empty());
-  std::set<std::string> texts;
-  for (const auto& s : all) {
-    EXPECT_EQ(cudal2::invalid_reason(s), "") << s.text();
-    EXPECT_EQ(cudal2::parse_spec(s.text()).text(), s.text());
-    texts.insert(s.text());
-  }
-  EXPECT_EQ(texts.size(), all.size());
+  expect_space_round_trips("stream_sweep");
   EXPECT_TRUE(cudal2::enumerate_specs("stream_sweep", Layout::NN, Accum::F32, true).empty());
   EXPECT_TRUE(cudal2::enumerate_specs("stream_sweep", Layout::TN, Accum::F16, true).empty());
 

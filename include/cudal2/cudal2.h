@@ -91,7 +91,9 @@ typedef enum cudal2_path {
 
 typedef struct cudal2_dispatch_info {
   cudal2_path_t path;
-  const char* spec;                  /* the kernel's spec text (static storage), or "cublaslt" */
+  const char* spec; /* the kernel's spec text (static storage); on cuBLASLt's path, the configuration the handle's
+                     * calls of the shape run now ("cublaslt tn f32 algo=... | splits=N", valid while the handle
+                     * lives), or "cublaslt" before a call has planned the shape */
   int64_t table_m, table_n, table_k; /* the table shape it came from; 0 for cuBLASLt */
   size_t workspace_bytes;            /* workspace the call needs, the zero area included */
 } cudal2_dispatch_info;

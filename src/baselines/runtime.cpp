@@ -252,6 +252,10 @@ class RuntimeRunner final : public Method {
     details_["first_call_host_us"] = std::chrono::duration<double, std::micro>(t1 - t0).count();
     details_["tune_wait_ms"] = std::chrono::duration<double, std::milli>(t2 - t1).count();
     details_["tuned_shapes"] = tuned;
+    // What the calls run from now on (a cuBLASLt plan: the tuned configuration's text).
+    cudal2_dispatch_info after{};
+    if (l.query(handle_, lt(), acc(), shape_.m, shape_.n, shape_.k, &after) == CUDAL2_STATUS_SUCCESS && after.spec)
+      details_["spec_after_first_call"] = after.spec;
   }
 
  private:

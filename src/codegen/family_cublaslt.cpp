@@ -5,21 +5,13 @@
 #include <array>
 
 #include "codegen/family.hpp"
+#include "kernels/cublaslt_plan.h"
 
 namespace cudal2 {
 
 namespace {
 
-// cublasLtClusterShape_t of cuBLASLt 13.1: {id, M, N} (the third dimension is always 1).
-// tests/unit/cublaslt_family_test.cpp checks this table against cublasLt.h.
-constexpr std::array<std::array<int, 3>, 51> kClusters{{
-    {0, 0, 0},   {2, 1, 1},   {3, 2, 1},   {4, 4, 1},   {5, 1, 2},   {6, 2, 2},   {7, 4, 2},   {8, 1, 4},   {9, 2, 4},
-    {10, 4, 4},  {11, 8, 1},  {12, 1, 8},  {13, 8, 2},  {14, 2, 8},  {15, 16, 1}, {16, 1, 16}, {17, 3, 1},  {18, 5, 1},
-    {19, 6, 1},  {20, 7, 1},  {21, 9, 1},  {22, 10, 1}, {23, 11, 1}, {24, 12, 1}, {25, 13, 1}, {26, 14, 1}, {27, 15, 1},
-    {28, 3, 2},  {29, 5, 2},  {30, 6, 2},  {31, 7, 2},  {32, 1, 3},  {33, 2, 3},  {34, 3, 3},  {35, 4, 3},  {36, 5, 3},
-    {37, 3, 4},  {38, 1, 5},  {39, 2, 5},  {40, 3, 5},  {41, 1, 6},  {42, 2, 6},  {43, 1, 7},  {44, 2, 7},  {45, 1, 9},
-    {46, 1, 10}, {47, 1, 11}, {48, 1, 12}, {49, 1, 13}, {50, 1, 14}, {51, 1, 15},
-}};
+using cudal2_lt::kClusterShapes;
 
 int parse_nonneg(std::string_view v, std::string_view field) {
   const auto x = whole_number(v);
@@ -112,13 +104,13 @@ std::string generate_cublaslt_source(const KernelSpec& s) {
 }
 
 int cublaslt_cluster_id(int m, int n) {
-  for (const auto& c : kClusters)
+  for (const auto& c : kClusterShapes)
     if (c[1] == m && c[2] == n) return c[0];
   return -1;
 }
 
 std::pair<int, int> cublaslt_cluster_shape(int id) {
-  for (const auto& c : kClusters)
+  for (const auto& c : kClusterShapes)
     if (c[0] == id) return {c[1], c[2]};
   return {-1, -1};
 }
@@ -126,7 +118,7 @@ std::pair<int, int> cublaslt_cluster_shape(int id) {
 const std::vector<int>& cublaslt_cluster_ids() {
   static const std::vector<int> ids = [] {
     std::vector<int> v;
-    for (const auto& c : kClusters) v.push_back(c[0]);
+    for (const auto& c : kClusterShapes) v.push_back(c[0]);
     return v;
   }();
   return ids;

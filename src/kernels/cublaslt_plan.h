@@ -12,9 +12,22 @@
 #include <cublasLt.h>
 #include <cuda_fp16.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 namespace cudal2_lt {
+
+// cublasLtClusterShape_t of cuBLASLt 13.1: {id, M, N} (the third dimension is always 1).
+// tests/unit/cublaslt_family_test.cpp checks this table against cublasLt.h.
+constexpr int kClusterShapeCount = 51;
+constexpr int kClusterShapes[kClusterShapeCount][3] = {
+    {0, 0, 0},   {2, 1, 1},   {3, 2, 1},   {4, 4, 1},   {5, 1, 2},   {6, 2, 2},   {7, 4, 2},   {8, 1, 4},   {9, 2, 4},
+    {10, 4, 4},  {11, 8, 1},  {12, 1, 8},  {13, 8, 2},  {14, 2, 8},  {15, 16, 1}, {16, 1, 16}, {17, 3, 1},  {18, 5, 1},
+    {19, 6, 1},  {20, 7, 1},  {21, 9, 1},  {22, 10, 1}, {23, 11, 1}, {24, 12, 1}, {25, 13, 1}, {26, 14, 1}, {27, 15, 1},
+    {28, 3, 2},  {29, 5, 2},  {30, 6, 2},  {31, 7, 2},  {32, 1, 3},  {33, 2, 3},  {34, 3, 3},  {35, 4, 3},  {36, 5, 3},
+    {37, 3, 4},  {38, 1, 5},  {39, 2, 5},  {40, 3, 5},  {41, 1, 6},  {42, 2, 6},  {43, 1, 7},  {44, 2, 7},  {45, 1, 9},
+    {46, 1, 10}, {47, 1, 11}, {48, 1, 12}, {49, 1, 13}, {50, 1, 14}, {51, 1, 15},
+};
 
 // One algorithm configuration (cublasLtMatmulAlgoConfigAttributes_t values).
 struct Config {
@@ -175,6 +188,20 @@ inline Config read_config(const cublasLtMatmulAlgo_t& algo) {
   c.reduction = static_cast<int>(reduction), c.swizzle = static_cast<int>(swizzle), c.custom = static_cast<int>(custom);
   c.inner = inner, c.cluster = cluster;
   return c;
+}
+
+// A configuration as the `cublaslt` family's spec text writes it (codegen/family_cublaslt.cpp:
+// "cublaslt tn f32 algo=66 tile=20 stages=35 reduction=0 swizzle=0 custom=0 inner=0 cluster=2x1 |
+// splits=1"), so that what the runtime reports running can be put in a table as it stands.
+inline void config_text(const Config& c, bool tn, bool f16, char* out, size_t size) {
+  char cluster[16] = "auto";
+  for (const auto& s : kClusterShapes)
+    if (s[0] == c.cluster && s[0] != 0) snprintf(cluster, sizeof cluster, "%dx%d", s[1], s[2]);
+  snprintf(out, size,
+           "cublaslt %s %s algo=%d tile=%d stages=%d reduction=%d swizzle=%d custom=%d inner=%d cluster=%s | "
+           "splits=%d",
+           tn ? "tn" : "nn", f16 ? "f16" : "f32", c.algo, c.tile, c.stages, c.reduction, c.swizzle, c.custom, c.inner,
+           cluster, c.splits);
 }
 
 // Minimum pointer alignment (bytes) the algorithm needs for cuBLASLt's A, B, C and D.

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "cublaslt_plan.h"
 #include "runtime/table.hpp"
@@ -25,6 +26,8 @@ struct LtPlan {
   cudal2_lt::Problem pr;
   cublasLtMatmulAlgo_t algo{};
   size_t ws = 0;
+  bool tn = false, f16 = false;  // the problem's layout and accumulator
+  std::string spec;              // algo's configuration as a `cublaslt` spec text (cudal2_query reports it)
   LtPlan() = default;
   LtPlan(const LtPlan&) = delete;
   LtPlan& operator=(const LtPlan&) = delete;

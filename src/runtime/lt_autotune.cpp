@@ -4,6 +4,8 @@
 #include <cmath>
 #include <memory>
 
+#include "cublaslt_plan.h"
+
 namespace cudal2::rt {
 
 namespace {
@@ -120,7 +122,7 @@ struct Ranked {
 }  // namespace
 
 int fastest_lt_candidate(const std::vector<cublasLtMatmulHeuristicResult_t>& cands, size_t ws_avail, const LtCall& call,
-                         cudaStream_t caller) {
+                         cudaStream_t caller, std::string* trace) {
   Stream st;
   Event ready, e0, e1;
   if (!st.s || !ready.e || !e0.e || !e1.e) return -1;
@@ -149,11 +151,31 @@ int fastest_lt_candidate(const std::vector<cublasLtMatmulHeuristicResult_t>& can
   // each per round, so a drift of the clocks falls on all of them alike), and the median decides:
   // one pass of 5 replays misorders candidates this close, measured on the H100 as picks 10-20%
   // slower than auto-tuning's on decode shapes.
+  // The heuristic's own pick (the first that ran) is always a finalist: a challenger must beat it
+  // interleaved, so a round-1 time taken in a burst of other work on the GPU cannot drop it.
   std::vector<Ranked> finalists;
+  const auto first = std::min_element(ranked.begin(), ranked.end(),
+                                      [](const Ranked& a, const Ranked& b) { return a.index < b.index; });
   for (const Ranked& r : ranked)
     if (finalists.size() < kFinalists && r.us <= ranked.front().us * kFinalistMargin) finalists.push_back(r);
+  if (std::none_of(finalists.begin(), finalists.end(), [&](const Ranked& r) { return r.index == first->index; })) {
+    if (finalists.size() == kFinalists) finalists.pop_back();
+    finalists.push_back(*first);
+  }
+  auto name = [&](size_t i) {
+    char text[256];
+    cudal2_lt::config_text(cudal2_lt::read_config(cands[i].algo), false, false, text, sizeof text);
+    return "#" + std::to_string(i) + " " + std::string(text).substr(std::string("cublaslt nn f32 ").size());
+  };
+  if (trace) {
+    *trace = std::to_string(cands.size()) + " candidates, " + std::to_string(ranked.size()) + " ran; round 1:";
+    for (size_t r = 0; r < ranked.size() && r < 4; ++r)
+      *trace += " " + std::to_string(ranked[r].us) + " us " + name(ranked[r].index) + ";";
+    *trace += " the heuristic's first: " + std::to_string(first->us) + " us " + name(first->index) + ";";
+  }
   if (finalists.size() < 2) {
     cudaStreamSynchronize(st.s);
+    if (trace) *trace += " kept " + name(ranked.front().index);
     return static_cast<int>(ranked.front().index);
   }
   std::vector<std::unique_ptr<CandidateGraph>> graphs;
@@ -170,7 +192,9 @@ int fastest_lt_candidate(const std::vector<cublasLtMatmulHeuristicResult_t>& can
     if (!graphs[f]->ok() || times[f].size() < static_cast<size_t>(kFinalRounds)) continue;
     const double t = median(times[f]);
     if (best_us == 0 || t < best_us) best = static_cast<int>(finalists[f].index), best_us = t;
+    if (trace) *trace += " final " + std::to_string(t) + " us " + name(finalists[f].index) + ";";
   }
+  if (trace) *trace += " kept #" + std::to_string(best);
   return best;
 }
 

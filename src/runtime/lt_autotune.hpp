@@ -10,6 +10,7 @@
 #include <cuda_runtime.h>
 
 #include <functional>
+#include <string>
 #include <vector>
 
 namespace cudal2::rt {
@@ -26,7 +27,9 @@ using LtCall = std::function<cublasStatus_t(const cublasLtMatmulAlgo_t&, cudaStr
 // ws_avail), or -1 if none ran. The candidates run on a private stream after the caller's stream
 // has reached this point; the function returns once they are done, so the caller's next work on
 // its stream sees none of them. The caller's stream must not be capturing.
+// trace (may be null): what the ranking saw, one line (CUDAL2_TUNE_LOG): candidates that ran,
+// round 1's fastest few and the heuristic's first, the finalists' medians, the one kept.
 int fastest_lt_candidate(const std::vector<cublasLtMatmulHeuristicResult_t>& cands, size_t ws_avail, const LtCall& call,
-                         cudaStream_t caller);
+                         cudaStream_t caller, std::string* trace = nullptr);
 
 }  // namespace cudal2::rt

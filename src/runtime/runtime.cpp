@@ -108,6 +108,8 @@ struct cudal2_context {
   double neighbour_factor = 0.0;
   bool tune_unseen = false;      // CUDAL2_TUNE_BLOCKING
   bool tune_background = false;  // CUDAL2_TUNE_BACKGROUND
+  std::string tune_log;          // CUDAL2_TUNE_LOG: a file each tuned shape's ranking is appended to
+  int tune_passes = 2;           // CUDAL2_TUNE_PASSES: rankings a shape's tuning runs (rank_lt)
   std::mutex tuner_mu;
   std::unique_ptr<cudal2::rt::BackgroundTuner> tuner;  // made by the first shape it tunes
   // The stream portfolio (runtime/stream_rule.hpp) on an sm_90 device, unless CUDAL2_STREAM=0.
@@ -131,6 +133,15 @@ namespace {
 
 // Descriptors and cuBLASLt's heuristic top-1 for an off-table shape; with cands, also its top
 // kTuneCandidates (for tune_lt), from the same heuristic call.
+// The plan runs r's algorithm from now on.
+void use_algo(LtPlan& p, const cublasLtMatmulHeuristicResult_t& r) {
+  p.algo = r.algo;
+  p.ws = r.workspaceSize;
+  char text[256];
+  cudal2_lt::config_text(cudal2_lt::read_config(r.algo), p.tn, p.f16, text, sizeof text);
+  p.spec = text;
+}
+
 cudal2_status_t build_lt(cudal2_context* h, int layout, int accum, int64_t m, int64_t n, int64_t k, size_t ws_avail,
                          LtPlan& p, std::vector<cublasLtMatmulHeuristicResult_t>* cands = nullptr,
                          cublasLtHandle_t lt = nullptr) {
@@ -138,8 +149,8 @@ cudal2_status_t build_lt(cudal2_context* h, int layout, int accum, int64_t m, in
     return st == CUBLAS_STATUS_SUCCESS ? CUDAL2_STATUS_SUCCESS
                                        : fail(CUDAL2_STATUS_CUBLAS_ERROR, "%s: %s", what, cublasLtGetStatusString(st));
   };
-  if (!cudal2_lt::make_problem(m, n, k, layout == CUDAL2_LAYOUT_TN, accum == CUDAL2_ACCUM_F16, p.pr))
-    return ck(p.pr.status, p.pr.failed);
+  p.tn = layout == CUDAL2_LAYOUT_TN, p.f16 = accum == CUDAL2_ACCUM_F16;
+  if (!cudal2_lt::make_problem(m, n, k, p.tn, p.f16, p.pr)) return ck(p.pr.status, p.pr.failed);
   std::vector<cublasLtMatmulHeuristicResult_t> r(cands ? cudal2::rt::kTuneCandidates : 1);
   int returned = 0;
   if (auto s =
@@ -149,8 +160,7 @@ cudal2_status_t build_lt(cudal2_context* h, int layout, int accum, int64_t m, in
   if (returned < 1 || r[0].state != CUBLAS_STATUS_SUCCESS)
     return fail(CUDAL2_STATUS_CUBLAS_ERROR, "cuBLASLt heuristic found no algorithm for %lldx%lldx%lld", (long long)m,
                 (long long)n, (long long)k);
-  p.algo = r[0].algo;
-  p.ws = r[0].workspaceSize;
+  use_algo(p, r[0]);
   if (cands) *cands = {r.begin(), r.begin() + returned};
   return CUDAL2_STATUS_SUCCESS;
 }
@@ -164,23 +174,54 @@ struct TuneOn {
   cudaStream_t stream;
 };
 
+// CUDAL2_TUNE_LOG: one line a tuned shape (how: blocking or background; what the ranking saw).
+void log_tuning(const cudal2_context* h, int layout, int accum, int64_t m, int64_t n, int64_t k, const char* how,
+                const std::string& trace) {
+  if (h->tune_log.empty()) return;
+  static std::mutex mu;
+  const std::lock_guard<std::mutex> lock(mu);
+  if (FILE* f = std::fopen(h->tune_log.c_str(), "a")) {
+    std::fprintf(f, "%lldx%lldx%lld %s %s %s: %s\n", (long long)m, (long long)n, (long long)k,
+                 layout == CUDAL2_LAYOUT_TN ? "tn" : "nn", accum == CUDAL2_ACCUM_F16 ? "f16" : "f32", how,
+                 trace.c_str());
+    std::fclose(f);
+  }
+}
+
+// The fastest of cands on the operands `call` reads, ranked h->tune_passes times, the last ranking
+// kept. The first ranking of a shape in a process timed candidates other than the heuristic's first
+// 10-50% slower than a ranking right after it, or one in another handle later (H200, held-out
+// off-grid shapes; not lazy module loading: CUDA_MODULE_LOADING=EAGER changed nothing, and not an
+// idle GPU: 2 ms of the first candidate before it changed nothing): so the first handle to tune a
+// shape kept configurations up to 18% slower than auto-tuning's (bench/results/h200/tuning/). A
+// second ranking agrees with later handles; it doubles the tuning's GPU time (tens of ms a shape).
+int rank_lt(const cudal2_context* h, int layout, int accum, int64_t m, int64_t n, int64_t k,
+            const std::vector<cublasLtMatmulHeuristicResult_t>& cands, size_t ws_avail, const cudal2::rt::LtCall& call,
+            cudaStream_t stream, const char* how, const std::atomic<bool>* stop = nullptr) {
+  int best = -1;
+  for (int pass = 0; pass < h->tune_passes && !(stop && *stop); ++pass) {
+    std::string trace;
+    best = cudal2::rt::fastest_lt_candidate(cands, ws_avail, call, stream, h->tune_log.empty() ? nullptr : &trace);
+    log_tuning(h, layout, accum, m, n, k, how, "pass " + std::to_string(pass + 1) + ": " + trace);
+  }
+  return best;
+}
+
 // tune_unseen: cuBLASLt auto-tuning for one off-table shape, done once, on the caller's operands
 // (runtime/lt_autotune.hpp: the heuristic's candidates ranked by graph-replay time, as the judge's
 // auto-tuning baseline ranks them); the fastest is kept in p. If none runs, p keeps the
 // heuristic's top-1.
-void tune_lt(cudal2_context* h, int accum, LtPlan& p, size_t ws_avail, const TuneOn& on,
-             const std::vector<cublasLtMatmulHeuristicResult_t>& r) {
+void tune_lt(cudal2_context* h, int layout, int accum, int64_t m, int64_t n, int64_t k, LtPlan& p, size_t ws_avail,
+             const TuneOn& on, const std::vector<cublasLtMatmulHeuristicResult_t>& r) {
   if (r.size() < 2) return;
   void* w = static_cast<char*>(on.ws) + kZone;
-  const int best = cudal2::rt::fastest_lt_candidate(
-      r, ws_avail,
+  const int best = rank_lt(
+      h, layout, accum, m, n, k, r, ws_avail,
       [&](const cublasLtMatmulAlgo_t& algo, cudaStream_t s) {
         return cudal2_lt::matmul(h->lt, p.pr, accum == CUDAL2_ACCUM_F16, &algo, on.A, on.B, on.C, w, ws_avail, s);
       },
-      on.stream);
-  if (best < 0) return;
-  p.algo = r[static_cast<size_t>(best)].algo;
-  p.ws = r[static_cast<size_t>(best)].workspaceSize;
+      on.stream, "blocking");
+  if (best >= 0) use_algo(p, r[static_cast<size_t>(best)]);
 }
 
 // The nearest table shape (same layout and accumulator) whose kernel beat cuBLASLt, with every
@@ -329,7 +370,7 @@ cudal2_status_t make_plan(cudal2_context* h, int layout, int accum, int64_t m, i
   p->lt = std::make_unique<LtPlan>();
   std::vector<cublasLtMatmulHeuristicResult_t> cands;
   if (auto s = build_lt(h, layout, accum, m, n, k, ws_avail, *p->lt, tune ? &cands : nullptr)) return s;
-  if (tune) tune_lt(h, accum, *p->lt, ws_avail, *tune, cands);
+  if (tune) tune_lt(h, layout, accum, m, n, k, *p->lt, ws_avail, *tune, cands);
   out = std::move(p);
   return CUDAL2_STATUS_SUCCESS;
 }
@@ -419,16 +460,15 @@ void tune_job(cudal2_context* h, const Plan* plan, int layout, int accum, int64_
   if (cudaSuccess != cudal2::rt::fill_scratch(A, a, 1u, sc.s) ||
       cudaSuccess != cudal2::rt::fill_scratch(B, b, 2u, sc.s))
     return;
-  const int best = cudal2::rt::fastest_lt_candidate(
-      cands, ws_avail,
+  const int best = rank_lt(
+      h, layout, accum, m, n, k, cands, ws_avail,
       [&](const cublasLtMatmulAlgo_t& algo, cudaStream_t s) {
         if (stop) return CUBLAS_STATUS_NOT_SUPPORTED;  // the handle is going: every candidate fails fast
         return cudal2_lt::matmul(own.h, tuned->pr, accum == CUDAL2_ACCUM_F16, &algo, A, B, C, w, ws_avail, s);
       },
-      sc.s);
+      sc.s, "background", &stop);
   if (best <= 0 || stop) return;
-  tuned->algo = cands[static_cast<size_t>(best)].algo;
-  tuned->ws = cands[static_cast<size_t>(best)].workspaceSize;
+  use_algo(*tuned, cands[static_cast<size_t>(best)]);
   plan->tuned_owner = std::move(tuned);
   plan->tuned.store(plan->tuned_owner.get(), std::memory_order_release);
 }
@@ -561,6 +601,12 @@ cudal2_status_t cudal2_create(cudal2_handle_t* handle, const cudal2_options* opt
   h->neighbour_factor = opt.neighbour_factor;
   h->tune_unseen = opt.tune_unseen == CUDAL2_TUNE_BLOCKING;
   h->tune_background = opt.tune_unseen == CUDAL2_TUNE_BACKGROUND;
+  if (const char* log = std::getenv("CUDAL2_TUNE_LOG"); log && *log) h->tune_log = log;
+  if (const char* v = std::getenv("CUDAL2_TUNE_PASSES"); v && *v) {
+    const auto p = cudal2::rt::parse_stream_bound(v, 1, 3);
+    if (!p) return fail(CUDAL2_STATUS_INVALID_VALUE, "CUDAL2_TUNE_PASSES=%.40s: not 1, 2 or 3", v);
+    h->tune_passes = static_cast<int>(*p);
+  }
   cudaError_t ce = cudaGetDevice(&h->device);
   int major = 0, minor = 0;
   if (ce == cudaSuccess) ce = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, h->device);
@@ -715,8 +761,13 @@ cudal2_status_t cudal2_query(cudal2_handle_t h, cudal2_layout_t layout, cudal2_a
     *info = {p->path, p->call.table->kernels[p->call.kernel].spec, m, n, k, p->call.need_total};
   else if (p->path != CUDAL2_PATH_CUBLASLT)
     *info = {p->path, p->from->spec, p->from->m, p->from->n, p->from->k, p->call.need_total};
-  else
-    info->workspace_bytes = p->lt->ws ? kZone + p->lt->ws : 0;
+  else {
+    // A plan the handle keeps reports the configuration its calls run now (the tuned one once
+    // tuning has finished); a plan made for this query alone stays "cublaslt".
+    const LtPlan& lt = p->lt_now();
+    if (!temp && !lt.spec.empty()) info->spec = lt.spec.c_str();
+    info->workspace_bytes = lt.ws ? kZone + lt.ws : 0;
+  }
   return CUDAL2_STATUS_SUCCESS;
 }
 

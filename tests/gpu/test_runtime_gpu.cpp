@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <memory>
 #include <random>
 #include <string>
@@ -576,9 +577,57 @@ TEST_F(RuntimeGpu, BackgroundTuningNeverBlocksTheCaller) {
     host_us(bg);
     CK(cudaStreamSynchronize(s));
     EXPECT_TRUE(matches(b)) << "after tuning " << p.m << "x" << p.n << "x" << p.k;
+    // The handle reports the configuration its calls now run, as a `cublaslt` spec text.
+    const cudal2_dispatch_info q = cudal2::query(bg, p.layout, p.accum, p.m, p.n, p.k);
+    ASSERT_EQ(q.path, CUDAL2_PATH_CUBLASLT);
+    const std::string want = std::string("cublaslt ") + (p.layout == CUDAL2_LAYOUT_TN ? "tn " : "nn ") +
+                             (p.accum == CUDAL2_ACCUM_F16 ? "f16" : "f32") + " algo=";
+    EXPECT_EQ(std::string(q.spec).rfind(want, 0), 0u) << q.spec;
+    EXPECT_NE(std::string(q.spec).find(" | splits="), std::string::npos) << q.spec;
+    std::printf("  runs %s\n", q.spec);
   }
   EXPECT_EQ(bg.tune_wait(), static_cast<long>(ps.size())) << "every shape tuned once";
   cudaStreamDestroy(s);
+}
+
+// CUDAL2_TUNE_PASSES rankings a tuned shape, each a line of CUDAL2_TUNE_LOG naming the shape, the
+// candidates that ran and the one kept; a pass count out of 1..3 is refused at creation by name.
+TEST_F(RuntimeGpu, TuningPassesAndTheirLog) {
+  const Problem p{CUDAL2_LAYOUT_TN, CUDAL2_ACCUM_F32, 103, 4608, 3584};
+  const std::string log = ::testing::TempDir() + "cudal2_tune_log.txt";
+  std::remove(log.c_str());
+  setenv("CUDAL2_TUNE_LOG", log.c_str(), 1);
+  setenv("CUDAL2_TUNE_PASSES", "3", 1);
+  {
+    cudal2::Handle h(cudal2_options{0, 0.0, 1, CUDAL2_TUNE_BACKGROUND});
+    unsetenv("CUDAL2_TUNE_LOG");
+    unsetenv("CUDAL2_TUNE_PASSES");
+    Buffers b(p, 5);
+    reference(cublas_, b);
+    ASSERT_EQ(cudal2::try_gemm(h, p.layout, p.accum, p.m, p.n, p.k, b.A, b.B, b.C, nullptr), CUDAL2_STATUS_SUCCESS)
+        << cudal2_last_error();
+    EXPECT_EQ(h.tune_wait(), 1);
+    b.clear_c(nullptr);
+    ASSERT_EQ(cudal2::try_gemm(h, p.layout, p.accum, p.m, p.n, p.k, b.A, b.B, b.C, nullptr), CUDAL2_STATUS_SUCCESS);
+    CK(cudaDeviceSynchronize());
+    EXPECT_TRUE(matches(b)) << "after three rankings";
+  }
+  std::ifstream in(log);
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  ASSERT_EQ(lines.size(), 3u) << "one line a ranking";
+  for (size_t i = 0; i < lines.size(); ++i) {
+    EXPECT_EQ(lines[i].rfind("103x4608x3584 tn f32 background: pass " + std::to_string(i + 1) + ": ", 0), 0u)
+        << lines[i];
+    EXPECT_NE(lines[i].find(" ran; round 1: "), std::string::npos) << lines[i];
+    EXPECT_NE(lines[i].find(" kept #"), std::string::npos) << lines[i];
+  }
+  std::remove(log.c_str());
+  setenv("CUDAL2_TUNE_PASSES", "4", 1);
+  cudal2_handle_t bad = nullptr;
+  EXPECT_EQ(cudal2_create(&bad, nullptr), CUDAL2_STATUS_INVALID_VALUE);
+  unsetenv("CUDAL2_TUNE_PASSES");
+  EXPECT_NE(std::string(cudal2_last_error()).find("CUDAL2_TUNE_PASSES=4"), std::string::npos) << cudal2_last_error();
 }
 
 // tune_unseen: off-table shapes are auto-tuned once, on their first call outside graph capture;

@@ -27,6 +27,8 @@ MethodPtr make_baseline(const std::string& name, Accum accum);
 
 // How many algorithms cuBLASLt auto-tuning asks the heuristic for (the paper's 100).
 inline constexpr int kAutotuneRequest = 100;
+// Rankings of auto-tuning's candidates (src/baselines/cublaslt.cpp), the last deciding.
+inline constexpr int kAutotunePasses = 2;
 // Workspace handed to cuBLAS/cuBLASLt (NVIDIA recommends 32 MiB on Hopper).
 inline constexpr size_t kLibraryWorkspace = size_t{32} << 20;
 

@@ -131,8 +131,6 @@ struct cudal2_context {
 
 namespace {
 
-// Descriptors and cuBLASLt's heuristic top-1 for an off-table shape; with cands, also its top
-// kTuneCandidates (for tune_lt), from the same heuristic call.
 // The plan runs r's algorithm from now on.
 void use_algo(LtPlan& p, const cublasLtMatmulHeuristicResult_t& r) {
   p.algo = r.algo;
@@ -142,6 +140,8 @@ void use_algo(LtPlan& p, const cublasLtMatmulHeuristicResult_t& r) {
   p.spec = text;
 }
 
+// Descriptors and cuBLASLt's heuristic top-1 for an off-table shape; with cands, also its top
+// kTuneCandidates (for tune_lt), from the same heuristic call.
 cudal2_status_t build_lt(cudal2_context* h, int layout, int accum, int64_t m, int64_t n, int64_t k, size_t ws_avail,
                          LtPlan& p, std::vector<cublasLtMatmulHeuristicResult_t>* cands = nullptr,
                          cublasLtHandle_t lt = nullptr) {

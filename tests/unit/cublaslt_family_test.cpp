@@ -14,6 +14,7 @@
 #include "codegen/family_cublaslt.hpp"
 #include "codegen/spec.hpp"
 #include "jit/compiler.hpp"
+#include "kernels/cublaslt_plan.h"
 #include "kernels/cudal2_kernel_abi.h"
 #include "runner/artifact.hpp"
 
@@ -55,6 +56,23 @@ TEST(CublasLtFamily, CanonicalTextRoundTrips) {
   auto f16 = parse_spec("cublaslt nn f16 algo=1 cluster=auto");
   EXPECT_EQ(f16.accum, Accum::F16);
   EXPECT_EQ(parse_spec(f16.text()).text(), f16.text());
+}
+
+// What the runtime reports running (cudal2_lt::config_text, src/kernels/cublaslt_plan.h) is the
+// family's canonical text, so it can go into a table as it stands.
+TEST(CublasLtFamily, RuntimeConfigTextIsTheCanonicalSpec) {
+  cudal2_lt::Config c;
+  c.algo = 66, c.tile = 20, c.stages = 35, c.reduction = 2, c.swizzle = 1, c.custom = 3, c.inner = 0;
+  c.cluster = cublaslt_cluster_id(2, 1), c.splits = 4;
+  char text[256];
+  cudal2_lt::config_text(c, /*tn=*/true, /*f16=*/false, text, sizeof text);
+  EXPECT_STREQ(text, kText);
+  EXPECT_EQ(parse_spec(text).text(), kText);
+  c.cluster = 0, c.splits = 1;
+  cudal2_lt::config_text(c, /*tn=*/false, /*f16=*/true, text, sizeof text);
+  EXPECT_EQ(parse_spec(text).text(), text) << "cluster id 0 is auto";
+  EXPECT_NE(std::string(text).find("cublaslt nn f16 "), std::string::npos) << text;
+  EXPECT_NE(std::string(text).find(" cluster=auto "), std::string::npos) << text;
 }
 
 TEST(CublasLtFamily, EveryClusterShapeRoundTrips) {

@@ -601,7 +601,12 @@ cudal2_status_t cudal2_create(cudal2_handle_t* handle, const cudal2_options* opt
   h->neighbour_factor = opt.neighbour_factor;
   h->tune_unseen = opt.tune_unseen == CUDAL2_TUNE_BLOCKING;
   h->tune_background = opt.tune_unseen == CUDAL2_TUNE_BACKGROUND;
-  if (const char* log = std::getenv("CUDAL2_TUNE_LOG"); log && *log) h->tune_log = log;
+  if (const char* log = std::getenv("CUDAL2_TUNE_LOG"); log && *log) {
+    FILE* f = std::fopen(log, "a");
+    if (!f) return fail(CUDAL2_STATUS_INVALID_VALUE, "CUDAL2_TUNE_LOG=%.200s: cannot append to it", log);
+    std::fclose(f);
+    h->tune_log = log;
+  }
   if (const char* v = std::getenv("CUDAL2_TUNE_PASSES"); v && *v) {
     const auto p = cudal2::rt::parse_stream_bound(v, 1, 3);
     if (!p) return fail(CUDAL2_STATUS_INVALID_VALUE, "CUDAL2_TUNE_PASSES=%.40s: not 1, 2 or 3", v);

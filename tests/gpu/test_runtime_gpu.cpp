@@ -591,7 +591,8 @@ TEST_F(RuntimeGpu, BackgroundTuningNeverBlocksTheCaller) {
 }
 
 // CUDAL2_TUNE_PASSES rankings a tuned shape, each a line of CUDAL2_TUNE_LOG naming the shape, the
-// candidates that ran and the one kept; a pass count out of 1..3 is refused at creation by name.
+// candidates that ran and the one kept; a pass count out of 1..3, or a log that cannot be appended
+// to, is refused at creation by name.
 TEST_F(RuntimeGpu, TuningPassesAndTheirLog) {
   const Problem p{CUDAL2_LAYOUT_TN, CUDAL2_ACCUM_F32, 103, 4608, 3584};
   const std::string log = ::testing::TempDir() + "cudal2_tune_log.txt";
@@ -628,6 +629,12 @@ TEST_F(RuntimeGpu, TuningPassesAndTheirLog) {
   EXPECT_EQ(cudal2_create(&bad, nullptr), CUDAL2_STATUS_INVALID_VALUE);
   unsetenv("CUDAL2_TUNE_PASSES");
   EXPECT_NE(std::string(cudal2_last_error()).find("CUDAL2_TUNE_PASSES=4"), std::string::npos) << cudal2_last_error();
+  setenv("CUDAL2_TUNE_LOG", "/nonexistent-cudal2-dir/tune.log", 1);
+  EXPECT_EQ(cudal2_create(&bad, nullptr), CUDAL2_STATUS_INVALID_VALUE);
+  unsetenv("CUDAL2_TUNE_LOG");
+  EXPECT_NE(std::string(cudal2_last_error()).find("CUDAL2_TUNE_LOG=/nonexistent-cudal2-dir/tune.log"),
+            std::string::npos)
+      << cudal2_last_error();
 }
 
 // tune_unseen: off-table shapes are auto-tuned once, on their first call outside graph capture;

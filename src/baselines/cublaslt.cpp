@@ -76,8 +76,6 @@ class CublasLtRunner final : public Method {
       // Twice, the second ranking deciding: the first ranking of a shape in a process timed
       // candidates other than the heuristic's first 10-50% slow (bench/results/h200/tuning/, the
       // runtime's tuner), which would leave this baseline a slower pick than cuBLASLt offers.
-      std::vector<double> first;
-      size_t first_i = 0;
       for (int pass = 0; pass < kAutotunePasses; ++pass) {
         std::vector<double> times;
         double best = 1e300;
@@ -100,11 +98,10 @@ class CublasLtRunner final : public Method {
         chosen_ = results[best_i].algo;
         details_["chosen_index"] = best_i;
         details_["candidate_us"] = times;
-        if (pass == 0) first = times, first_i = best_i;
-      }
-      if (kAutotunePasses > 1) {
-        details_["first_ranking_index"] = first_i;
-        details_["first_ranking_us"] = first;
+        if (pass == 0 && kAutotunePasses > 1) {
+          details_["first_ranking_index"] = best_i;
+          details_["first_ranking_us"] = times;
+        }
       }
     }
     int algo_id = -1;

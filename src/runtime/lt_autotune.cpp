@@ -165,7 +165,7 @@ int fastest_lt_candidate(const std::vector<cublasLtMatmulHeuristicResult_t>& can
   auto name = [&](size_t i) {
     char text[256];
     cudal2_lt::config_text(cudal2_lt::read_config(cands[i].algo), false, false, text, sizeof text);
-    return "#" + std::to_string(i) + " " + std::string(text).substr(std::string("cublaslt nn f32 ").size());
+    return "#" + std::to_string(i) + " " + text;
   };
   if (trace) {
     *trace = std::to_string(cands.size()) + " candidates, " + std::to_string(ranked.size()) + " ran; round 1:";

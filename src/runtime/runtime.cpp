@@ -174,10 +174,9 @@ struct TuneOn {
   cudaStream_t stream;
 };
 
-// CUDAL2_TUNE_LOG: one line a tuned shape (how: blocking or background; what the ranking saw).
+// CUDAL2_TUNE_LOG (set): one line a ranking (how: blocking or background; what the ranking saw).
 void log_tuning(const cudal2_context* h, int layout, int accum, int64_t m, int64_t n, int64_t k, const char* how,
                 const std::string& trace) {
-  if (h->tune_log.empty()) return;
   static std::mutex mu;
   const std::lock_guard<std::mutex> lock(mu);
   if (FILE* f = std::fopen(h->tune_log.c_str(), "a")) {
@@ -202,7 +201,8 @@ int rank_lt(const cudal2_context* h, int layout, int accum, int64_t m, int64_t n
   for (int pass = 0; pass < h->tune_passes && !(stop && *stop); ++pass) {
     std::string trace;
     best = cudal2::rt::fastest_lt_candidate(cands, ws_avail, call, stream, h->tune_log.empty() ? nullptr : &trace);
-    log_tuning(h, layout, accum, m, n, k, how, "pass " + std::to_string(pass + 1) + ": " + trace);
+    if (!h->tune_log.empty())
+      log_tuning(h, layout, accum, m, n, k, how, "pass " + std::to_string(pass + 1) + ": " + trace);
   }
   return best;
 }

@@ -4,9 +4,10 @@
 // first multiply, K split over the CTA's kwarps warps and over a thread-block cluster of CTAs
 // (splits, a runtime knob: 1 lets the kernel pick the most that keep one wave, else 2, 4 or 8).
 // TN and fp32 accumulation only; M up to the tile's tokens, K % 8 == 0 (can_implement refuses
-// the rest).
+// the rest). With 16-64 tokens, warps=1xW gives each of a CTA's W warps rows of its own over the
+// CTA's whole K range (the warps then read the same tokens, from L1 after the first).
 //   "stream_sweep tn f32 tile=8x16x32 kwarps=8 stages=2 ctas=3 pipe=1 | splits=1"
-// tile = tokens (8 or 16) x B rows a CTA (16 x row tiles) x 32 (the K step); ctas = CTAs an SM must
+// tile = tokens (8, 16, 32 or 64) x B rows a CTA (16 x row tiles) x 32 (the K step); ctas = CTAs an SM must
 // hold at once (caps a thread's registers); pipe (always written: a text without it takes the
 // default's, 1) = 1 loads a warp's next
 // `stages` steps before it multiplies this batch (twice the registers; from DRAM and cold a warp
@@ -34,7 +35,7 @@ using cudal2_sweep_plan::kStepK;
 constexpr int kSweepOverheadRegs = 20;
 
 const std::vector<std::string>& sweep_fields() {
-  static const std::vector<std::string> f{"tile", "kwarps", "stages", "ctas", "pipe", "pdl", "splits"};
+  static const std::vector<std::string> f{"tile", "warps", "kwarps", "stages", "ctas", "pipe", "pdl", "splits"};
   return f;
 }
 
@@ -47,30 +48,43 @@ KernelSpec sweep_default_spec() {
   return s;
 }
 
+// warps=1xW (written when W > 1): W warps a CTA, each over rows of its own and the CTA's whole K
+// range (kwarps is then 1); otherwise kwarps warps split the CTA's K range.
 std::string sweep_compile_text(const KernelSpec& s) {
-  return fmt::format("{} {} {} tile={}x{}x{} kwarps={} stages={} ctas={} pipe={}{}", s.family, to_string(s.layout),
-                     to_string(s.accum), s.tile_m, s.tile_n, s.tile_k, s.warps_k, s.stages, s.min_ctas, s.pipelined,
-                     s.pdl_mode == 0 ? std::string() : fmt::format(" pdl={}", s.pdl_mode));
+  return fmt::format("{} {} {} tile={}x{}x{}{} kwarps={} stages={} ctas={} pipe={}{}", s.family, to_string(s.layout),
+                     to_string(s.accum), s.tile_m, s.tile_n, s.tile_k,
+                     s.warps_n > 1 ? fmt::format(" warps=1x{}", s.warps_n) : std::string(), s.warps_k, s.stages,
+                     s.min_ctas, s.pipelined, s.pdl_mode == 0 ? std::string() : fmt::format(" pdl={}", s.pdl_mode));
 }
+
+// 16-row tiles a warp covers.
+int sweep_row_tiles(const KernelSpec& s) { return s.tile_n / 16 / std::max(1, s.warps_n); }
 
 // Registers a thread's steps in flight and accumulators hold: per step 16 bytes of each row tile's
 // two rows and of each token tile (4 registers each), twice when pipelined; 2 accumulator tiles of 4
 // a (row, token) tile.
 int sweep_regs(const KernelSpec& s) {
-  const int mt = s.tile_n / 16, nt = s.tile_m / 8;
+  const int mt = sweep_row_tiles(s), nt = s.tile_m / 8;
   return (s.pipelined ? 2 : 1) * s.stages * (2 * mt + nt) * 4 + mt * nt * 8;
 }
 
 std::string invalid_reason_sweep(const KernelSpec& s) {
   if (s.layout != Layout::TN) return "stream_sweep: tn only";
   if (s.accum != Accum::F32) return "stream_sweep: fp32 accumulation only";
-  if (s.tile_m != 8 && s.tile_m != 16) return fmt::format("tile M {} not 8 or 16 tokens", s.tile_m);
-  if (s.tile_n % 16 || s.tile_n < 16 || s.tile_n > 64) return fmt::format("tile N {} not 16, 32, 48 or 64", s.tile_n);
+  if (s.tile_m != 8 && s.tile_m != 16 && s.tile_m != 32 && s.tile_m != 64)
+    return fmt::format("tile M {} not 8, 16, 32 or 64 tokens", s.tile_m);
   if (s.tile_k != kStepK) return fmt::format("tile K {} is not the step's {}", s.tile_k, kStepK);
-  if (s.warps_m != 1 || s.warps_n != 1) return "stream_sweep: a CTA's warps split K only";
+  if (s.warps_m != 1 || s.warps_n < 1 || s.warps_n > 16)
+    return fmt::format("warps {}x{} not 1xW with W in 1..16", s.warps_m, s.warps_n);
+  if (s.warps_n > 1 && s.warps_k != 1) return "stream_sweep: warps split rows (warps=1xW) or K (kwarps), not both";
+  if (s.tile_n % (16 * s.warps_n) || sweep_row_tiles(s) < 1 || sweep_row_tiles(s) > 4)
+    return fmt::format("tile N {} not 16, 32, 48 or 64 rows a warp over {} warps", s.tile_n, s.warps_n);
   if (s.warps_k < 1 || s.warps_k > 16) return fmt::format("kwarps {} not in 1..16", s.warps_k);
   if (s.stages < 1 || s.stages > 16) return fmt::format("stages {} not in 1..16", s.stages);
-  const int threads = 32 * s.warps_k;
+  const int warps = s.warps_n * s.warps_k, threads = 32 * warps;
+  // Each warp's partial tiles (16 bytes a lane an MMA tile pair) go through static shared memory.
+  if (const int bytes = warps * sweep_row_tiles(s) * (s.tile_m / 8) * 32 * 16; bytes > 48 * 1024)
+    return fmt::format("the warps' partial tiles take {} bytes of shared memory, over 48 KiB", bytes);
   if (s.pipelined != 0 && s.pipelined != 1) return fmt::format("pipe {} not 0 or 1", s.pipelined);
   if (s.min_ctas < 1 || s.min_ctas * threads > 2048)
     return fmt::format("ctas {} not in 1..{} ({} threads a CTA, 2048 an SM)", s.min_ctas, 2048 / threads, threads);
@@ -84,11 +98,21 @@ std::string invalid_reason_sweep(const KernelSpec& s) {
 }
 
 // Tokens 8, 16 x rows 16, 32 x kwarps 4, 8, 16 x stages 1, 2, 4, 8 x pipelined or not x CTAs an SM
-// 1, 2, 3, 4, 6 where the registers allow, PDL off (measured slower back to back and no faster chained), x splits 1
-// (the kernel's pick), 2, 4, 8 with knobs. NN has no configuration.
+// 1, 2, 3, 4, 6 where the registers allow; then warps over rows: tokens 16, 32, 64 x 2, 4, 8 warps of
+// one row tile x stages 1, 2, 4 x pipelined or not x CTAs an SM 1, 2, 3, 4, 6; PDL off (measured slower
+// back to back and no faster chained), x splits 1 (the kernel's pick), 2, 4, 8 with knobs. NN has no
+// configuration.
 std::vector<KernelSpec> enumerate_sweep(Layout layout, Accum accum, bool with_runtime_knobs) {
   std::vector<KernelSpec> out;
   if (layout != Layout::TN || accum != Accum::F32) return out;
+  auto add = [&](KernelSpec s) {
+    if (!invalid_reason_sweep(s).empty()) return;
+    for (int sp : {1, 2, 4, kMaxCluster}) {
+      s.splits = sp;
+      out.push_back(s);
+      if (!with_runtime_knobs) break;
+    }
+  };
   for (int toks : {8, 16})
     for (int rows : {16, 32})
       for (int wk : {4, 8, 16})
@@ -98,13 +122,18 @@ std::vector<KernelSpec> enumerate_sweep(Layout layout, Accum accum, bool with_ru
               KernelSpec s = sweep_default_spec();
               s.tile_m = toks, s.tile_n = rows, s.warps_k = wk, s.stages = stages, s.pipelined = pipe;
               s.min_ctas = ctas;
-              if (!invalid_reason_sweep(s).empty()) continue;
-              for (int sp : {1, 2, 4, kMaxCluster}) {
-                s.splits = sp;
-                out.push_back(s);
-                if (!with_runtime_knobs) break;
-              }
+              add(s);
             }
+  for (int toks : {16, 32, 64})
+    for (int wn : {2, 4, 8})
+      for (int stages : {1, 2, 4})
+        for (int pipe : {0, 1})
+          for (int ctas : {1, 2, 3, 4, 6}) {
+            KernelSpec s = sweep_default_spec();
+            s.tile_m = toks, s.tile_n = 16 * wn, s.warps_n = wn, s.warps_k = 1, s.stages = stages, s.pipelined = pipe;
+            s.min_ctas = ctas;
+            add(s);
+          }
   return out;
 }
 
@@ -114,13 +143,14 @@ std::string sweep_shape_refusal(const KernelSpec& s, const Shape& shape) {
   return "";
 }
 
-// The configuration as template arguments of cudal2_stream_sweep::Config (row tiles, token tiles,
-// warps, steps in flight, CTAs an SM, PDL, pipelined).
+// The configuration as template arguments of cudal2_stream_sweep::Config (row tiles a warp, token
+// tiles, warps, steps in flight, CTAs an SM, PDL, pipelined, warps over rows).
 std::string generate_sweep_source(const KernelSpec& s) {
-  return type_source(
-      sweep_compile_text(s), "stream_sweep_gemm.cuh",
-      fmt::format("cudal2_stream_sweep::Gemm<cudal2_stream_sweep::Config<{}, {}, {}, {}, {}, {}, {}>>", s.tile_n / 16,
-                  s.tile_m / 8, s.warps_k, s.stages, s.min_ctas, s.pdl_mode, s.pipelined));
+  const bool warp_rows = s.warps_n > 1;
+  return type_source(sweep_compile_text(s), "stream_sweep_gemm.cuh",
+                     fmt::format("cudal2_stream_sweep::Gemm<cudal2_stream_sweep::Config<{}, {}, {}, {}, {}, {}, {}, {}>>",
+                                 sweep_row_tiles(s), s.tile_m / 8, warp_rows ? s.warps_n : s.warps_k, s.stages,
+                                 s.min_ctas, s.pdl_mode, s.pipelined, warp_rows ? 1 : 0));
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// Family stream_sweep: decode GEMMs (M <= 16 tokens against TN weights B, N x K row-major, K
+// Family stream_sweep: decode GEMMs (M <= 64 tokens against TN weights B, N x K row-major, K
 // contiguous) with the fewest instructions per weight byte, for weights the L2 holds (and beyond).
 // The `stream` kernel (stream_gemm.cuh) is bound there by each warp's serial stage steps and
 // their bookkeeping (Nsight Compute: ~0.17 instructions a weight byte, 61% of cycles with no
@@ -17,8 +17,9 @@
 //  - K is split over the CTA's kWarps warps (reduced through shared memory) and over the CTAs of
 //    a thread-block cluster (a launch attribute, 1..8 CTAs, picked so that one wave of CTAs holds
 //    every row tile: reduced through distributed shared memory in rank order). One launch, no
-//    workspace, and the same bits whichever CTA finishes first.
-// C (row-major M x N) = A (row-major M x K) * B (column-major K x N, TN), M <= 16, K % 8 == 0 and
+//    workspace, and the same bits whichever CTA finishes first. With 16-64 tokens the warps of a
+//    CTA own rows of their own instead (Config::kWarpRows) and share its K range and its tokens.
+// C (row-major M x N) = A (row-major M x K) * B (column-major K x N, TN), M <= 64, K % 8 == 0 and
 // A, B 16-byte aligned (the runtime sends other shapes elsewhere); fp32 accumulation. Measured,
 // and where the runtime runs it: bench/results/h200/bandwidth/sweep/, runtime/stream_rule.hpp.
 //   #include "stream_sweep_gemm.cuh"
@@ -48,23 +49,30 @@ using namespace cudal2_mma_common;
 using namespace cudal2_pdl;
 namespace cg = cooperative_groups;
 
-// kRowTiles: 16-row tiles of B a warp (and a CTA) covers; kTokTiles: 8-token tiles (M <= 8 *
-// kTokTiles); kWarps: warps a CTA, each a slice of K; kSteps: 32-wide K steps a warp loads before
+// kRowTiles: 16-row tiles of B a warp covers; kTokTiles: 8-token tiles (M <= 8 * kTokTiles);
+// kWarps: warps a CTA (each a slice of K, or rows of its own: kWarpRows); kSteps: 32-wide K steps a warp loads before
 // it multiplies the first; kMinCtas: CTAs an SM must hold at once (caps a thread's registers);
 // kPdl: 1 lets the next kernel launch as soon as every CTA has started (0: no programmatic
 // dependent launch; replayed back to back, the next launch's CTAs then take no SM slot while
 // this one still streams). kPipelined: 1 issues the loads of the next batch of steps before it multiplies this one (two
 // batches of registers: a warp never waits with nothing in flight; from DRAM and cold that is what the plain loop
 // lacked).
+// kWarpRows: 0 splits the CTA's K range over its warps (each warp the CTA's rows); 1 gives each warp
+// rows of its own over the CTA's whole K range, so the warps of a CTA read the same tokens at the
+// same time and all but the first find them in L1: with 16-64 tokens the tokens' bytes a step
+// outweigh a row tile's, and splitting K over warps reads them from L2 once a warp.
 template <int kRowTiles, int kTokTiles, int kWarpsPerCta, int kStepsInFlight, int kMinCtasPerSm, int kPdlMode = 0,
-          int kPipelined = 0>
+          int kPipelined = 0, int kWarpRowsMode = 0>
 struct Config {
   static constexpr int MT = kRowTiles, NT = kTokTiles, kWarps = kWarpsPerCta, kSteps = kStepsInFlight;
-  static constexpr int kCtas = kMinCtasPerSm, kPdl = kPdlMode, kPipe = kPipelined;
+  static constexpr int kCtas = kMinCtasPerSm, kPdl = kPdlMode, kPipe = kPipelined, kWarpRows = kWarpRowsMode;
   static constexpr int kThreads = 32 * kWarps;
-  static constexpr int kRows = 16 * MT, kToks = 8 * NT;
+  static constexpr int kRows = 16 * MT * (kWarpRows ? kWarps : 1), kToks = 8 * NT;
+  static constexpr int kWarpsK = kWarpRows ? 1 : kWarps;  // warps splitting the CTA's K range
   static_assert(MT >= 1 && MT <= 4, "stream_sweep: 1..4 row tiles");
-  static_assert(NT == 1 || NT == 2, "stream_sweep: 1 or 2 token tiles");
+  static_assert(NT >= 1 && NT <= 8, "stream_sweep: 1..8 token tiles");
+  static_assert(kWarpRows == 0 || kWarpRows == 1, "stream_sweep: warp rows 0 or 1");
+  static_assert(kWarps * MT * NT * 32 * 16 <= 48 * 1024, "stream_sweep: the partial tiles exceed 48 KiB of shared memory");
   static_assert(kPdl == 0 || kPdl == 1, "stream_sweep: pdl 0 or 1");
   static_assert(kWarps >= 1 && kWarps <= 16, "stream_sweep: 1..16 warps");
   static_assert(kSteps >= 1 && kSteps <= 16, "stream_sweep: 1..16 steps in flight");
@@ -113,11 +121,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtas) stream_sweep_kernel
   const int g = lane >> 2, q = lane & 3;
   const int rank = static_cast<int>(blockIdx.x) % p.cluster;
   const int tile = static_cast<int>(blockIdx.x) / p.cluster;
-  const int n0 = tile * Cfg::kRows;
+  const int n0 = tile * Cfg::kRows + (Cfg::kWarpRows ? warp * 16 * MT : 0);  // this warp's first row
 
   // This warp's K range, in whole steps (the last step of K may be partial).
   const int steps = (p.k + kStep - 1) / kStep;
-  const int splits = W * p.cluster, split = rank * W + warp;
+  const int splits = Cfg::kWarpsK * p.cluster, split = Cfg::kWarpRows ? rank : rank * W + warp;
   const int s0 = static_cast<int>(int64_t(steps) * split / splits);
   const int s1 = static_cast<int>(int64_t(steps) * (split + 1) / splits);
   const int full_end = min(s1, p.k / kStep);  // steps wholly inside K
@@ -206,41 +214,48 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtas) stream_sweep_kernel
   }
 
   // The warps' partial tiles: red[warp][entry], entry e = (row tile t, token tile j, lane) as
-  // ((t * NT + j) << 5) | lane; warp 0's slots end up holding the CTA's sum.
+  // ((t * NT + j) << 5) | lane. Warps splitting K: warp 0's slots end up holding the CTA's sum and
+  // are the CTA's output; warps owning rows: every warp's slots are its rows' output.
   constexpr int kEntries = MT * NT * 32;
+  constexpr int kOut = (Cfg::kWarpRows ? W : 1) * kEntries;  // output entries, red's first kOut
   __shared__ float4 red[W][kEntries];
 #pragma unroll
   for (int t = 0; t < MT; ++t)
 #pragma unroll
     for (int j = 0; j < NT; ++j) red[warp][((t * NT + j) << 5) | lane] = acc[t][j][0].get() + acc[t][j][1].get();
   __syncthreads();
-  for (int e = static_cast<int>(threadIdx.x); e < kEntries; e += Cfg::kThreads) {
-    float4 v = red[0][e];
+  if constexpr (!Cfg::kWarpRows)
+    for (int e = static_cast<int>(threadIdx.x); e < kEntries; e += Cfg::kThreads) {
+      float4 v = red[0][e];
 #pragma unroll
-    for (int w = 1; w < W; ++w) v = v + red[w][e];
-    red[0][e] = v;
-  }
+      for (int w = 1; w < W; ++w) v = v + red[w][e];
+      red[0][e] = v;
+    }
+  float4* const out = &red[0][0];
 
-  // Entry e: rows n0 + 16t + g (and + 8), tokens 8j + 2q and 8j + 2q + 1.
-  auto store = [&](int e, float4 v) {
+  // Output entry o = warp w's entry e: rows (the CTA's first) + 16 MT w + 16t + g (and + 8), tokens
+  // 8j + 2q and 8j + 2q + 1 (w is 0 where warps split K).
+  auto store = [&](int o, float4 v) {
+    const int w = o / kEntries, e = o % kEntries;
     const int t = (e >> 5) / NT, j = (e >> 5) % NT, gg = (e & 31) >> 2, qq = e & 3;
+    const int r0 = tile * Cfg::kRows + 16 * MT * w + 16 * t + gg;
     const float vals[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-      const int row = n0 + 16 * t + gg + 8 * (i >> 1), tok = 8 * j + 2 * qq + (i & 1);
+      const int row = r0 + 8 * (i >> 1), tok = 8 * j + 2 * qq + (i & 1);
       if (row < p.n && tok < p.m) p.C[int64_t(tok) * p.n + row] = __float2half_rn(vals[i]);
     }
   };
   if (p.cluster == 1) {
     __syncthreads();
-    for (int e = static_cast<int>(threadIdx.x); e < kEntries; e += Cfg::kThreads) store(e, red[0][e]);
+    for (int o = static_cast<int>(threadIdx.x); o < kOut; o += Cfg::kThreads) store(o, out[o]);
     return;
   }
   cg::cluster_group cluster = cg::this_cluster();
-  cluster.sync();  // every rank's sum is in its red[0]
+  cluster.sync();  // every rank's sums are in its red
   if (rank == 0)
-    for (int e = static_cast<int>(threadIdx.x); e < kEntries; e += Cfg::kThreads)
-      store(e, cudal2_cluster_sum::cluster_sum<kMaxCluster>(cluster, &red[0][e], p.cluster));
+    for (int o = static_cast<int>(threadIdx.x); o < kOut; o += Cfg::kThreads)
+      store(o, cudal2_cluster_sum::cluster_sum<kMaxCluster>(cluster, &out[o], p.cluster));
   cluster.sync();  // this CTA's shared memory stays until rank 0 has read it
 }
 
@@ -264,7 +279,7 @@ struct Gemm {
   static int cluster_of(const cudal2_gemm_args& a) {
     if (a.splits > 1) return static_cast<int>(a.splits);
     const int64_t tiles = (a.n + Cfg::kRows - 1) / Cfg::kRows;
-    return cudal2_sweep_plan::cluster(tiles, int64_t(device_sms()) * resident(), Cfg::kWarps, a.k);
+    return cudal2_sweep_plan::cluster(tiles, int64_t(device_sms()) * resident(), Cfg::kWarpsK, a.k);
   }
 
   static const char* refusal(const cudal2_gemm_args& a) {

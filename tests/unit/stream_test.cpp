@@ -470,13 +470,22 @@ TEST(StreamSweepFamily, SpecsRoundTripAndGenerateTheConfig) {
   EXPECT_EQ(s.text(), runtime_kernel + " | splits=1");
   EXPECT_EQ(s.text(), cudal2::default_spec("stream_sweep").text());
   const std::string src = cudal2::generate_source(s);
-  EXPECT_NE(src.find("cudal2_stream_sweep::Config<1, 1, 8, 2, 3, 0, 1>"), std::string::npos) << src;
+  EXPECT_NE(src.find("cudal2_stream_sweep::Config<1, 1, 8, 2, 3, 0, 1, 0>"), std::string::npos) << src;
   EXPECT_NE(src.find("stream_sweep_gemm.cuh"), std::string::npos);
   const auto sixteen =
       cudal2::parse_spec("stream_sweep tn f32 tile=16x32x32 kwarps=4 stages=2 ctas=4 pipe=0 pdl=1 | splits=8");
   EXPECT_EQ(sixteen.splits, 8);
-  EXPECT_NE(cudal2::generate_source(sixteen).find("cudal2_stream_sweep::Config<2, 2, 4, 2, 4, 1, 0>"),
+  EXPECT_NE(cudal2::generate_source(sixteen).find("cudal2_stream_sweep::Config<2, 2, 4, 2, 4, 1, 0, 0>"),
             std::string::npos);
+  // Warps over rows: 4 warps of one 16-row tile each, 64 tokens; the tile's N is the CTA's rows.
+  const std::string rows_text = "stream_sweep tn f32 tile=64x64x32 warps=1x4 kwarps=1 stages=1 ctas=3 pipe=1";
+  const auto rows = cudal2::parse_spec(rows_text);
+  EXPECT_EQ(rows.compile_text(), rows_text);
+  EXPECT_NE(cudal2::generate_source(rows).find("cudal2_stream_sweep::Config<1, 8, 4, 1, 3, 0, 1, 1>"),
+            std::string::npos)
+      << cudal2::generate_source(rows);
+  EXPECT_EQ(cudal2::shape_refusal(rows, {64, 4096, 4096}), "");
+  EXPECT_NE(cudal2::shape_refusal(rows, {65, 4096, 4096}).find("tokens"), std::string::npos);
 
   EXPECT_EQ(cudal2::shape_refusal(s, {8, 4096, 4096}), "");
   EXPECT_NE(cudal2::shape_refusal(s, {9, 4096, 4096}).find("tokens"), std::string::npos);
@@ -490,6 +499,11 @@ TEST(StreamSweepFamily, SpecsRoundTripAndGenerateTheConfig) {
       {"stream_sweep tn f32 tile=8x16x64 kwarps=8 stages=4 ctas=3", "tile K"},
       {"stream_sweep tn f32 tile=8x16x32 kwarps=8 stages=2 ctas=3 | splits=3", "splits"},
       {"stream_sweep tn f32 tile=8x16x32 kwarps=8 stages=4 ctas=3 order=1", "unknown field"},
+      {"stream_sweep tn f32 tile=16x64x32 warps=1x4 kwarps=2 stages=2 ctas=2", "not both"},
+      {"stream_sweep tn f32 tile=16x48x32 warps=1x4 kwarps=1 stages=2 ctas=2", "rows a warp"},
+      {"stream_sweep tn f32 tile=24x16x32 kwarps=8 stages=2 ctas=3", "tokens"},
+      {"stream_sweep tn f32 tile=64x128x32 warps=1x8 kwarps=1 stages=2 ctas=2 pipe=1", "registers"},
+      {"stream_sweep tn f32 tile=64x512x32 warps=1x8 kwarps=1 stages=1 ctas=1 pipe=0", "shared memory"},
   };
   for (const auto& [text, why] : bad) {
     try {

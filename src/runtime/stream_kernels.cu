@@ -77,22 +77,25 @@ int resident() {
       resident<CUDAL2_STREAM_CFG(tn, f16, nt, mt, wr, wk, d, ctas, ahead, pdl, order)>,                            \
       0},
 
-// The sweep band's kernels (stream_sweep_gemm.cuh): Config<1 row tile, 1 token tile, warps, 2 steps
-// in flight, CTAs an SM, PDL 0, pipelined>, in the rule's order of preference.
-#define CUDAL2_SWEEP_CFG(warps, ctas) cudal2_stream_sweep::Config<1, 1, warps, 2, ctas, 0, 1>
-#define CUDAL2_SWEEP_ENTRY(warps, ctas, text)                                                      \
-  cudal2_stream_kernel {                                                                           \
-    text, 1, 0, CUDAL2_SWEEP_CFG(warps, ctas)::kToks, CUDAL2_SWEEP_CFG(warps, ctas)::kRows, warps, \
-        can_implement<cudal2_stream_sweep::Gemm<CUDAL2_SWEEP_CFG(warps, ctas)>>,                   \
-        workspace_size<cudal2_stream_sweep::Gemm<CUDAL2_SWEEP_CFG(warps, ctas)>>,                  \
-        run<cudal2_stream_sweep::Gemm<CUDAL2_SWEEP_CFG(warps, ctas)>>,                             \
-        cudal2_stream_sweep::Gemm<CUDAL2_SWEEP_CFG(warps, ctas)>::resident, 1                      \
+// The sweep band's kernels (stream_sweep_gemm.cuh): Config<row tiles a warp, token tiles, warps, 2
+// steps in flight, CTAs an SM, PDL 0, pipelined>, in the rule's order of preference; the 16- and
+// 32-token ones (a warp over 32 rows) for the band above 8 tokens.
+#define CUDAL2_SWEEP_CFG(mt, nt, warps, ctas) cudal2_stream_sweep::Config<mt, nt, warps, 2, ctas, 0, 1>
+#define CUDAL2_SWEEP_ENTRY(mt, nt, warps, ctas, text)                                                          \
+  cudal2_stream_kernel {                                                                                       \
+    text, 1, 0, CUDAL2_SWEEP_CFG(mt, nt, warps, ctas)::kToks, CUDAL2_SWEEP_CFG(mt, nt, warps, ctas)::kRows,    \
+        warps, can_implement<cudal2_stream_sweep::Gemm<CUDAL2_SWEEP_CFG(mt, nt, warps, ctas)>>,                \
+        workspace_size<cudal2_stream_sweep::Gemm<CUDAL2_SWEEP_CFG(mt, nt, warps, ctas)>>,                      \
+        run<cudal2_stream_sweep::Gemm<CUDAL2_SWEEP_CFG(mt, nt, warps, ctas)>>,                                 \
+        cudal2_stream_sweep::Gemm<CUDAL2_SWEEP_CFG(mt, nt, warps, ctas)>::resident, 1                          \
   }
 
 const cudal2_stream_kernel kKernels[] = {
     CUDAL2_STREAM_CONFIGS(CUDAL2_STREAM_ENTRY)
-        CUDAL2_SWEEP_ENTRY(8, 3, "stream_sweep tn f32 tile=8x16x32 kwarps=8 stages=2 ctas=3 pipe=1"),
-    CUDAL2_SWEEP_ENTRY(4, 6, "stream_sweep tn f32 tile=8x16x32 kwarps=4 stages=2 ctas=6 pipe=1")};
+        CUDAL2_SWEEP_ENTRY(1, 1, 8, 3, "stream_sweep tn f32 tile=8x16x32 kwarps=8 stages=2 ctas=3 pipe=1"),
+    CUDAL2_SWEEP_ENTRY(1, 1, 4, 6, "stream_sweep tn f32 tile=8x16x32 kwarps=4 stages=2 ctas=6 pipe=1"),
+    CUDAL2_SWEEP_ENTRY(2, 2, 4, 3, "stream_sweep tn f32 tile=16x32x32 kwarps=4 stages=2 ctas=3 pipe=1"),
+    CUDAL2_SWEEP_ENTRY(2, 4, 4, 2, "stream_sweep tn f32 tile=32x32x32 kwarps=4 stages=2 ctas=2 pipe=1")};
 
 }  // namespace
 

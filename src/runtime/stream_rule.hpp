@@ -93,6 +93,17 @@ constexpr int64_t kSweepWarmAllMaxM = 4;
 // How much less the busiest SM must stream under a later sweep kernel of the portfolio for it to
 // run a shape instead of the first.
 constexpr double kSweepBalanceMargin = 0.9;
+// Above 8 tokens the band's kernels are the 16- and 32-token sweep tiles (a warp over 32 rows, so
+// that its token loads are a third of its loads), and the band is narrower. H200, exploration
+// layers (bench/results/h200/bandwidth/tokens/):
+//  - 9-16 tokens, weights up to 16 MiB: 16x1024x4096 and 16x2048x4096 at 1.04-1.22 of auto-tuning
+//    back to back, chained and cold; from 24 MiB up it ran 0.69-0.93 back to back.
+//  - 17-32 tokens with output rows off 16 bytes (odd_output_rows), from 32 MiB: 24x4101x4104 at
+//    2.4-2.6 back to back and chained, 1.6 cold (the stream kernel, which runs them up to 16 tokens:
+//    1.4-1.5); aligned rows at 32 tokens ran 0.56-0.85 back to back.
+constexpr int64_t kSweepWideMaxM = 16;
+constexpr int64_t kSweepWideMaxWeightBytes = int64_t(16) << 20;
+constexpr int64_t kSweepOddMaxM = 32;
 
 // Weights below the class's floor (they fit the L2) and from this many bytes up, at up to
 // kStreamColdMaxM tokens, form the cold band: the stream kernels run them only when the handle has not read them
@@ -151,14 +162,22 @@ inline bool in_stream_class(int layout, int64_t m, int64_t n, int64_t k, int64_t
 
 // TN shapes with fp32 accumulation, up to sweep_max_m tokens and K % 8 == 0 (whole 16-byte runs of
 // B's rows), whose weights lie between kSweepMinWeightBytes and the warm share of the L2 (cold, or
-// a share that reaches it: the class's floor).
+// a share that reaches it: the class's floor); while the band is on (sweep_max_m > 0), also 9-16
+// tokens on up to kSweepWideMaxWeightBytes of weights and 17-32 tokens on odd output rows below
+// the class's floor.
 inline bool in_sweep_band(int layout, int accum, int64_t m, int64_t n, int64_t k, int64_t l2_bytes,
                           const StreamBounds& b = {}, bool cold = false) {
   const int64_t bytes = n * k * 2, floor = stream_min_weight_bytes(l2_bytes, b);
+  if (layout != 1 || accum != 0 || m < 1 || k % 8 != 0 || bytes < kSweepMinWeightBytes || b.sweep_max_m < 1)
+    return false;
+  if (m > b.sweep_max_m) {
+    if (m <= kSweepWideMaxM && bytes <= kSweepWideMaxWeightBytes && bytes < floor) return true;
+    return m > kSweepWideMaxM && m <= kSweepOddMaxM && n % 8 != 0 && bytes >= kStreamOddMinWeightBytes &&
+           bytes < floor;
+  }
   const int64_t pct = b.sweep_warm_pct >= 0 ? b.sweep_warm_pct : m <= kSweepWarmAllMaxM ? 100 : kSweepWarmL2Percent;
   const int64_t warm_top = l2_bytes / 100 * pct;
-  return layout == 1 && accum == 0 && m >= 1 && m <= b.sweep_max_m && k % 8 == 0 && bytes >= kSweepMinWeightBytes &&
-         bytes < (cold || warm_top > floor ? floor : warm_top);
+  return bytes < (cold || warm_top > floor ? floor : warm_top);
 }
 
 // TN shapes of up to cold_max_m tokens whose weights lie between the cold band's floor and the
@@ -201,6 +220,10 @@ inline StreamPick pick_stream(const std::vector<StreamKernel>& kernels, int layo
       const StreamKernel& c = kernels[static_cast<size_t>(i)];
       const int64_t tiles = (n + c.rows - 1) / c.rows, slots = int64_t(sm_count) * (c.resident > 0 ? c.resident : 1);
       if (!c.sweep || c.layout != layout || c.accum != accum || c.toks < m) continue;
+      // Later kernels compete on balance only with the first's tile (their tiles count alike).
+      if (p.kernel >= 0 && (c.toks != kernels[static_cast<size_t>(p.kernel)].toks ||
+                            c.rows != kernels[static_cast<size_t>(p.kernel)].rows))
+        continue;
       if (tiles > slots) {
         if (p.kernel < 0) break;  // the first cannot hold them in one wave: no sweep kernel does
         continue;

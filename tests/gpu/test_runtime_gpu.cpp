@@ -287,6 +287,32 @@ TEST_F(RuntimeGpu, StreamSweepSecondKernelMatchesCublas) {
   }
 }
 
+// The sweep band above 8 tokens (src/runtime/stream_rule.hpp): 9-16 tokens on up to 16 MiB of
+// weights take the 16-token tile, 17-32 tokens on odd output rows from 32 MiB the 32-token one; a
+// partial last K step, partial row tiles, odd N; cold and warm against cuBLAS.
+TEST_F(RuntimeGpu, StreamSweepWideTilesMatchCublas) {
+  int major = 0, sms = 0;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+  const struct {
+    int64_t m, n, k;
+    const char* tile;
+  } shapes[] = {{16, 2048, 4096, "tile=16x32x32"}, {9, 1000, 4104, "tile=16x32x32"}, {13, 2051, 2056, "tile=16x32x32"},
+                {24, 4101, 4104, "tile=32x32x32"}, {32, 4103, 4096, "tile=32x32x32"}, {17, 5001, 4096, "tile=32x32x32"}};
+  auto h = stream_handle("1");
+  for (const auto& s : shapes) {
+    const Problem p{CUDAL2_LAYOUT_TN, CUDAL2_ACCUM_F32, s.m, s.n, s.k};
+    const std::string name = std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k);
+    if (major == 9 && sms == 132) {
+      const auto info = cudal2::query(*h, p.layout, p.accum, p.m, p.n, p.k);
+      EXPECT_EQ(info.path, CUDAL2_PATH_STREAM_KERNEL) << name;
+      EXPECT_NE(std::string(info.spec).find(std::string("stream_sweep tn f32 ") + s.tile), std::string::npos)
+          << name << ": " << info.spec;
+    }
+    expect_cold_and_warm_match(*h, cublas_, p, name);
+  }
+}
+
 // The cold band (src/runtime/stream_rule.hpp: weights that fit the L2, from 8 MiB): the first
 // call of fresh weights streams them (stream kernel), the same call again finds them recently read
 // and takes the table's or cuBLASLt's path; both answers match cuBLAS. Aligned and not, a partial

@@ -191,7 +191,15 @@ TEST(StreamRule, SweepBandIsFewTokensAgainstWeightsTheL2Holds) {
   EXPECT_FALSE(in_sweep_band(1, 0, 1, 4096, 6144, int64_t(40) << 20)) << "48 MiB of a 40 MiB L2: the class";
   EXPECT_FALSE(in_sweep_band(1, 0, 8, 256, 1024, kL2)) << "512 KiB: under the floor";
   EXPECT_FALSE(in_sweep_band(1, 0, 8, 1024, 1020, kL2)) << "K % 8 != 0";
-  EXPECT_FALSE(in_sweep_band(1, 0, 9, 3072, 3072, kL2)) << "the kernel holds 8 tokens";
+  EXPECT_FALSE(in_sweep_band(1, 0, 9, 3072, 3072, kL2)) << "18 MiB at 9 tokens: over the 16 MiB of 9-16 tokens";
+  EXPECT_TRUE(in_sweep_band(1, 0, 9, 2048, 4096, kL2)) << "16 MiB at 9-16 tokens";
+  EXPECT_TRUE(in_sweep_band(1, 0, 16, 2048, 4096, kL2, {}, true)) << "cold too";
+  EXPECT_FALSE(in_sweep_band(1, 0, 17, 2048, 4096, kL2)) << "aligned rows at 17+ tokens";
+  EXPECT_TRUE(in_sweep_band(1, 0, 24, 4101, 4104, kL2)) << "odd rows of 32 MiB at 17-32 tokens";
+  EXPECT_FALSE(in_sweep_band(1, 0, 33, 4101, 4104, kL2)) << "33 tokens";
+  EXPECT_FALSE(in_sweep_band(1, 0, 24, 2051, 4104, kL2)) << "odd rows under 32 MiB at 17-32 tokens";
+  EXPECT_FALSE(in_sweep_band(1, 0, 12, 4101, 4104, kL2)) << "odd rows at 9-16 tokens: the class's stream kernel";
+  EXPECT_FALSE(in_sweep_band(1, 0, 24, 16383, 4104, kL2)) << "odd rows beyond the L2";
   EXPECT_FALSE(in_sweep_band(1, 0, 0, 3072, 3072, kL2));
   EXPECT_FALSE(in_sweep_band(1, 1, 1, 3072, 3072, kL2)) << "fp32 accumulation only";
   EXPECT_FALSE(in_sweep_band(0, 0, 1, 3072, 3072, kL2)) << "TN only";
@@ -229,6 +237,19 @@ TEST(StreamRule, SweepBandIsFewTokensAgainstWeightsTheL2Holds) {
   ASSERT_GE(cls.kernel, 0);
   EXPECT_NE(cls.kernel, sweep) << "the class keeps the stream kernels";
   EXPECT_LT(pick_stream(with_sweep, 1, 0, 12, 3072, 3072, 132, kL2).kernel, 0) << "12 tokens warm: cuBLASLt";
+  EXPECT_LT(pick_stream(with_sweep, 1, 0, 12, 2048, 4096, 132, kL2).kernel, 0) << "no 16-token sweep kernel";
+  // Above 8 tokens: the first sweep kernel that holds M, never an 8-token one for its balance.
+  auto wide = with_sweep;
+  wide.push_back({1, 0, 8, 16, 4, 6, true});
+  wide.push_back({1, 0, 16, 32, 4, 3, true});
+  wide.push_back({1, 0, 32, 32, 4, 2, true});
+  const int w16 = static_cast<int>(wide.size()) - 2, w32 = w16 + 1;
+  EXPECT_EQ(pick_stream(wide, 1, 0, 12, 2048, 4096, 132, kL2).kernel, w16);
+  EXPECT_EQ(pick_stream(wide, 1, 0, 16, 1024, 4096, 132, kL2, {}, true).kernel, w16);
+  EXPECT_EQ(pick_stream(wide, 1, 0, 24, 4101, 4104, 132, kL2).kernel, w32);
+  EXPECT_EQ(pick_stream(wide, 1, 0, 1, 3072, 3072, 132, kL2).kernel, sweep) << "1 token: the 8-token kernel";
+  EXPECT_LT(pick_stream(wide, 1, 0, 24, 9001, 4104, 132, kL2).kernel, 0)
+      << "282 row tiles of 32 on 264 slots: no second wave (and no stream kernel holds 24 tokens)";
   EXPECT_LT(pick_stream(kPortfolio, 1, 0, 1, 3072, 3072, 132, kL2).kernel, 0) << "no sweep kernel: as before";
 }
 

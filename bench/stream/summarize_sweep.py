@@ -4,7 +4,7 @@ and every stream_sweep configuration that a run of bench/stream/stream_rows_call
 (GEN=bench/stream/stream_sweep_sources.py), as one CSV row (medians in us; empty: no ok result),
 with the best configuration's ratio to auto-tuning (> 1: faster).
 
-    python3 bench/stream/summarize_sweep.py [--set k-split|warp-rows|wide-rows] RUN.csv[.gz] [RUN.csv[.gz] ...]
+    python3 bench/stream/summarize_sweep.py [--set k-split|warp-rows|wide-rows|odd-rows] RUN.csv[.gz] [RUN.csv[.gz] ...]
 """
 import argparse
 import csv

@@ -14,6 +14,8 @@
 //    runtime/stream_rule.hpp), the fastest single configuration of the exploration, and the same
 //    with CTAs of 4 warps, six an SM, close behind it, for row tiles that the first deals unevenly
 //    over the SMs (bench/results/h200/bandwidth/sweep/, pipelined/).
+//  - stream_sweep, 16, 32 and 64 tokens and 32 B rows a CTA of 4 warps: the sweep band above 8 tokens
+//    (bench/results/h200/bandwidth/tokens/).
 // None lets the next kernel launch early (pdl=0): replayed back to back, an early launch's CTAs
 // took SM slots while the kernel still streamed (H200: 1x14336x4096 33.9 us with PDL, 31.9
 // without; the same with a kernel between).
@@ -77,25 +79,29 @@ int resident() {
       resident<CUDAL2_STREAM_CFG(tn, f16, nt, mt, wr, wk, d, ctas, ahead, pdl, order)>,                            \
       0},
 
-// The sweep band's kernels (stream_sweep_gemm.cuh): Config<row tiles a warp, token tiles, warps, 2
-// steps in flight, CTAs an SM, PDL 0, pipelined>, in the rule's order of preference; the 16- and
-// 32-token ones (a warp over 32 rows) for the band above 8 tokens.
-#define CUDAL2_SWEEP_CFG(mt, nt, warps, ctas) cudal2_stream_sweep::Config<mt, nt, warps, 2, ctas, 0, 1>
-#define CUDAL2_SWEEP_ENTRY(mt, nt, warps, ctas, text)                                                          \
+// The sweep band's kernels (stream_sweep_gemm.cuh): Config<row tiles a warp, token tiles, warps,
+// steps in flight, CTAs an SM, PDL 0, pipelined>, in the rule's order of preference; the 16-, 32-
+// and 64-token ones (a warp over 32 rows) for the band above 8 tokens.
+#define CUDAL2_SWEEP_CFG(mt, nt, warps, steps, ctas) cudal2_stream_sweep::Config<mt, nt, warps, steps, ctas, 0, 1>
+#define CUDAL2_SWEEP_GEMM(mt, nt, warps, steps, ctas) \
+  cudal2_stream_sweep::Gemm<CUDAL2_SWEEP_CFG(mt, nt, warps, steps, ctas)>
+#define CUDAL2_SWEEP_ENTRY(mt, nt, warps, steps, ctas, text)                                                   \
   cudal2_stream_kernel {                                                                                       \
-    text, 1, 0, CUDAL2_SWEEP_CFG(mt, nt, warps, ctas)::kToks, CUDAL2_SWEEP_CFG(mt, nt, warps, ctas)::kRows,    \
-        warps, can_implement<cudal2_stream_sweep::Gemm<CUDAL2_SWEEP_CFG(mt, nt, warps, ctas)>>,                \
-        workspace_size<cudal2_stream_sweep::Gemm<CUDAL2_SWEEP_CFG(mt, nt, warps, ctas)>>,                      \
-        run<cudal2_stream_sweep::Gemm<CUDAL2_SWEEP_CFG(mt, nt, warps, ctas)>>,                                 \
-        cudal2_stream_sweep::Gemm<CUDAL2_SWEEP_CFG(mt, nt, warps, ctas)>::resident, 1                          \
+    text, 1, 0, CUDAL2_SWEEP_CFG(mt, nt, warps, steps, ctas)::kToks,                                           \
+        CUDAL2_SWEEP_CFG(mt, nt, warps, steps, ctas)::kRows, warps,                                            \
+        can_implement<CUDAL2_SWEEP_GEMM(mt, nt, warps, steps, ctas)>,                                          \
+        workspace_size<CUDAL2_SWEEP_GEMM(mt, nt, warps, steps, ctas)>,                                         \
+        run<CUDAL2_SWEEP_GEMM(mt, nt, warps, steps, ctas)>, CUDAL2_SWEEP_GEMM(mt, nt, warps, steps, ctas)::resident, \
+        1                                                                                                      \
   }
 
 const cudal2_stream_kernel kKernels[] = {
     CUDAL2_STREAM_CONFIGS(CUDAL2_STREAM_ENTRY)
-        CUDAL2_SWEEP_ENTRY(1, 1, 8, 3, "stream_sweep tn f32 tile=8x16x32 kwarps=8 stages=2 ctas=3 pipe=1"),
-    CUDAL2_SWEEP_ENTRY(1, 1, 4, 6, "stream_sweep tn f32 tile=8x16x32 kwarps=4 stages=2 ctas=6 pipe=1"),
-    CUDAL2_SWEEP_ENTRY(2, 2, 4, 3, "stream_sweep tn f32 tile=16x32x32 kwarps=4 stages=2 ctas=3 pipe=1"),
-    CUDAL2_SWEEP_ENTRY(2, 4, 4, 2, "stream_sweep tn f32 tile=32x32x32 kwarps=4 stages=2 ctas=2 pipe=1")};
+        CUDAL2_SWEEP_ENTRY(1, 1, 8, 2, 3, "stream_sweep tn f32 tile=8x16x32 kwarps=8 stages=2 ctas=3 pipe=1"),
+    CUDAL2_SWEEP_ENTRY(1, 1, 4, 2, 6, "stream_sweep tn f32 tile=8x16x32 kwarps=4 stages=2 ctas=6 pipe=1"),
+    CUDAL2_SWEEP_ENTRY(2, 2, 4, 2, 3, "stream_sweep tn f32 tile=16x32x32 kwarps=4 stages=2 ctas=3 pipe=1"),
+    CUDAL2_SWEEP_ENTRY(2, 4, 4, 2, 2, "stream_sweep tn f32 tile=32x32x32 kwarps=4 stages=2 ctas=2 pipe=1"),
+    CUDAL2_SWEEP_ENTRY(2, 8, 4, 1, 2, "stream_sweep tn f32 tile=64x32x32 kwarps=4 stages=1 ctas=2 pipe=1")};
 
 }  // namespace
 

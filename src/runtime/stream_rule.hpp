@@ -93,17 +93,20 @@ constexpr int64_t kSweepWarmAllMaxM = 4;
 // How much less the busiest SM must stream under a later sweep kernel of the portfolio for it to
 // run a shape instead of the first.
 constexpr double kSweepBalanceMargin = 0.9;
-// Above 8 tokens the band's kernels are the 16- and 32-token sweep tiles (a warp over 32 rows, so
-// that its token loads are a third of its loads), and the band is narrower. H200, exploration
-// layers (bench/results/h200/bandwidth/tokens/):
+// Above 8 tokens the band's kernels are the 16-, 32- and 64-token sweep tiles (a warp over 32
+// rows, so that its token loads are at most half of its loads), and the band is narrower. H200,
+// exploration shapes (bench/results/h200/bandwidth/tokens/):
 //  - 9-16 tokens, weights up to 16 MiB: 16x1024x4096 and 16x2048x4096 at 1.04-1.22 of auto-tuning
-//    back to back, chained and cold; from 24 MiB up it ran 0.69-0.93 back to back.
-//  - 17-32 tokens with output rows off 16 bytes (odd_output_rows), from 32 MiB: 24x4101x4104 at
-//    2.4-2.6 back to back and chained, 1.6 cold (the stream kernel, which runs them up to 16 tokens:
-//    1.4-1.5); aligned rows at 32 tokens ran 0.56-0.85 back to back.
+//    back to back, chained and cold; from 24 MiB up it ran 0.69-0.93 back to back, and aligned rows
+//    at 32 tokens 0.56-0.85.
+//  - Output rows off 16 bytes (N % 8 != 0), 9-64 tokens, 16 MiB up to the L2: cuBLASLt's kernels
+//    for them ran 1.4-2.8x the sweep tiles' time back to back and chained, 1.2-1.7x cold
+//    (24x4101x4104 2.4-2.6 and 1.6; 64x4101x4104 1.95-2.2 and 1.47). At 9-16 tokens from 32 MiB the
+//    class's stream kernel keeps them (odd_output_rows): it ran as fast warm and faster cold.
 constexpr int64_t kSweepWideMaxM = 16;
 constexpr int64_t kSweepWideMaxWeightBytes = int64_t(16) << 20;
-constexpr int64_t kSweepOddMaxM = 32;
+constexpr int64_t kSweepOddMaxM = 64;
+constexpr int64_t kSweepOddMinWeightBytes = int64_t(16) << 20;
 
 // Weights below the class's floor (they fit the L2) and from this many bytes up, at up to
 // kStreamColdMaxM tokens, form the cold band: the stream kernels run them only when the handle has not read them
@@ -163,8 +166,8 @@ inline bool in_stream_class(int layout, int64_t m, int64_t n, int64_t k, int64_t
 // TN shapes with fp32 accumulation, up to sweep_max_m tokens and K % 8 == 0 (whole 16-byte runs of
 // B's rows), whose weights lie between kSweepMinWeightBytes and the warm share of the L2 (cold, or
 // a share that reaches it: the class's floor); while the band is on (sweep_max_m > 0), also 9-16
-// tokens on up to kSweepWideMaxWeightBytes of weights and 17-32 tokens on odd output rows below
-// the class's floor.
+// tokens on up to kSweepWideMaxWeightBytes of weights and 9-64 tokens on odd output rows from
+// kSweepOddMinWeightBytes up to the class's floor (but the class's own odd rows).
 inline bool in_sweep_band(int layout, int accum, int64_t m, int64_t n, int64_t k, int64_t l2_bytes,
                           const StreamBounds& b = {}, bool cold = false) {
   const int64_t bytes = n * k * 2, floor = stream_min_weight_bytes(l2_bytes, b);
@@ -172,8 +175,8 @@ inline bool in_sweep_band(int layout, int accum, int64_t m, int64_t n, int64_t k
     return false;
   if (m > b.sweep_max_m) {
     if (m <= kSweepWideMaxM && bytes <= kSweepWideMaxWeightBytes && bytes < floor) return true;
-    return m > kSweepWideMaxM && m <= kSweepOddMaxM && n % 8 != 0 && bytes >= kStreamOddMinWeightBytes &&
-           bytes < floor;
+    if (n % 8 == 0 || m > kSweepOddMaxM || bytes < kSweepOddMinWeightBytes || bytes >= floor) return false;
+    return !odd_output_rows(layout, m, n, k);
   }
   const int64_t pct = b.sweep_warm_pct >= 0 ? b.sweep_warm_pct : m <= kSweepWarmAllMaxM ? 100 : kSweepWarmL2Percent;
   const int64_t warm_top = l2_bytes / 100 * pct;

@@ -288,7 +288,7 @@ TEST_F(RuntimeGpu, StreamSweepSecondKernelMatchesCublas) {
 }
 
 // The sweep band above 8 tokens (src/runtime/stream_rule.hpp): 9-16 tokens on up to 16 MiB of
-// weights take the 16-token tile, 17-32 tokens on odd output rows from 32 MiB the 32-token one; a
+// weights take the 16-token tile, odd output rows from 16 MiB the 16-, 32- or 64-token one; a
 // partial last K step, partial row tiles, odd N; cold and warm against cuBLAS.
 TEST_F(RuntimeGpu, StreamSweepWideTilesMatchCublas) {
   int major = 0, sms = 0;
@@ -298,7 +298,8 @@ TEST_F(RuntimeGpu, StreamSweepWideTilesMatchCublas) {
     int64_t m, n, k;
     const char* tile;
   } shapes[] = {{16, 2048, 4096, "tile=16x32x32"}, {9, 1000, 4104, "tile=16x32x32"}, {13, 2051, 2056, "tile=16x32x32"},
-                {24, 4101, 4104, "tile=32x32x32"}, {32, 4103, 4096, "tile=32x32x32"}, {17, 5001, 4096, "tile=32x32x32"}};
+                {24, 4101, 4104, "tile=32x32x32"}, {32, 4103, 4096, "tile=32x32x32"}, {17, 5001, 4096, "tile=32x32x32"},
+                {12, 2051, 4104, "tile=16x32x32"}, {33, 2051, 4104, "tile=64x32x32"}, {64, 6007, 4104, "tile=64x32x32"}};
   auto h = stream_handle("1");
   for (const auto& s : shapes) {
     const Problem p{CUDAL2_LAYOUT_TN, CUDAL2_ACCUM_F32, s.m, s.n, s.k};

@@ -195,10 +195,13 @@ TEST(StreamRule, SweepBandIsFewTokensAgainstWeightsTheL2Holds) {
   EXPECT_TRUE(in_sweep_band(1, 0, 9, 2048, 4096, kL2)) << "16 MiB at 9-16 tokens";
   EXPECT_TRUE(in_sweep_band(1, 0, 16, 2048, 4096, kL2, {}, true)) << "cold too";
   EXPECT_FALSE(in_sweep_band(1, 0, 17, 2048, 4096, kL2)) << "aligned rows at 17+ tokens";
-  EXPECT_TRUE(in_sweep_band(1, 0, 24, 4101, 4104, kL2)) << "odd rows of 32 MiB at 17-32 tokens";
-  EXPECT_FALSE(in_sweep_band(1, 0, 33, 4101, 4104, kL2)) << "33 tokens";
-  EXPECT_FALSE(in_sweep_band(1, 0, 24, 2051, 4104, kL2)) << "odd rows under 32 MiB at 17-32 tokens";
-  EXPECT_FALSE(in_sweep_band(1, 0, 12, 4101, 4104, kL2)) << "odd rows at 9-16 tokens: the class's stream kernel";
+  EXPECT_TRUE(in_sweep_band(1, 0, 24, 4101, 4104, kL2)) << "odd rows of 32 MiB at 17-64 tokens";
+  EXPECT_TRUE(in_sweep_band(1, 0, 64, 4101, 4104, kL2));
+  EXPECT_FALSE(in_sweep_band(1, 0, 65, 4101, 4104, kL2)) << "65 tokens";
+  EXPECT_TRUE(in_sweep_band(1, 0, 24, 2051, 4104, kL2)) << "odd rows from 16 MiB";
+  EXPECT_TRUE(in_sweep_band(1, 0, 12, 2051, 4104, kL2)) << "at 9-16 tokens under 32 MiB too";
+  EXPECT_FALSE(in_sweep_band(1, 0, 24, 2041, 4104, kL2)) << "odd rows under 16 MiB at 17+ tokens";
+  EXPECT_FALSE(in_sweep_band(1, 0, 12, 4101, 4104, kL2)) << "odd rows of 32 MiB at 9-16 tokens: the class's";
   EXPECT_FALSE(in_sweep_band(1, 0, 24, 16383, 4104, kL2)) << "odd rows beyond the L2";
   EXPECT_FALSE(in_sweep_band(1, 0, 0, 3072, 3072, kL2));
   EXPECT_FALSE(in_sweep_band(1, 1, 1, 3072, 3072, kL2)) << "fp32 accumulation only";
@@ -243,13 +246,16 @@ TEST(StreamRule, SweepBandIsFewTokensAgainstWeightsTheL2Holds) {
   wide.push_back({1, 0, 8, 16, 4, 6, true});
   wide.push_back({1, 0, 16, 32, 4, 3, true});
   wide.push_back({1, 0, 32, 32, 4, 2, true});
-  const int w16 = static_cast<int>(wide.size()) - 2, w32 = w16 + 1;
+  wide.push_back({1, 0, 64, 32, 4, 2, true});
+  const int w16 = static_cast<int>(wide.size()) - 3, w32 = w16 + 1, w64 = w16 + 2;
   EXPECT_EQ(pick_stream(wide, 1, 0, 12, 2048, 4096, 132, kL2).kernel, w16);
   EXPECT_EQ(pick_stream(wide, 1, 0, 16, 1024, 4096, 132, kL2, {}, true).kernel, w16);
   EXPECT_EQ(pick_stream(wide, 1, 0, 24, 4101, 4104, 132, kL2).kernel, w32);
+  EXPECT_EQ(pick_stream(wide, 1, 0, 40, 4101, 4104, 132, kL2, {}, true).kernel, w64);
+  EXPECT_NE(pick_stream(wide, 1, 0, 12, 4101, 4104, 132, kL2).kernel, w16) << "the class's odd rows";
   EXPECT_EQ(pick_stream(wide, 1, 0, 1, 3072, 3072, 132, kL2).kernel, sweep) << "1 token: the 8-token kernel";
   EXPECT_LT(pick_stream(wide, 1, 0, 24, 9001, 4104, 132, kL2).kernel, 0)
-      << "282 row tiles of 32 on 264 slots: no second wave (and no stream kernel holds 24 tokens)";
+      << "282 row tiles of 32 on 264 slots: no second wave (and the class holds no more than 16 tokens)";
   EXPECT_LT(pick_stream(kPortfolio, 1, 0, 1, 3072, 3072, 132, kL2).kernel, 0) << "no sweep kernel: as before";
 }
 

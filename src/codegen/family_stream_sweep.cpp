@@ -147,10 +147,11 @@ std::string sweep_shape_refusal(const KernelSpec& s, const Shape& shape) {
 // tiles, warps, steps in flight, CTAs an SM, PDL, pipelined, warps over rows).
 std::string generate_sweep_source(const KernelSpec& s) {
   const bool warp_rows = s.warps_n > 1;
-  return type_source(sweep_compile_text(s), "stream_sweep_gemm.cuh",
-                     fmt::format("cudal2_stream_sweep::Gemm<cudal2_stream_sweep::Config<{}, {}, {}, {}, {}, {}, {}, {}>>",
-                                 sweep_row_tiles(s), s.tile_m / 8, warp_rows ? s.warps_n : s.warps_k, s.stages,
-                                 s.min_ctas, s.pdl_mode, s.pipelined, warp_rows ? 1 : 0));
+  return type_source(
+      sweep_compile_text(s), "stream_sweep_gemm.cuh",
+      fmt::format("cudal2_stream_sweep::Gemm<cudal2_stream_sweep::Config<{}, {}, {}, {}, {}, {}, {}, {}>>",
+                  sweep_row_tiles(s), s.tile_m / 8, warp_rows ? s.warps_n : s.warps_k, s.stages, s.min_ctas, s.pdl_mode,
+                  s.pipelined, warp_rows ? 1 : 0));
 }
 
 }  // namespace

@@ -72,7 +72,8 @@ struct Config {
   static_assert(MT >= 1 && MT <= 4, "stream_sweep: 1..4 row tiles");
   static_assert(NT >= 1 && NT <= 8, "stream_sweep: 1..8 token tiles");
   static_assert(kWarpRows == 0 || kWarpRows == 1, "stream_sweep: warp rows 0 or 1");
-  static_assert(kWarps * MT * NT * 32 * 16 <= 48 * 1024, "stream_sweep: the partial tiles exceed 48 KiB of shared memory");
+  static_assert(kWarps * MT * NT * 32 * 16 <= 48 * 1024,
+                "stream_sweep: the partial tiles exceed 48 KiB of shared memory");
   static_assert(kPdl == 0 || kPdl == 1, "stream_sweep: pdl 0 or 1");
   static_assert(kWarps >= 1 && kWarps <= 16, "stream_sweep: 1..16 warps");
   static_assert(kSteps >= 1 && kSteps <= 16, "stream_sweep: 1..16 steps in flight");

@@ -85,14 +85,13 @@ int resident() {
 #define CUDAL2_SWEEP_CFG(mt, nt, warps, steps, ctas) cudal2_stream_sweep::Config<mt, nt, warps, steps, ctas, 0, 1>
 #define CUDAL2_SWEEP_GEMM(mt, nt, warps, steps, ctas) \
   cudal2_stream_sweep::Gemm<CUDAL2_SWEEP_CFG(mt, nt, warps, steps, ctas)>
-#define CUDAL2_SWEEP_ENTRY(mt, nt, warps, steps, ctas, text)                                                   \
-  cudal2_stream_kernel {                                                                                       \
-    text, 1, 0, CUDAL2_SWEEP_CFG(mt, nt, warps, steps, ctas)::kToks,                                           \
-        CUDAL2_SWEEP_CFG(mt, nt, warps, steps, ctas)::kRows, warps,                                            \
-        can_implement<CUDAL2_SWEEP_GEMM(mt, nt, warps, steps, ctas)>,                                          \
-        workspace_size<CUDAL2_SWEEP_GEMM(mt, nt, warps, steps, ctas)>,                                         \
-        run<CUDAL2_SWEEP_GEMM(mt, nt, warps, steps, ctas)>, CUDAL2_SWEEP_GEMM(mt, nt, warps, steps, ctas)::resident, \
-        1                                                                                                      \
+#define CUDAL2_SWEEP_ENTRY(mt, nt, warps, steps, ctas, text)                                                           \
+  cudal2_stream_kernel {                                                                                               \
+    text, 1, 0, CUDAL2_SWEEP_CFG(mt, nt, warps, steps, ctas)::kToks,                                                   \
+        CUDAL2_SWEEP_CFG(mt, nt, warps, steps, ctas)::kRows, warps,                                                    \
+        can_implement<CUDAL2_SWEEP_GEMM(mt, nt, warps, steps, ctas)>,                                                  \
+        workspace_size<CUDAL2_SWEEP_GEMM(mt, nt, warps, steps, ctas)>,                                                 \
+        run<CUDAL2_SWEEP_GEMM(mt, nt, warps, steps, ctas)>, CUDAL2_SWEEP_GEMM(mt, nt, warps, steps, ctas)::resident, 1 \
   }
 
 const cudal2_stream_kernel kKernels[] = {

@@ -297,9 +297,10 @@ TEST_F(RuntimeGpu, StreamSweepWideTilesMatchCublas) {
   const struct {
     int64_t m, n, k;
     const char* tile;
-  } shapes[] = {{16, 2048, 4096, "tile=16x32x32"}, {9, 1000, 4104, "tile=16x32x32"}, {13, 2051, 2056, "tile=16x32x32"},
-                {24, 4101, 4104, "tile=32x32x32"}, {32, 4103, 4096, "tile=32x32x32"}, {17, 5001, 4096, "tile=32x32x32"},
-                {12, 2051, 4104, "tile=16x32x32"}, {33, 2051, 4104, "tile=64x32x32"}, {64, 6007, 4104, "tile=64x32x32"}};
+  } shapes[] = {
+      {16, 2048, 4096, "tile=16x32x32"}, {9, 1000, 4104, "tile=16x32x32"},  {13, 2051, 2056, "tile=16x32x32"},
+      {24, 4101, 4104, "tile=32x32x32"}, {32, 4103, 4096, "tile=32x32x32"}, {17, 5001, 4096, "tile=32x32x32"},
+      {12, 2051, 4104, "tile=16x32x32"}, {33, 2051, 4104, "tile=64x32x32"}, {64, 6007, 4104, "tile=64x32x32"}};
   auto h = stream_handle("1");
   for (const auto& s : shapes) {
     const Problem p{CUDAL2_LAYOUT_TN, CUDAL2_ACCUM_F32, s.m, s.n, s.k};

@@ -60,8 +60,9 @@ inline void destroy(Problem& p) {
   p.op = nullptr;
 }
 
-// Returns false (with p.status and p.failed set) when cuBLASLt refuses a descriptor.
-inline bool make_problem(int64_t m, int64_t n, int64_t k, bool tn, bool f16_accum, Problem& p) {
+// Returns false (with p.status and p.failed set) when cuBLASLt refuses a descriptor. ldc: C's row
+// stride in elements (0: n, C's rows packed).
+inline bool make_problem(int64_t m, int64_t n, int64_t k, bool tn, bool f16_accum, Problem& p, int64_t ldc = 0) {
   auto ok = [&](cublasStatus_t st, const char* what) {
     if (st == CUBLAS_STATUS_SUCCESS) return true;
     p.status = st;
@@ -79,7 +80,7 @@ inline bool make_problem(int64_t m, int64_t n, int64_t k, bool tn, bool f16_accu
              : cublasLtMatrixLayoutCreate(&p.a, CUDA_R_16F, un, uk, n),
           "cublasLtMatrixLayoutCreate(A)") ||
       !ok(cublasLtMatrixLayoutCreate(&p.b, CUDA_R_16F, uk, um, k), "cublasLtMatrixLayoutCreate(B)") ||
-      !ok(cublasLtMatrixLayoutCreate(&p.c, CUDA_R_16F, un, um, n), "cublasLtMatrixLayoutCreate(C)"))
+      !ok(cublasLtMatrixLayoutCreate(&p.c, CUDA_R_16F, un, um, ldc > 0 ? ldc : n), "cublasLtMatrixLayoutCreate(C)"))
     return false;
   return true;
 }

@@ -27,6 +27,7 @@ struct LtPlan {
   cublasLtMatmulAlgo_t algo{};
   size_t ws = 0;
   bool tn = false, f16 = false;  // the problem's layout and accumulator
+  int64_t ldc = 0;               // C's row stride when padded (runtime/padded_rows.hpp), else 0: n
   std::string spec;              // algo's configuration as a `cublaslt` spec text (cudal2_query reports it)
   LtPlan() = default;
   LtPlan(const LtPlan&) = delete;

@@ -34,6 +34,7 @@
 #include "runtime/kernel_call.hpp"
 #include "runtime/last_error.hpp"
 #include "runtime/lt_autotune.hpp"
+#include "runtime/padded_rows.hpp"
 #include "runtime/scratch_fill.hpp"
 #include "runtime/select.hpp"
 #include "runtime/stream_portfolio.hpp"
@@ -68,6 +69,9 @@ struct Plan {
   // Background tuning: queued once; when done, `tuned` points at tuned_owner (written before the
   // pointer is published, never changed after) and calls use it instead of lt.
   mutable std::atomic<bool> queued{false};
+  // C's rows off 16 bytes: cuBLASLt writes a padded C (row stride lt->ldc) into the last c_scratch
+  // bytes of the workspace, and the call copies it into C (runtime/padded_rows.hpp); 0: none.
+  size_t c_scratch = 0;
   mutable std::unique_ptr<LtPlan> tuned_owner;
   mutable std::atomic<const LtPlan*> tuned{nullptr};
   const LtPlan& lt_now() const {
@@ -150,7 +154,7 @@ cudal2_status_t build_lt(cudal2_context* h, int layout, int accum, int64_t m, in
                                        : fail(CUDAL2_STATUS_CUBLAS_ERROR, "%s: %s", what, cublasLtGetStatusString(st));
   };
   p.tn = layout == CUDAL2_LAYOUT_TN, p.f16 = accum == CUDAL2_ACCUM_F16;
-  if (!cudal2_lt::make_problem(m, n, k, p.tn, p.f16, p.pr)) return ck(p.pr.status, p.pr.failed);
+  if (!cudal2_lt::make_problem(m, n, k, p.tn, p.f16, p.pr, p.ldc)) return ck(p.pr.status, p.pr.failed);
   std::vector<cublasLtMatmulHeuristicResult_t> r(cands ? cudal2::rt::kTuneCandidates : 1);
   int returned = 0;
   if (auto s =
@@ -173,6 +177,11 @@ struct TuneOn {
   size_t ws_bytes;
   cudaStream_t stream;
 };
+
+// Where a padded C of `pad` bytes starts in a workspace of ws_bytes (256-byte aligned; the
+// cuBLASLt workspace ends there), and whether the workspace holds it beside the zero area.
+size_t padded_c_offset(size_t ws_bytes, size_t pad) { return ws_bytes >= pad ? (ws_bytes - pad) / 256 * 256 : 0; }
+bool padded_c_fits(size_t ws_bytes, size_t pad) { return pad > 0 && padded_c_offset(ws_bytes, pad) >= kZone; }
 
 // CUDAL2_TUNE_LOG (set): one line a ranking (how: blocking or background; what the ranking saw).
 void log_tuning(const cudal2_context* h, int layout, int accum, int64_t m, int64_t n, int64_t k, const char* how,
@@ -335,6 +344,14 @@ cudal2_status_t make_plan(cudal2_context* h, int layout, int accum, int64_t m, i
     out = std::move(p);
     return CUDAL2_STATUS_SUCCESS;
   }
+  // C's rows off 16 bytes: cuBLASLt's aligned kernels into a padded C when the workspace holds it,
+  // before any table neighbour (whose kernels would meet the same unaligned rows).
+  if (const int64_t ldc = cudal2::rt::padded_ldc(layout == CUDAL2_LAYOUT_TN, n, k); ldc > 0) {
+    if (const size_t pad = cudal2::rt::padded_c_bytes(m, ldc); padded_c_fits(ws_bytes, pad)) {
+      p->c_scratch = pad;
+      neighbours = false;
+    }
+  }
   if (h->table_on && neighbours) {
     if (const Entry* e = bucket_entry(h, accum, layout, m, n, k)) {
       // The tuned M's decision: its kernel, or cuBLASLt where cuBLASLt was measured faster there.
@@ -368,9 +385,17 @@ cudal2_status_t make_plan(cudal2_context* h, int layout, int accum, int64_t m, i
   }
   p->path = CUDAL2_PATH_CUBLASLT;
   p->lt = std::make_unique<LtPlan>();
+  size_t lt_avail = ws_avail;
+  TuneOn on = tune ? *tune : TuneOn{};
+  if (p->c_scratch) {  // set above: cuBLASLt writes the padded C where its workspace ends
+    const size_t at = padded_c_offset(ws_bytes, p->c_scratch);
+    p->lt->ldc = cudal2::rt::padded_ldc(true, n, k);
+    lt_avail = at - kZone;
+    if (tune) on.C = static_cast<char*>(on.ws) + at;
+  }
   std::vector<cublasLtMatmulHeuristicResult_t> cands;
-  if (auto s = build_lt(h, layout, accum, m, n, k, ws_avail, *p->lt, tune ? &cands : nullptr)) return s;
-  if (tune) tune_lt(h, layout, accum, m, n, k, *p->lt, ws_avail, *tune, cands);
+  if (auto s = build_lt(h, layout, accum, m, n, k, lt_avail, *p->lt, tune ? &cands : nullptr)) return s;
+  if (tune) tune_lt(h, layout, accum, m, n, k, *p->lt, lt_avail, on, cands);
   out = std::move(p);
   return CUDAL2_STATUS_SUCCESS;
 }
@@ -425,7 +450,8 @@ struct Scratch {
 // on the caller's; the winner, if not the heuristic's own top-1, published in the plan.
 void tune_job(cudal2_context* h, const Plan* plan, int layout, int accum, int64_t m, int64_t n, int64_t k,
               size_t ws_avail, const std::atomic<bool>& stop) {
-  const size_t a = size_t(m * k), b = size_t(k * n), c = size_t(m * n);
+  const int64_t ldc = plan->lt->ldc;  // the plan's padded C, timed as the calls run it
+  const size_t a = size_t(m * k), b = size_t(k * n), c = size_t(m * (ldc > 0 ? ldc : n));
   const size_t bytes = 2 * (a + b + c) + ws_avail + 256;
   if (bytes > kTuneScratchMax || stop) return;
   size_t free_b = 0, total_b = 0;
@@ -447,6 +473,7 @@ void tune_job(cudal2_context* h, const Plan* plan, int layout, int accum, int64_
   static thread_local OwnLt own;
   if (!own.h) return;
   auto tuned = std::make_unique<LtPlan>();
+  tuned->ldc = ldc;
   std::vector<cublasLtMatmulHeuristicResult_t> cands;
   if (build_lt(h, layout, accum, m, n, k, ws_avail, *tuned, &cands, own.h) != CUDAL2_STATUS_SUCCESS || cands.size() < 2)
     return;
@@ -722,9 +749,20 @@ cudal2_status_t cudal2_gemm(cudal2_handle_t h, cudal2_layout_t layout, cudal2_ac
     return run_call(h, p->call, accum, m, n, k, A, B, C, workspace, workspace_bytes, s_);
   // The call is launched before its shape's tuning is queued, so that none of the worker's first
   // steps (a stream, device memory for its operands, its kernels) can come before it.
-  const cudal2_status_t rc = run_lt(h->lt, p->lt_now(), accum, A, B, C, workspace, workspace_bytes, s_);
+  size_t lt_bytes = workspace_bytes;
+  cudal2_status_t rc;
+  if (p->c_scratch) {
+    lt_bytes = padded_c_offset(workspace_bytes, p->c_scratch);
+    void* padded = static_cast<char*>(workspace) + lt_bytes;
+    rc = run_lt(h->lt, p->lt_now(), accum, A, B, padded, workspace, lt_bytes, s_);
+    if (rc == CUDAL2_STATUS_SUCCESS)
+      if (const cudaError_t e = cudal2::rt::copy_padded_rows(padded, p->lt->ldc, C, m, n, s_); e != cudaSuccess)
+        rc = fail(CUDAL2_STATUS_CUDA_ERROR, "copying the padded C: %s", cudaGetErrorString(e));
+  } else {
+    rc = run_lt(h->lt, p->lt_now(), accum, A, B, C, workspace, workspace_bytes, s_);
+  }
   if (rc == CUDAL2_STATUS_SUCCESS && h->tune_background && !p->queued.exchange(true))
-    queue_tuning(h, p, layout, accum, m, n, k, workspace_bytes > kZone ? workspace_bytes - kZone : 0);
+    queue_tuning(h, p, layout, accum, m, n, k, lt_bytes > kZone ? lt_bytes - kZone : 0);
   return rc;
 }
 
@@ -772,6 +810,7 @@ cudal2_status_t cudal2_query(cudal2_handle_t h, cudal2_layout_t layout, cudal2_a
     const LtPlan& lt = p->lt_now();
     if (!temp && !lt.spec.empty()) info->spec = lt.spec.c_str();
     info->workspace_bytes = lt.ws ? kZone + lt.ws : 0;
+    if (p->c_scratch) info->workspace_bytes = (std::max(info->workspace_bytes, kZone) + 255) / 256 * 256 + p->c_scratch;
   }
   return CUDAL2_STATUS_SUCCESS;
 }

@@ -315,6 +315,41 @@ TEST_F(RuntimeGpu, StreamSweepWideTilesMatchCublas) {
   }
 }
 
+// Output rows off 16 bytes (TN, N % 8 != 0, K % 8 == 0) off the stream rule: cuBLASLt writes a
+// padded C into the workspace's tail and the call copies its rows into C (runtime/padded_rows.hpp).
+// Odd N from decode to compute-bound sizes, both accumulators, cold and warm; cudal2_query's
+// workspace holds the padded C; a caller's workspace too small for it takes cuBLASLt's unaligned
+// kernels instead, and the answer is the same.
+TEST_F(RuntimeGpu, PaddedRowsMatchCublas) {
+  const int64_t shapes[][3] = {{512, 4101, 4096}, {129, 1001, 520}, {2048, 4097, 1024},
+                               {80, 50257, 1024}, {3, 9, 16},       {1, 12289, 4096}};
+  auto h = stream_handle("0");  // every shape on this path, whatever the stream rule would take
+  for (auto accum : {CUDAL2_ACCUM_F32, CUDAL2_ACCUM_F16})
+    for (const auto& s : shapes) {
+      const Problem p{CUDAL2_LAYOUT_TN, accum, s[0], s[1], s[2]};
+      const std::string name = std::string(accum ? "f16 " : "f32 ") + std::to_string(p.m) + "x" +
+                               std::to_string(p.n) + "x" + std::to_string(p.k);
+      const auto info = cudal2::query(*h, p.layout, p.accum, p.m, p.n, p.k);
+      EXPECT_EQ(info.path, CUDAL2_PATH_CUBLASLT) << name;
+      EXPECT_GE(info.workspace_bytes, size_t(p.m * ((p.n + 7) / 8 * 8)) * 2) << name << ": the padded C";
+      expect_cold_and_warm_match(*h, cublas_, p, name);
+    }
+  // 4 MiB of the caller's: no room for 2048 x 4104 halves beside the zero area.
+  const Problem p{CUDAL2_LAYOUT_TN, CUDAL2_ACCUM_F32, 2048, 4097, 1024};
+  Buffers b(p);
+  reference(cublas_, b);
+  void* ws = nullptr;
+  const size_t ws_bytes = size_t(4) << 20;
+  ASSERT_EQ(cudaMalloc(&ws, ws_bytes), cudaSuccess);
+  ASSERT_EQ(cudaMemset(ws, 0, ws_bytes), cudaSuccess);
+  EXPECT_EQ(cudal2::try_gemm(*h, p.layout, p.accum, p.m, p.n, p.k, b.A, b.B, b.C, nullptr, ws, ws_bytes),
+            CUDAL2_STATUS_SUCCESS)
+      << cudal2_last_error();
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_TRUE(matches(b)) << "2048x4097x1024 in a 4 MiB workspace";
+  cudaFree(ws);
+}
+
 // The cold band (src/runtime/stream_rule.hpp: weights that fit the L2, from 8 MiB): the first
 // call of fresh weights streams them (stream kernel), the same call again finds them recently read
 // and takes the table's or cuBLASLt's path; both answers match cuBLAS. Aligned and not, a partial

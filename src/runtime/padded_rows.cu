@@ -1,6 +1,5 @@
-// The copy of runtime/padded_rows.hpp: C's m x n fp16 values, rows packed (C is 16-byte aligned,
-// its rows are not), from a buffer of m rows of ldc elements. Each thread writes 8 consecutive
-// values of C with one 16-byte store, gathering them from src (just written, so from L2).
+// The two kernels of runtime/padded_rows.hpp. C's rows are not 16-byte aligned; A's, B's and the
+// padded C's are (K % 8 == 0, ldc % 8 == 0).
 #include <cuda_fp16.h>
 
 #include <cstddef>
@@ -10,6 +9,47 @@
 
 namespace {
 
+constexpr int kMaxTail = 7;  // columns past the last whole 8
+
+// Columns [n0, n0 + tail) of the padded C: one warp a row of A, 16 bytes of it a lane a step, the
+// same 16 bytes of each of B's last rows (read by every warp: L1 and L2 hits), summed over the
+// warp's lanes.
+__global__ void tail_kernel(const __half* __restrict__ A, const __half* __restrict__ B, __half* padded, int64_t ldc,
+                            int64_t m, int64_t n0, int tail, int64_t k) {
+  const int lane = static_cast<int>(threadIdx.x & 31);
+  const int64_t warps = (int64_t(gridDim.x) * blockDim.x) >> 5;
+  for (int64_t row = (blockIdx.x * int64_t(blockDim.x) + threadIdx.x) >> 5; row < m; row += warps) {
+    float acc[kMaxTail] = {};
+    const __half* a = A + row * k;
+    for (int64_t kk = 8 * lane; kk < k; kk += 8 * 32) {
+      const uint4 av = __ldg(reinterpret_cast<const uint4*>(a + kk));
+      const __half2* ah = reinterpret_cast<const __half2*>(&av);
+#pragma unroll
+      for (int j = 0; j < kMaxTail; ++j) {
+        if (j >= tail) break;
+        const uint4 bv = __ldg(reinterpret_cast<const uint4*>(B + (n0 + j) * k + kk));
+        const __half2* bh = reinterpret_cast<const __half2*>(&bv);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const float2 x = __half22float2(ah[e]), y = __half22float2(bh[e]);
+          acc[j] += x.x * y.x + x.y * y.y;
+        }
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < kMaxTail; ++j) {
+      if (j >= tail) break;
+      float v = acc[j];
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+      if (lane == 0) padded[row * ldc + n0 + j] = __float2half_rn(v);
+    }
+  }
+}
+
+// C's m x n values, rows packed (C is 16-byte aligned, its rows are not), from the padded C. Each
+// thread writes 8 consecutive values of C with one 16-byte store, gathering them from the padded C
+// (just written, so from L2).
 __global__ void copy_rows_kernel(const __half* __restrict__ src, int64_t ldc, __half* __restrict__ C, int64_t m,
                                  int64_t n) {
   const int64_t total = m * n;
@@ -33,16 +73,24 @@ __global__ void copy_rows_kernel(const __half* __restrict__ src, int64_t ldc, __
   }
 }
 
+unsigned blocks_for(int64_t threads, int64_t cap) {
+  const int64_t b = (threads + 255) / 256;
+  return static_cast<unsigned>(b < cap ? b : cap);
+}
+
 }  // namespace
 
 namespace cudal2::rt {
 
-cudaError_t copy_padded_rows(const void* src, int64_t ldc, void* C, int64_t m, int64_t n, cudaStream_t s) {
-  const int64_t chunks = (m * n + 7) / 8;
-  if (chunks == 0) return cudaSuccess;
-  const int64_t blocks = (chunks + 255) / 256;
-  copy_rows_kernel<<<static_cast<unsigned>(blocks < 8192 ? blocks : 8192), 256, 0, s>>>(
-      static_cast<const __half*>(src), ldc, static_cast<__half*>(C), m, n);
+cudaError_t finish_padded_c(const void* A, const void* B, void* padded, int64_t ldc, void* C, int64_t m, int64_t n,
+                            int64_t k, cudaStream_t s) {
+  const int64_t n0 = n / 8 * 8;
+  auto* p = static_cast<__half*>(padded);
+  if (n0 < n && m > 0)
+    tail_kernel<<<blocks_for(32 * m, 4096), 256, 0, s>>>(static_cast<const __half*>(A), static_cast<const __half*>(B),
+                                                         p, ldc, m, n0, static_cast<int>(n - n0), k);
+  if (m * n > 0)
+    copy_rows_kernel<<<blocks_for((m * n + 7) / 8, 8192), 256, 0, s>>>(p, ldc, static_cast<__half*>(C), m, n);
   return cudaGetLastError();
 }
 

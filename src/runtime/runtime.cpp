@@ -69,13 +69,11 @@ struct Plan {
   // Background tuning: queued once; when done, `tuned` points at tuned_owner (written before the
   // pointer is published, never changed after) and calls use it instead of lt.
   mutable std::atomic<bool> queued{false};
-  // C's rows off 16 bytes: cuBLASLt writes a padded C (row stride lt->ldc) into the last c_scratch
-  // bytes of the workspace, and the call copies it into C (runtime/padded_rows.hpp); 0: none. Its
-  // aligned kernels take only whole groups of 8 rows of B (C's columns): lt runs the first n_main
-  // (N rounded down to 8) and tail_lt the last N - n_main, each into its columns of the padded C.
+  // C's rows off 16 bytes: cuBLASLt's aligned kernels write the first n_main (N rounded down to 8)
+  // columns of a padded C (row stride lt->ldc) into the last c_scratch bytes of the workspace, and
+  // the call finishes it and copies it into C (runtime/padded_rows.hpp); 0: none.
   size_t c_scratch = 0;
   int64_t n_main = 0;
-  std::unique_ptr<LtPlan> tail_lt;
   mutable std::unique_ptr<LtPlan> tuned_owner;
   mutable std::atomic<const LtPlan*> tuned{nullptr};
   const LtPlan& lt_now() const {
@@ -350,7 +348,7 @@ cudal2_status_t make_plan(cudal2_context* h, int layout, int accum, int64_t m, i
   }
   // C's rows off 16 bytes: cuBLASLt's aligned kernels into a padded C when the workspace holds it,
   // before any table neighbour (whose kernels would meet the same unaligned rows).
-  if (const int64_t ldc = cudal2::rt::padded_ldc(layout == CUDAL2_LAYOUT_TN, n, k); ldc > 0 && n >= 8) {
+  if (const int64_t ldc = cudal2::rt::padded_ldc(layout == CUDAL2_LAYOUT_TN, n, k); ldc > 0) {
     if (const size_t pad = cudal2::rt::padded_c_bytes(m, ldc); padded_c_fits(ws_bytes, pad)) {
       p->c_scratch = pad, p->n_main = n / 8 * 8;
       neighbours = false;
@@ -391,18 +389,13 @@ cudal2_status_t make_plan(cudal2_context* h, int layout, int accum, int64_t m, i
   p->lt = std::make_unique<LtPlan>();
   size_t lt_avail = ws_avail;
   TuneOn on = tune ? *tune : TuneOn{};
-  int64_t lt_n = n;                 // the columns of C the (tuned) plan computes
+  int64_t lt_n = n;    // the columns of C the (tuned) plan computes
   if (p->c_scratch) {  // set above: cuBLASLt writes the padded C where its workspace ends
     const size_t at = padded_c_offset(ws_bytes, p->c_scratch);
     const int64_t ldc = cudal2::rt::padded_ldc(true, n, k);
     p->lt->ldc = ldc, lt_n = p->n_main;
     lt_avail = at - kZone;
     if (tune) on.C = static_cast<char*>(on.ws) + at;
-    if (p->n_main < n) {
-      p->tail_lt = std::make_unique<LtPlan>();
-      p->tail_lt->ldc = ldc;
-      if (auto s = build_lt(h, layout, accum, m, n - p->n_main, k, lt_avail, *p->tail_lt)) return s;
-    }
   }
   std::vector<cublasLtMatmulHeuristicResult_t> cands;
   if (auto s = build_lt(h, layout, accum, m, lt_n, k, lt_avail, *p->lt, tune ? &cands : nullptr)) return s;
@@ -766,12 +759,9 @@ cudal2_status_t cudal2_gemm(cudal2_handle_t h, cudal2_layout_t layout, cudal2_ac
     lt_bytes = padded_c_offset(workspace_bytes, p->c_scratch);
     auto* padded = static_cast<char*>(workspace) + lt_bytes;
     rc = run_lt(h->lt, p->lt_now(), accum, A, B, padded, workspace, lt_bytes, s_);
-    if (rc == CUDAL2_STATUS_SUCCESS && p->tail_lt)  // B's last rows, C's last columns
-      rc = run_lt(h->lt, *p->tail_lt, accum, A, static_cast<const char*>(B) + p->n_main * k * 2,
-                  padded + p->n_main * 2, workspace, lt_bytes, s_);
     if (rc == CUDAL2_STATUS_SUCCESS)
-      if (const cudaError_t e = cudal2::rt::copy_padded_rows(padded, p->lt->ldc, C, m, n, s_); e != cudaSuccess)
-        rc = fail(CUDAL2_STATUS_CUDA_ERROR, "copying the padded C: %s", cudaGetErrorString(e));
+      if (const cudaError_t e = cudal2::rt::finish_padded_c(A, B, padded, p->lt->ldc, C, m, n, k, s_); e != cudaSuccess)
+        rc = fail(CUDAL2_STATUS_CUDA_ERROR, "finishing the padded C: %s", cudaGetErrorString(e));
   } else {
     rc = run_lt(h->lt, p->lt_now(), accum, A, B, C, workspace, workspace_bytes, s_);
   }
@@ -824,10 +814,7 @@ cudal2_status_t cudal2_query(cudal2_handle_t h, cudal2_layout_t layout, cudal2_a
     const LtPlan& lt = p->lt_now();
     if (!temp && !lt.spec.empty()) info->spec = lt.spec.c_str();
     info->workspace_bytes = lt.ws ? kZone + lt.ws : 0;
-    if (p->c_scratch) {
-      const size_t lt_ws = std::max(lt.ws, p->tail_lt ? p->tail_lt->ws : 0);
-      info->workspace_bytes = (kZone + lt_ws + 255) / 256 * 256 + p->c_scratch;
-    }
+    if (p->c_scratch) info->workspace_bytes = (kZone + lt.ws + 255) / 256 * 256 + p->c_scratch;
   }
   return CUDAL2_STATUS_SUCCESS;
 }

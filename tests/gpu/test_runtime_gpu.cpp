@@ -315,20 +315,22 @@ TEST_F(RuntimeGpu, StreamSweepWideTilesMatchCublas) {
   }
 }
 
-// Output rows off 16 bytes (TN, N % 8 != 0, K % 8 == 0) off the stream rule: cuBLASLt writes a
-// padded C into the workspace's tail and the call copies its rows into C (runtime/padded_rows.hpp).
+// Output rows off 16 bytes (TN, N % 8 != 0, K % 8 == 0) off the stream rule: cuBLASLt writes the
+// first N rounded down to 8 columns of a padded C into the workspace's tail, the runtime the last
+// ones, and the call copies its rows into C (runtime/padded_rows.hpp).
 // Odd N from decode to compute-bound sizes, both accumulators, cold and warm; cudal2_query's
 // workspace holds the padded C; a caller's workspace too small for it takes cuBLASLt's unaligned
 // kernels instead, and the answer is the same.
 TEST_F(RuntimeGpu, PaddedRowsMatchCublas) {
-  const int64_t shapes[][3] = {{512, 4101, 4096}, {129, 1001, 520}, {2048, 4097, 1024},
-                               {80, 50257, 1024}, {3, 9, 16},       {1, 12289, 4096}};
+  // The columns past the last whole 8: 5, 1, 1, 1, 1, 1, 7.
+  const int64_t shapes[][3] = {{512, 4101, 4096}, {129, 1001, 520}, {2048, 4097, 1024}, {80, 50257, 1024},
+                               {3, 9, 16},        {1, 12289, 4096}, {64, 4103, 1000}};
   auto h = stream_handle("0");  // every shape on this path, whatever the stream rule would take
   for (auto accum : {CUDAL2_ACCUM_F32, CUDAL2_ACCUM_F16})
     for (const auto& s : shapes) {
       const Problem p{CUDAL2_LAYOUT_TN, accum, s[0], s[1], s[2]};
-      const std::string name = std::string(accum ? "f16 " : "f32 ") + std::to_string(p.m) + "x" +
-                               std::to_string(p.n) + "x" + std::to_string(p.k);
+      const std::string name = std::string(accum ? "f16 " : "f32 ") + std::to_string(p.m) + "x" + std::to_string(p.n) +
+                               "x" + std::to_string(p.k);
       const auto info = cudal2::query(*h, p.layout, p.accum, p.m, p.n, p.k);
       EXPECT_EQ(info.path, CUDAL2_PATH_CUBLASLT) << name;
       EXPECT_GE(info.workspace_bytes, size_t(p.m * ((p.n + 7) / 8 * 8)) * 2) << name << ": the padded C";

@@ -11,17 +11,21 @@ namespace {
 
 constexpr int kMaxTail = 7;  // columns past the last whole 8
 
-// Columns [n0, n0 + tail) of the padded C: one warp a row of A, 16 bytes of it a lane a step, the
-// same 16 bytes of each of B's last rows (read by every warp: L1 and L2 hits), summed over the
-// warp's lanes.
-__global__ void tail_kernel(const __half* __restrict__ A, const __half* __restrict__ B, __half* padded, int64_t ldc,
-                            int64_t m, int64_t n0, int tail, int64_t k) {
-  const int lane = static_cast<int>(threadIdx.x & 31);
-  const int64_t warps = (int64_t(gridDim.x) * blockDim.x) >> 5;
-  for (int64_t row = (blockIdx.x * int64_t(blockDim.x) + threadIdx.x) >> 5; row < m; row += warps) {
+// Columns [n0, n0 + tail) of the padded C: one CTA a row of A, 16 bytes of it a thread a step, the
+// same 16 bytes of each of B's last rows (read by every CTA: L1 and L2 hits), summed over the CTA
+// in a fixed order (the same bits every call). A warp a row left too few warps in flight when M is
+// small (512x4101x4096: 25 us for the tail, H200).
+constexpr int kTailThreads = 256;
+__global__ void __launch_bounds__(kTailThreads)
+    tail_kernel(const __half* __restrict__ A, const __half* __restrict__ B, __half* padded, int64_t ldc, int64_t m,
+                int64_t n0, int tail, int64_t k) {
+  constexpr int kWarps = kTailThreads / 32;
+  __shared__ float part[kWarps][kMaxTail];
+  const int t = static_cast<int>(threadIdx.x), lane = t & 31, warp = t >> 5;
+  for (int64_t row = blockIdx.x; row < m; row += gridDim.x) {
     float acc[kMaxTail] = {};
     const __half* a = A + row * k;
-    for (int64_t kk = 8 * lane; kk < k; kk += 8 * 32) {
+    for (int64_t kk = 8 * t; kk < k; kk += 8 * kTailThreads) {
       const uint4 av = __ldg(reinterpret_cast<const uint4*>(a + kk));
       const __half2* ah = reinterpret_cast<const __half2*>(&av);
 #pragma unroll
@@ -42,8 +46,16 @@ __global__ void tail_kernel(const __half* __restrict__ A, const __half* __restri
       float v = acc[j];
 #pragma unroll
       for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-      if (lane == 0) padded[row * ldc + n0 + j] = __float2half_rn(v);
+      if (lane == 0) part[warp][j] = v;
     }
+    __syncthreads();
+    if (t < tail) {
+      float v = 0;
+#pragma unroll
+      for (int w = 0; w < kWarps; ++w) v += part[w][t];
+      padded[row * ldc + n0 + t] = __float2half_rn(v);
+    }
+    __syncthreads();  // part is written again for the next row
   }
 }
 
@@ -87,8 +99,8 @@ cudaError_t finish_padded_c(const void* A, const void* B, void* padded, int64_t 
   const int64_t n0 = n / 8 * 8;
   auto* p = static_cast<__half*>(padded);
   if (n0 < n && m > 0)
-    tail_kernel<<<blocks_for(32 * m, 4096), 256, 0, s>>>(static_cast<const __half*>(A), static_cast<const __half*>(B),
-                                                         p, ldc, m, n0, static_cast<int>(n - n0), k);
+    tail_kernel<<<static_cast<unsigned>(m < 65535 ? m : 65535), kTailThreads, 0, s>>>(
+        static_cast<const __half*>(A), static_cast<const __half*>(B), p, ldc, m, n0, static_cast<int>(n - n0), k);
   if (m * n > 0)
     copy_rows_kernel<<<blocks_for((m * n + 7) / 8, 8192), 256, 0, s>>>(p, ldc, static_cast<__half*>(C), m, n);
   return cudaGetLastError();

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""The sweep band above 8 tokens (src/runtime/stream_rule.hpp) in `cudal2 bench` runs of
-bench/stream/stream_call.sh runtime with runtime-tn (the library) and runtime-b-tn (the same library
-with CUDAL2_STREAM_SWEEP_MAX_M=0, the path before the band) beside auto-tuning NN/TN: per shape and
-timer both against the better of auto-tuning NN/TN (> 1: faster), then geometric means by part of
-the band (9-16 tokens with aligned rows; odd output rows at 9-16 and at 17-64 tokens).
+"""Two runtime slots of `cudal2 bench` runs (bench/stream/stream_call.sh runtime): runtime-tn (the
+library) and runtime-b-tn (the same library with another environment, e.g.
+CUDAL2_STREAM_SWEEP_MAX_M=0 for the path before the sweep band above 8 tokens, or CUDAL2_STREAM=0
+for the padded C on every odd width) beside auto-tuning NN/TN: per shape and timer both against
+the better of auto-tuning NN/TN (> 1: faster), then geometric means by aligned or odd output rows
+(N % 8) and tokens (1-8, 9-16, 17-64, more).
 
     python3 bench/stream/summarize_tokens.py RUN.csv[.gz] [RUN.csv[.gz] ...]
 """
@@ -17,9 +18,8 @@ import sys
 
 
 def part(m, n):
-    if m <= 8:
-        return "1-8 tokens"
-    return ("odd rows" if n % 8 else "aligned rows") + (", 9-16 tokens" if m <= 16 else ", 17-64 tokens")
+    tokens = "1-8" if m <= 8 else "9-16" if m <= 16 else "17-64" if m <= 64 else "65+"
+    return ("odd rows" if n % 8 else "aligned rows") + f", {tokens} tokens"
 
 
 def main():
@@ -27,8 +27,8 @@ def main():
     ap.add_argument("runs", nargs="+")
     a = ap.parse_args()
     w = csv.writer(sys.stdout, lineterminator="\n")
-    w.writerow(["run", "shape", "mode", "timer", "autotune_us", "runtime_us", "before_us", "runtime_vs_autotune",
-                "before_vs_autotune", "spec"])
+    w.writerow(["run", "shape", "mode", "timer", "autotune_us", "runtime_us", "runtime_b_us", "runtime_vs_autotune",
+                "runtime_b_vs_autotune", "spec"])
     means = collections.defaultdict(list)
     for run in a.runs:
         opener = gzip.open if run.endswith(".gz") else open
@@ -47,7 +47,7 @@ def main():
                         f"{at / new:.3f}", f"{at / old:.3f}", spec])
             means[(part(m, n), mode, timer, run.split("/")[-1])].append((at / new, at / old))
     print()
-    print("part, mode, timer, run: shapes, runtime vs auto-tuning geomean (min), before (min)")
+    print("part, mode, timer, run: shapes, runtime vs auto-tuning geomean (min), runtime-b (min)")
     for key, v in sorted(means.items()):
         gm = lambda xs: math.exp(sum(map(math.log, xs)) / len(xs))  # noqa: E731
         new, old = [x[0] for x in v], [x[1] for x in v]

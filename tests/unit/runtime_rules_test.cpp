@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "runtime/bucket.hpp"
+#include "runtime/padded_rows.hpp"
 #include "runtime/select.hpp"
 
 namespace {
@@ -99,3 +100,21 @@ TEST(BucketRule, OnlyWithinAFactorTwo) {
 }
 
 }  // namespace
+
+// The padded C for output rows off 16 bytes (runtime/padded_rows.hpp): TN only, N % 8 != 0 and at
+// least 8 wide, K % 8 == 0 (A's and B's rows aligned); the stride rounds N up to 8, the buffer's
+// bytes up to 256.
+TEST(PaddedRows, OnlyTnOddWidthsWithAlignedKTakeAPaddedC) {
+  using cudal2::rt::padded_c_bytes;
+  using cudal2::rt::padded_ldc;
+  EXPECT_EQ(padded_ldc(true, 4101, 4096), 4104);
+  EXPECT_EQ(padded_ldc(true, 9, 16), 16);
+  EXPECT_EQ(padded_ldc(true, 50257, 1024), 50264);
+  EXPECT_EQ(padded_ldc(true, 4104, 4096), 0) << "aligned rows";
+  EXPECT_EQ(padded_ldc(false, 4101, 4096), 0) << "NN: B's rows are off 16 bytes too";
+  EXPECT_EQ(padded_ldc(true, 4101, 4100), 0) << "K % 8 != 0";
+  EXPECT_EQ(padded_ldc(true, 7, 4096), 0) << "no whole 8 columns for cuBLASLt";
+  EXPECT_EQ(padded_c_bytes(2048, 4104), size_t(2048) * 4104 * 2);
+  EXPECT_EQ(padded_c_bytes(3, 16), size_t(256)) << "96 bytes, rounded up to 256";
+  EXPECT_EQ(padded_c_bytes(1, 50264) % 256, 0u);
+}

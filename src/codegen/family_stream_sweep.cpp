@@ -97,23 +97,15 @@ std::string invalid_reason_sweep(const KernelSpec& s) {
   return splits_only_knobs_reason(s);
 }
 
-// Tokens 8, 16 x rows 16, 32 x kwarps 4, 8, 16 x stages 1, 2, 4, 8 x pipelined or not x CTAs an SM
-// 1, 2, 3, 4, 6 where the registers allow; then warps over rows: tokens 16, 32, 64 x 2, 4, 8 warps of
-// one row tile x stages 1, 2, 4 x pipelined or not x CTAs an SM 1, 2, 3, 4, 6; PDL off (measured slower
-// back to back and no faster chained), x splits 1 (the kernel's pick), 2, 4, 8 with knobs. NN has no
-// configuration.
+// Tokens 8, 16, 32, 64 x rows 16, 32 x kwarps 4, 8, 16 x stages 1, 2, 4, 8 x pipelined or not x CTAs an
+// SM 1, 2, 3, 4, 6 where the registers allow, PDL off (measured slower back to back and no faster
+// chained), x splits 1 (the kernel's pick), 2, 4, 8 with knobs. Warps over rows (warps=1xW) parse
+// but are not enumerated: they measured 0.3-0.9 of auto-tuning at 16-64 tokens
+// (bench/results/h200/bandwidth/tokens/). NN has no configuration.
 std::vector<KernelSpec> enumerate_sweep(Layout layout, Accum accum, bool with_runtime_knobs) {
   std::vector<KernelSpec> out;
   if (layout != Layout::TN || accum != Accum::F32) return out;
-  auto add = [&](KernelSpec s) {
-    if (!invalid_reason_sweep(s).empty()) return;
-    for (int sp : {1, 2, 4, kMaxCluster}) {
-      s.splits = sp;
-      out.push_back(s);
-      if (!with_runtime_knobs) break;
-    }
-  };
-  for (int toks : {8, 16})
+  for (int toks : {8, 16, 32, 64})
     for (int rows : {16, 32})
       for (int wk : {4, 8, 16})
         for (int stages : {1, 2, 4, 8})
@@ -122,18 +114,13 @@ std::vector<KernelSpec> enumerate_sweep(Layout layout, Accum accum, bool with_ru
               KernelSpec s = sweep_default_spec();
               s.tile_m = toks, s.tile_n = rows, s.warps_k = wk, s.stages = stages, s.pipelined = pipe;
               s.min_ctas = ctas;
-              add(s);
+              if (!invalid_reason_sweep(s).empty()) continue;
+              for (int sp : {1, 2, 4, kMaxCluster}) {
+                s.splits = sp;
+                out.push_back(s);
+                if (!with_runtime_knobs) break;
+              }
             }
-  for (int toks : {16, 32, 64})
-    for (int wn : {2, 4, 8})
-      for (int stages : {1, 2, 4})
-        for (int pipe : {0, 1})
-          for (int ctas : {1, 2, 3, 4, 6}) {
-            KernelSpec s = sweep_default_spec();
-            s.tile_m = toks, s.tile_n = 16 * wn, s.warps_n = wn, s.warps_k = 1, s.stages = stages, s.pipelined = pipe;
-            s.min_ctas = ctas;
-            add(s);
-          }
   return out;
 }
 

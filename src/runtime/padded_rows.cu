@@ -59,26 +59,31 @@ __global__ void __launch_bounds__(kTailThreads)
   }
 }
 
-// C's m x n values, rows packed (C is 16-byte aligned, its rows are not), from the padded C. Each
-// thread writes 8 consecutive values of C with one 16-byte store, gathering them from the padded C
-// (just written, so from L2).
-__global__ void copy_rows_kernel(const __half* __restrict__ src, int64_t ldc, __half* __restrict__ C, int64_t m,
-                                 int64_t n) {
-  const int64_t total = m * n;
-  for (int64_t i0 = 8 * (blockIdx.x * int64_t(blockDim.x) + threadIdx.x); i0 < total;
-       i0 += 8 * int64_t(gridDim.x) * blockDim.x) {
-    int64_t row = i0 / n, col = i0 - row * n;
-    if (i0 + 8 <= total) {
+// Rows [row0, row0 + rows) of C (m x n values, rows packed: C is 16-byte aligned, its rows are
+// not) from the padded C's rows 0..rows-1. Each thread writes one aligned group of 8 values of C,
+// with one 16-byte store when the group lies wholly in the range (a group at either end is shared
+// with the rows around it: those values one by one), gathering them from the padded C (just
+// written, so from L2).
+__global__ void copy_rows_kernel(const __half* __restrict__ src, int64_t ldc, __half* __restrict__ C, int64_t row0,
+                                 int64_t rows, int64_t n) {
+  const int64_t e0 = row0 * n, e1 = (row0 + rows) * n;  // C's elements [e0, e1)
+  const int64_t g1 = (e1 + 7) / 8;
+  for (int64_t g = e0 / 8 + blockIdx.x * int64_t(blockDim.x) + threadIdx.x; g < g1;
+       g += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t lo = 8 * g > e0 ? 8 * g : e0, hi = 8 * g + 8 < e1 ? 8 * g + 8 : e1;
+    int64_t row = lo / n, col = lo - row * n;
+    row -= row0;
+    if (lo == 8 * g && hi == 8 * g + 8) {
       alignas(16) __half v[8];
 #pragma unroll
       for (int j = 0; j < 8; ++j) {
         v[j] = src[row * ldc + col];
         if (++col == n) col = 0, ++row;
       }
-      *reinterpret_cast<uint4*>(C + i0) = *reinterpret_cast<const uint4*>(v);
+      *reinterpret_cast<uint4*>(C + lo) = *reinterpret_cast<const uint4*>(v);
     } else {
-      for (int64_t i = i0; i < total; ++i) {
-        C[i] = src[row * ldc + col];
+      for (int64_t e = lo; e < hi; ++e) {
+        C[e] = src[row * ldc + col];
         if (++col == n) col = 0, ++row;
       }
     }
@@ -94,15 +99,16 @@ unsigned blocks_for(int64_t threads, int64_t cap) {
 
 namespace cudal2::rt {
 
-cudaError_t finish_padded_c(const void* A, const void* B, void* padded, int64_t ldc, void* C, int64_t m, int64_t n,
-                            int64_t k, cudaStream_t s) {
+cudaError_t finish_padded_c(const void* A, const void* B, void* padded, int64_t ldc, void* C, int64_t row0,
+                            int64_t rows, int64_t n, int64_t k, cudaStream_t s) {
   const int64_t n0 = n / 8 * 8;
   auto* p = static_cast<__half*>(padded);
-  if (n0 < n && m > 0)
-    tail_kernel<<<static_cast<unsigned>(m < 65535 ? m : 65535), kTailThreads, 0, s>>>(
-        static_cast<const __half*>(A), static_cast<const __half*>(B), p, ldc, m, n0, static_cast<int>(n - n0), k);
-  if (m * n > 0)
-    copy_rows_kernel<<<blocks_for((m * n + 7) / 8, 8192), 256, 0, s>>>(p, ldc, static_cast<__half*>(C), m, n);
+  if (n0 < n && rows > 0)
+    tail_kernel<<<static_cast<unsigned>(rows < 65535 ? rows : 65535), kTailThreads, 0, s>>>(
+        static_cast<const __half*>(A), static_cast<const __half*>(B), p, ldc, rows, n0, static_cast<int>(n - n0), k);
+  if (rows * n > 0)
+    copy_rows_kernel<<<blocks_for((rows * n + 15) / 8, 8192), 256, 0, s>>>(p, ldc, static_cast<__half*>(C), row0, rows,
+                                                                           n);
   return cudaGetLastError();
 }
 

@@ -71,9 +71,10 @@ struct Plan {
   mutable std::atomic<bool> queued{false};
   // C's rows off 16 bytes: cuBLASLt's aligned kernels write the first n_main (N rounded down to 8)
   // columns of a padded C (row stride lt->ldc) into the last c_scratch bytes of the workspace, and
-  // the call finishes it and copies it into C (runtime/padded_rows.hpp); 0: none.
+  // the call finishes it and copies it into C (runtime/padded_rows.hpp), chunk_m rows at a time
+  // (M, or fewer when the workspace cannot hold them all); c_scratch 0: none.
   size_t c_scratch = 0;
-  int64_t n_main = 0;
+  int64_t n_main = 0, chunk_m = 0;
   mutable std::unique_ptr<LtPlan> tuned_owner;
   mutable std::atomic<const LtPlan*> tuned{nullptr};
   const LtPlan& lt_now() const {
@@ -349,8 +350,13 @@ cudal2_status_t make_plan(cudal2_context* h, int layout, int accum, int64_t m, i
   // C's rows off 16 bytes: cuBLASLt's aligned kernels into a padded C when the workspace holds it,
   // before any table neighbour (whose kernels would meet the same unaligned rows).
   if (const int64_t ldc = cudal2::rt::padded_ldc(layout == CUDAL2_LAYOUT_TN, n, k); ldc > 0) {
-    if (const size_t pad = cudal2::rt::padded_c_bytes(m, ldc); padded_c_fits(ws_bytes, pad)) {
-      p->c_scratch = pad, p->n_main = n / 8 * 8;
+    int64_t rows = m;
+    if (!padded_c_fits(ws_bytes, cudal2::rt::padded_c_bytes(m, ldc))) {
+      rows = cudal2::rt::padded_chunk_rows(ws_bytes > kZone ? ws_bytes - kZone : 0, ldc);
+      if (rows >= m) rows = 0;
+    }
+    if (const size_t pad = cudal2::rt::padded_c_bytes(rows, ldc); rows > 0 && padded_c_fits(ws_bytes, pad)) {
+      p->c_scratch = pad, p->n_main = n / 8 * 8, p->chunk_m = rows;
       neighbours = false;
     }
   }
@@ -389,17 +395,16 @@ cudal2_status_t make_plan(cudal2_context* h, int layout, int accum, int64_t m, i
   p->lt = std::make_unique<LtPlan>();
   size_t lt_avail = ws_avail;
   TuneOn on = tune ? *tune : TuneOn{};
-  int64_t lt_n = n;    // the columns of C the (tuned) plan computes
-  if (p->c_scratch) {  // set above: cuBLASLt writes the padded C where its workspace ends
+  int64_t lt_m = m, lt_n = n;  // the rows and columns of C the (tuned) plan computes a call
+  if (p->c_scratch) {          // set above: cuBLASLt writes the padded C where its workspace ends
     const size_t at = padded_c_offset(ws_bytes, p->c_scratch);
-    const int64_t ldc = cudal2::rt::padded_ldc(true, n, k);
-    p->lt->ldc = ldc, lt_n = p->n_main;
+    p->lt->ldc = cudal2::rt::padded_ldc(true, n, k), lt_m = p->chunk_m, lt_n = p->n_main;
     lt_avail = at - kZone;
     if (tune) on.C = static_cast<char*>(on.ws) + at;
   }
   std::vector<cublasLtMatmulHeuristicResult_t> cands;
-  if (auto s = build_lt(h, layout, accum, m, lt_n, k, lt_avail, *p->lt, tune ? &cands : nullptr)) return s;
-  if (tune) tune_lt(h, layout, accum, m, lt_n, k, *p->lt, lt_avail, on, cands);
+  if (auto s = build_lt(h, layout, accum, lt_m, lt_n, k, lt_avail, *p->lt, tune ? &cands : nullptr)) return s;
+  if (tune) tune_lt(h, layout, accum, lt_m, lt_n, k, *p->lt, lt_avail, on, cands);
   out = std::move(p);
   return CUDAL2_STATUS_SUCCESS;
 }
@@ -758,15 +763,22 @@ cudal2_status_t cudal2_gemm(cudal2_handle_t h, cudal2_layout_t layout, cudal2_ac
   if (p->c_scratch) {
     lt_bytes = padded_c_offset(workspace_bytes, p->c_scratch);
     auto* padded = static_cast<char*>(workspace) + lt_bytes;
-    rc = run_lt(h->lt, p->lt_now(), accum, A, B, padded, workspace, lt_bytes, s_);
-    if (rc == CUDAL2_STATUS_SUCCESS)
-      if (const cudaError_t e = cudal2::rt::finish_padded_c(A, B, padded, p->lt->ldc, C, m, n, k, s_); e != cudaSuccess)
+    rc = CUDAL2_STATUS_SUCCESS;
+    for (int64_t r0 = 0; r0 < m && rc == CUDAL2_STATUS_SUCCESS; r0 += p->chunk_m) {
+      const int64_t row0 = std::min(r0, m - p->chunk_m);  // the last chunk ends at M
+      const void* a = static_cast<const char*>(A) + row0 * k * 2;
+      rc = run_lt(h->lt, p->lt_now(), accum, a, B, padded, workspace, lt_bytes, s_);
+      if (rc != CUDAL2_STATUS_SUCCESS) break;
+      if (const cudaError_t e = cudal2::rt::finish_padded_c(a, B, padded, p->lt->ldc, C, row0, p->chunk_m, n, k, s_);
+          e != cudaSuccess)
         rc = fail(CUDAL2_STATUS_CUDA_ERROR, "finishing the padded C: %s", cudaGetErrorString(e));
+    }
   } else {
     rc = run_lt(h->lt, p->lt_now(), accum, A, B, C, workspace, workspace_bytes, s_);
   }
   if (rc == CUDAL2_STATUS_SUCCESS && h->tune_background && !p->queued.exchange(true))
-    queue_tuning(h, p, layout, accum, m, p->c_scratch ? p->n_main : n, k, lt_bytes > kZone ? lt_bytes - kZone : 0);
+    queue_tuning(h, p, layout, accum, p->c_scratch ? p->chunk_m : m, p->c_scratch ? p->n_main : n, k,
+                 lt_bytes > kZone ? lt_bytes - kZone : 0);
   return rc;
 }
 

@@ -317,39 +317,43 @@ TEST_F(RuntimeGpu, StreamSweepWideTilesMatchCublas) {
 
 // Output rows off 16 bytes (TN, N % 8 != 0, K % 8 == 0) off the stream rule: cuBLASLt writes the
 // first N rounded down to 8 columns of a padded C into the workspace's tail, the runtime the last
-// ones, and the call copies its rows into C (runtime/padded_rows.hpp).
-// Odd N from decode to compute-bound sizes, both accumulators, cold and warm; cudal2_query's
-// workspace holds the padded C; a caller's workspace too small for it takes cuBLASLt's unaligned
-// kernels instead, and the answer is the same.
+// ones, and the call copies its rows into C (runtime/padded_rows.hpp), in chunks of rows when the
+// workspace cannot hold them all. Odd N from decode to compute-bound sizes, both accumulators, cold
+// and warm; cudal2_query's workspace holds the padded C (or a chunk of it); a caller's workspace
+// of 4 MiB chunks the rows, one of 512 KiB (not 64 rows) takes cuBLASLt's unaligned kernels, and
+// the answers are the same.
 TEST_F(RuntimeGpu, PaddedRowsMatchCublas) {
-  // The columns past the last whole 8: 5, 1, 1, 1, 1, 1, 7.
+  // The columns past the last whole 8: 5, 1, 1, 1, 1, 1, 7, 5. The last: 4096 x 4104 halves are
+  // more than the handle's own 32 MiB (three chunks of 1984 rows, the last overlapping).
   const int64_t shapes[][3] = {{512, 4101, 4096}, {129, 1001, 520}, {2048, 4097, 1024}, {80, 50257, 1024},
-                               {3, 9, 16},        {1, 12289, 4096}, {64, 4103, 1000}};
+                               {3, 9, 16},        {1, 12289, 4096}, {64, 4103, 1000},   {4096, 4101, 1024}};
   auto h = stream_handle("0");  // every shape on this path, whatever the stream rule would take
   for (auto accum : {CUDAL2_ACCUM_F32, CUDAL2_ACCUM_F16})
     for (const auto& s : shapes) {
       const Problem p{CUDAL2_LAYOUT_TN, accum, s[0], s[1], s[2]};
-      const std::string name = std::string(accum ? "f16 " : "f32 ") + std::to_string(p.m) + "x" + std::to_string(p.n) +
-                               "x" + std::to_string(p.k);
+      const std::string name = std::string(accum ? "f16 " : "f32 ") + std::to_string(p.m) + "x" +
+                               std::to_string(p.n) + "x" + std::to_string(p.k);
       const auto info = cudal2::query(*h, p.layout, p.accum, p.m, p.n, p.k);
       EXPECT_EQ(info.path, CUDAL2_PATH_CUBLASLT) << name;
-      EXPECT_GE(info.workspace_bytes, size_t(p.m * ((p.n + 7) / 8 * 8)) * 2) << name << ": the padded C";
+      EXPECT_GE(info.workspace_bytes, size_t(std::min<int64_t>(p.m, 1984) * ((p.n + 7) / 8 * 8)) * 2)
+          << name << ": the padded C";
       expect_cold_and_warm_match(*h, cublas_, p, name);
     }
-  // 4 MiB of the caller's: no room for 2048 x 4104 halves beside the zero area.
   const Problem p{CUDAL2_LAYOUT_TN, CUDAL2_ACCUM_F32, 2048, 4097, 1024};
   Buffers b(p);
   reference(cublas_, b);
-  void* ws = nullptr;
-  const size_t ws_bytes = size_t(4) << 20;
-  ASSERT_EQ(cudaMalloc(&ws, ws_bytes), cudaSuccess);
-  ASSERT_EQ(cudaMemset(ws, 0, ws_bytes), cudaSuccess);
-  EXPECT_EQ(cudal2::try_gemm(*h, p.layout, p.accum, p.m, p.n, p.k, b.A, b.B, b.C, nullptr, ws, ws_bytes),
-            CUDAL2_STATUS_SUCCESS)
-      << cudal2_last_error();
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  EXPECT_TRUE(matches(b)) << "2048x4097x1024 in a 4 MiB workspace";
-  cudaFree(ws);
+  for (const size_t ws_bytes : {size_t(4) << 20, size_t(512) << 10}) {
+    void* ws = nullptr;
+    ASSERT_EQ(cudaMalloc(&ws, ws_bytes), cudaSuccess);
+    ASSERT_EQ(cudaMemset(ws, 0, ws_bytes), cudaSuccess);
+    CK(cudaMemset(b.C, 0xff, size_t(p.m * p.n) * 2));
+    EXPECT_EQ(cudal2::try_gemm(*h, p.layout, p.accum, p.m, p.n, p.k, b.A, b.B, b.C, nullptr, ws, ws_bytes),
+              CUDAL2_STATUS_SUCCESS)
+        << cudal2_last_error();
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    EXPECT_TRUE(matches(b)) << "2048x4097x1024 in a workspace of " << ws_bytes << " bytes";
+    cudaFree(ws);
+  }
 }
 
 // The cold band (src/runtime/stream_rule.hpp: weights that fit the L2, from 8 MiB): the first

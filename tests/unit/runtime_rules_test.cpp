@@ -118,3 +118,13 @@ TEST(PaddedRows, OnlyTnOddWidthsWithAlignedKTakeAPaddedC) {
   EXPECT_EQ(padded_c_bytes(3, 16), size_t(256)) << "96 bytes, rounded up to 256";
   EXPECT_EQ(padded_c_bytes(1, 50264) % 256, 0u);
 }
+
+// Rows a chunk when the workspace cannot hold the whole padded C: multiples of 64 whose buffer
+// takes at most half of the room, none under 64.
+TEST(PaddedRows, ChunksTakeHalfTheRoomInWholeSixtyFours) {
+  using cudal2::rt::padded_chunk_rows;
+  EXPECT_EQ(padded_chunk_rows(size_t(32) << 20, 4104), 1984) << "2044 rows fit in 16 MiB";
+  EXPECT_EQ(padded_chunk_rows(size_t(4) << 20, 4104), 192);
+  EXPECT_EQ(padded_chunk_rows(size_t(1) << 20, 4104), 0) << "63 rows: no chunk";
+  EXPECT_EQ(padded_chunk_rows(size_t(32) << 20, 50264), 128);
+}

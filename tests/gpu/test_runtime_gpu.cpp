@@ -331,8 +331,8 @@ TEST_F(RuntimeGpu, PaddedRowsMatchCublas) {
   for (auto accum : {CUDAL2_ACCUM_F32, CUDAL2_ACCUM_F16})
     for (const auto& s : shapes) {
       const Problem p{CUDAL2_LAYOUT_TN, accum, s[0], s[1], s[2]};
-      const std::string name = std::string(accum ? "f16 " : "f32 ") + std::to_string(p.m) + "x" +
-                               std::to_string(p.n) + "x" + std::to_string(p.k);
+      const std::string name = std::string(accum ? "f16 " : "f32 ") + std::to_string(p.m) + "x" + std::to_string(p.n) +
+                               "x" + std::to_string(p.k);
       const auto info = cudal2::query(*h, p.layout, p.accum, p.m, p.n, p.k);
       EXPECT_EQ(info.path, CUDAL2_PATH_CUBLASLT) << name;
       EXPECT_GE(info.workspace_bytes, size_t(std::min<int64_t>(p.m, 1984) * ((p.n + 7) / 8 * 8)) * 2)

@@ -334,6 +334,22 @@ KernelCall stream_call(cudal2_context* h, int layout, int accum, int64_t m, int6
   return c;
 }
 
+// C's rows off 16 bytes (runtime/padded_rows.hpp): whether p computes into a padded C in a
+// workspace of ws_bytes, all M rows a call or in chunks (p's c_scratch, n_main and chunk_m).
+bool plan_padded_c(int layout, int64_t m, int64_t n, int64_t k, size_t ws_bytes, Plan& p) {
+  const int64_t ldc = cudal2::rt::padded_ldc(layout == CUDAL2_LAYOUT_TN, n, k);
+  if (ldc == 0) return false;
+  int64_t rows = m;
+  if (!padded_c_fits(ws_bytes, cudal2::rt::padded_c_bytes(m, ldc))) {
+    rows = cudal2::rt::padded_chunk_rows(ws_bytes > kZone ? ws_bytes - kZone : 0, ldc);
+    if (rows == 0 || rows >= m) return false;
+  }
+  const size_t pad = cudal2::rt::padded_c_bytes(rows, ldc);
+  if (!padded_c_fits(ws_bytes, pad)) return false;
+  p.c_scratch = pad, p.n_main = n / 8 * 8, p.chunk_m = rows;
+  return true;
+}
+
 // neighbours false: the shape is in the table and cuBLASLt was measured faster there than any
 // kernel, so neither a bucket's nor a neighbour's kernel is tried.
 // tune: the call's operands when the plan may be tuned (tune_unseen, not capturing), else null.
@@ -347,19 +363,9 @@ cudal2_status_t make_plan(cudal2_context* h, int layout, int accum, int64_t m, i
     out = std::move(p);
     return CUDAL2_STATUS_SUCCESS;
   }
-  // C's rows off 16 bytes: cuBLASLt's aligned kernels into a padded C when the workspace holds it,
-  // before any table neighbour (whose kernels would meet the same unaligned rows).
-  if (const int64_t ldc = cudal2::rt::padded_ldc(layout == CUDAL2_LAYOUT_TN, n, k); ldc > 0) {
-    int64_t rows = m;
-    if (!padded_c_fits(ws_bytes, cudal2::rt::padded_c_bytes(m, ldc))) {
-      rows = cudal2::rt::padded_chunk_rows(ws_bytes > kZone ? ws_bytes - kZone : 0, ldc);
-      if (rows >= m) rows = 0;
-    }
-    if (const size_t pad = cudal2::rt::padded_c_bytes(rows, ldc); rows > 0 && padded_c_fits(ws_bytes, pad)) {
-      p->c_scratch = pad, p->n_main = n / 8 * 8, p->chunk_m = rows;
-      neighbours = false;
-    }
-  }
+  // C's rows off 16 bytes: cuBLASLt's aligned kernels into a padded C, before any table neighbour
+  // (whose kernels would meet the same unaligned rows).
+  if (plan_padded_c(layout, m, n, k, ws_bytes, *p)) neighbours = false;
   if (h->table_on && neighbours) {
     if (const Entry* e = bucket_entry(h, accum, layout, m, n, k)) {
       // The tuned M's decision: its kernel, or cuBLASLt where cuBLASLt was measured faster there.

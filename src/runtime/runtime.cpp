@@ -69,12 +69,12 @@ struct Plan {
   // Background tuning: queued once; when done, `tuned` points at tuned_owner (written before the
   // pointer is published, never changed after) and calls use it instead of lt.
   mutable std::atomic<bool> queued{false};
-  // C's rows off 16 bytes: cuBLASLt's aligned kernels write the first n_main (N rounded down to 8)
-  // columns of a padded C (row stride lt->ldc) into the last c_scratch bytes of the workspace, and
-  // the call finishes it and copies it into C (runtime/padded_rows.hpp), chunk_m rows at a time
-  // (M, or fewer when the workspace cannot hold them all); c_scratch 0: none.
+  // C's rows off 16 bytes: cuBLASLt's aligned kernels write the first N rounded down to 8 columns
+  // of a padded C (row stride lt->ldc) into the last c_scratch bytes of the workspace, and the call
+  // finishes it and copies it into C (runtime/padded_rows.hpp), chunk_m rows at a time (M, or fewer
+  // when the workspace cannot hold them all); c_scratch 0: none.
   size_t c_scratch = 0;
-  int64_t n_main = 0, chunk_m = 0;
+  int64_t chunk_m = 0;
   mutable std::unique_ptr<LtPlan> tuned_owner;
   mutable std::atomic<const LtPlan*> tuned{nullptr};
   const LtPlan& lt_now() const {
@@ -335,7 +335,7 @@ KernelCall stream_call(cudal2_context* h, int layout, int accum, int64_t m, int6
 }
 
 // C's rows off 16 bytes (runtime/padded_rows.hpp): whether p computes into a padded C in a
-// workspace of ws_bytes, all M rows a call or in chunks (p's c_scratch, n_main and chunk_m).
+// workspace of ws_bytes, all M rows a call or in chunks (p's c_scratch and chunk_m).
 bool plan_padded_c(int layout, int64_t m, int64_t n, int64_t k, size_t ws_bytes, Plan& p) {
   const int64_t ldc = cudal2::rt::padded_ldc(layout == CUDAL2_LAYOUT_TN, n, k);
   if (ldc == 0) return false;
@@ -346,7 +346,7 @@ bool plan_padded_c(int layout, int64_t m, int64_t n, int64_t k, size_t ws_bytes,
   }
   const size_t pad = cudal2::rt::padded_c_bytes(rows, ldc);
   if (!padded_c_fits(ws_bytes, pad)) return false;
-  p.c_scratch = pad, p.n_main = n / 8 * 8, p.chunk_m = rows;
+  p.c_scratch = pad, p.chunk_m = rows;
   return true;
 }
 
@@ -404,7 +404,7 @@ cudal2_status_t make_plan(cudal2_context* h, int layout, int accum, int64_t m, i
   int64_t lt_m = m, lt_n = n;  // the rows and columns of C the (tuned) plan computes a call
   if (p->c_scratch) {          // set above: cuBLASLt writes the padded C where its workspace ends
     const size_t at = padded_c_offset(ws_bytes, p->c_scratch);
-    p->lt->ldc = cudal2::rt::padded_ldc(true, n, k), lt_m = p->chunk_m, lt_n = p->n_main;
+    p->lt->ldc = cudal2::rt::padded_ldc(layout == CUDAL2_LAYOUT_TN, n, k), lt_m = p->chunk_m, lt_n = n / 8 * 8;
     lt_avail = at - kZone;
     if (tune) on.C = static_cast<char*>(on.ws) + at;
   }
@@ -770,20 +770,22 @@ cudal2_status_t cudal2_gemm(cudal2_handle_t h, cudal2_layout_t layout, cudal2_ac
     lt_bytes = padded_c_offset(workspace_bytes, p->c_scratch);
     auto* padded = static_cast<char*>(workspace) + lt_bytes;
     rc = CUDAL2_STATUS_SUCCESS;
-    for (int64_t r0 = 0; r0 < m && rc == CUDAL2_STATUS_SUCCESS; r0 += p->chunk_m) {
+    for (int64_t r0 = 0; r0 < m; r0 += p->chunk_m) {
       const int64_t row0 = std::min(r0, m - p->chunk_m);  // the last chunk ends at M
       const void* a = static_cast<const char*>(A) + row0 * k * 2;
-      rc = run_lt(h->lt, p->lt_now(), accum, a, B, padded, workspace, lt_bytes, s_);
-      if (rc != CUDAL2_STATUS_SUCCESS) break;
+      if ((rc = run_lt(h->lt, p->lt_now(), accum, a, B, padded, workspace, lt_bytes, s_)) != CUDAL2_STATUS_SUCCESS)
+        break;
       if (const cudaError_t e = cudal2::rt::finish_padded_c(a, B, padded, p->lt->ldc, C, row0, p->chunk_m, n, k, s_);
-          e != cudaSuccess)
+          e != cudaSuccess) {
         rc = fail(CUDAL2_STATUS_CUDA_ERROR, "finishing the padded C: %s", cudaGetErrorString(e));
+        break;
+      }
     }
   } else {
     rc = run_lt(h->lt, p->lt_now(), accum, A, B, C, workspace, workspace_bytes, s_);
   }
   if (rc == CUDAL2_STATUS_SUCCESS && h->tune_background && !p->queued.exchange(true))
-    queue_tuning(h, p, layout, accum, p->c_scratch ? p->chunk_m : m, p->c_scratch ? p->n_main : n, k,
+    queue_tuning(h, p, layout, accum, p->c_scratch ? p->chunk_m : m, p->c_scratch ? n / 8 * 8 : n, k,
                  lt_bytes > kZone ? lt_bytes - kZone : 0);
   return rc;
 }

@@ -5,7 +5,7 @@
 # mode. Writes $OUT/rows-TAG.tgz (the CSVs and logs: the device tool returns at most 8 files).
 #   bash bench/stream/stream_rows_call.sh TAG [SHAPES]
 # Other free-form candidates the same way: GEN="bench/stream/stream_load_sources.py --mid" (a
-# generator that takes OUTDIR last and prints the --source arguments).
+# generator that takes OUTDIR last and prints the --source arguments); LAYOUT=nn for NN candidates.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 tag=$1 shapes=${2:-bench/shapes/stream_explore_rows.txt}
@@ -15,7 +15,7 @@ B=$BUILD
 mkdir -p .jit "$OUT/rows-$tag"
 # shellcheck disable=SC2086
 args=$(python3 ${GEN:-bench/stream/stream_rows_sources.py} ".jit/rows-$tag")
-common=(--layout tn --shapes "$shapes" --reps "${REPS:-10}" --verify-budget 3e7 --timeout 60
+common=(--layout "${LAYOUT:-tn}" --shapes "$shapes" --reps "${REPS:-10}" --verify-budget 3e7 --timeout 60
   --baselines cublaslt-autotune-nn,cublaslt-autotune-tn)
 # shellcheck disable=SC2086
 "$B/cudal2" eval $args "${common[@]}" --timers graph,chain --mode offline --back-to-back \

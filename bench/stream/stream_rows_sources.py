@@ -48,11 +48,13 @@ def rows_source(m, u, w, c):
 STREAM = ("t16", 0, 0)
 
 
-def write_beside_stream(outdir, sources):
-    """Writes each (file name, source) of `sources` and the runtime's stream kernel into outdir;
-    returns the `--source` arguments (also what bench/stream/stream_sweep_sources.py prints)."""
+def write_beside_stream(outdir, sources, with_stream=True):
+    """Writes each (file name, source) of `sources` and (with_stream) the runtime's stream kernel into
+    outdir; returns the `--source` arguments (also what bench/stream/stream_sweep_sources.py prints)."""
     os.makedirs(outdir, exist_ok=True)
-    named = list(sources) + [("stream-{}-load{}-order{}.cu".format(*STREAM), stream_load_sources.source(*STREAM))]
+    named = list(sources)
+    if with_stream:
+        named.append(("stream-{}-load{}-order{}.cu".format(*STREAM), stream_load_sources.source(*STREAM)))
     args = []
     for file_name, text in named:
         path = os.path.join(outdir, file_name)

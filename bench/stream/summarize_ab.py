@@ -2,7 +2,8 @@
 """Two or three runtime libraries of one `cudal2 bench` run side by side (bench/stream/stream_call.sh
 runtime with CUDAL2_RUNTIME_LIB_B/_C), by timer, weight size (fits a 60 MiB L2 or not) and tokens
 (1-8, 9-16, more): each method's geometric mean of (better of auto-tuning NN/TN) / method, and
-NEW/OLD, the two named methods' time ratio on the shapes where NEW ran a stream kernel.
+NEW/OLD, the two named methods' time ratio on the shapes where NEW ran a stream kernel, and NEW's
+own geometric mean against auto-tuning on those shapes ("NEW where stream").
 
     python3 bench/stream/summarize_ab.py [--old runtime-b-tn] [--new runtime-c-tn] RUN.csv.gz [...]
 """
@@ -41,6 +42,7 @@ def main():
                     groups[key][meth].append(min(auto) / us)
             if old in v and new in v and v[new][1] == "stream":
                 groups[key][f"{new}/{old}"].append(v[old][0] / v[new][0])
+                groups[key][f"{new} where stream"].append(min(auto) / v[new][0])
         print(f"== {path}")
         for key in sorted(groups):
             cols = "  ".join(f"{m} {gmean(x):.3f} (n {len(x)}, min {min(x):.2f})" for m, x in sorted(groups[key].items()))

@@ -22,9 +22,9 @@ def fnv1a64(data):
     return h
 
 
-def method_of(source_text):
-    """The bench CSV's method column of a free-form TN fp32 source (tuner/candidate.cpp names it)."""
-    key = f"source {fnv1a64(source_text.encode()):016x} tn f32"
+def method_of(source_text, layout="tn"):
+    """The bench CSV's method column of a free-form fp32 source run as `layout` (tuner/candidate.cpp names it)."""
+    key = f"source {fnv1a64(source_text.encode()):016x} {layout} f32"
     return f"k-{fnv1a64(key.encode()):016x}"
 
 

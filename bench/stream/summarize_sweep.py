@@ -4,7 +4,7 @@ and every stream_sweep configuration that a run of bench/stream/stream_rows_call
 (GEN=bench/stream/stream_sweep_sources.py), as one CSV row (medians in us; empty: no ok result),
 with the best configuration's ratio to auto-tuning (> 1: faster).
 
-    python3 bench/stream/summarize_sweep.py [--set k-split|warp-rows|wide-rows|odd-rows] RUN.csv[.gz] [RUN.csv[.gz] ...]
+    python3 bench/stream/summarize_sweep.py [--set k-split|warp-rows|wide-rows|odd-rows|nn] RUN.csv[.gz] [RUN.csv[.gz] ...]
 """
 import argparse
 import csv
@@ -22,7 +22,8 @@ def main():
     ap.add_argument("--set", choices=sorted(sweep.SETS), default="k-split", help="the generator's configurations")
     ap.add_argument("runs", nargs="+")
     a = ap.parse_args()
-    names = {method_of(sweep.sweep_source(*c)): sweep.name(*c) for c in sweep.SETS[a.set]}
+    names = {method_of(sweep.sweep_source(*c), "nn" if a.set == "nn" else "tn"): sweep.name(*c)
+             for c in sweep.SETS[a.set]}
     stream = method_of(stream_load_sources.source(*sweep.STREAM))
     rows = ok_medians(a.runs)
     cols = [names[m] for m in names]

@@ -15,4 +15,18 @@ __device__ __forceinline__ uint4 ld_stream16(const void* p) {
   return r;
 }
 
+// The same for 4 * W bytes (W = 1, 2 or 4 32-bit words), into w[0..W).
+template <int W>
+__device__ __forceinline__ void ld_stream_words(const void* p, uint32_t (&w)[W]) {
+  static_assert(W == 1 || W == 2 || W == 4, "ld_stream_words: 1, 2 or 4 words");
+  if constexpr (W == 4) {
+    const uint4 r = ld_stream16(p);
+    w[0] = r.x, w[1] = r.y, w[2] = r.z, w[3] = r.w;
+  } else if constexpr (W == 2) {
+    asm volatile("ld.global.nc.L1::no_allocate.v2.u32 {%0,%1}, [%2];\n" : "=r"(w[0]), "=r"(w[1]) : "l"(p));
+  } else {
+    asm volatile("ld.global.nc.L1::no_allocate.u32 %0, [%1];\n" : "=r"(w[0]) : "l"(p));
+  }
+}
+
 }  // namespace cudal2_ld

@@ -19,8 +19,13 @@
 //    every row tile: reduced through distributed shared memory in rank order). One launch, no
 //    workspace, and the same bits whichever CTA finishes first. With 16-64 tokens the warps of a
 //    CTA own rows of their own instead (Config::kWarpRows) and share its K range and its tokens.
-// C (row-major M x N) = A (row-major M x K) * B (column-major K x N, TN), M <= 64, K % 8 == 0 and
-// A, B 16-byte aligned (the runtime sends other shapes elsewhere); fp32 accumulation. Measured,
+// NN (Config::kNN: B row-major K x N, N contiguous) reads 2 MT columns of 8 K rows a lane a step
+// (4 MT bytes each: a warp instruction covers 4 rows, 32 MT contiguous bytes of each) and pairs
+// two rows' values of a column into a fragment word with a byte permute: the same bytes and MMAs
+// a step as TN, 16 byte permutes more.
+// C (row-major M x N) = A (row-major M x K) * B (column-major K x N, TN; or row-major, NN), M <= 64,
+// K % 8 == 0 (NN: N % 8 == 0) and A, B 16-byte aligned (the runtime sends other shapes elsewhere);
+// fp32 accumulation. Measured,
 // and where the runtime runs it: bench/results/h200/bandwidth/sweep/, runtime/stream_rule.hpp.
 //   #include "stream_sweep_gemm.cuh"
 //   using cudal2_kernel = cudal2_stream_sweep::Gemm<cudal2_stream_sweep::Config<1, 1, 8, 2, 3, 0, 1>>;
@@ -45,6 +50,7 @@ namespace cudal2_stream_sweep {
 namespace {
 using cudal2_device::device_sms;
 using cudal2_ld::ld_stream16;
+using cudal2_ld::ld_stream_words;
 using namespace cudal2_mma_common;
 using namespace cudal2_pdl;
 namespace cg = cooperative_groups;
@@ -61,11 +67,13 @@ namespace cg = cooperative_groups;
 // rows of its own over the CTA's whole K range, so the warps of a CTA read the same tokens at the
 // same time and all but the first find them in L1: with 16-64 tokens the tokens' bytes a step
 // outweigh a row tile's, and splitting K over warps reads them from L2 once a warp.
+// kLayoutNN: 1 reads B row-major (K x N, N contiguous: the NN layout) instead of TN (below).
 template <int kRowTiles, int kTokTiles, int kWarpsPerCta, int kStepsInFlight, int kMinCtasPerSm, int kPdlMode = 0,
-          int kPipelined = 0, int kWarpRowsMode = 0>
+          int kPipelined = 0, int kWarpRowsMode = 0, int kLayoutNN = 0>
 struct Config {
   static constexpr int MT = kRowTiles, NT = kTokTiles, kWarps = kWarpsPerCta, kSteps = kStepsInFlight;
   static constexpr int kCtas = kMinCtasPerSm, kPdl = kPdlMode, kPipe = kPipelined, kWarpRows = kWarpRowsMode;
+  static constexpr bool kNN = kLayoutNN != 0;
   static constexpr int kThreads = 32 * kWarps;
   static constexpr int kRows = 16 * MT * (kWarpRows ? kWarps : 1), kToks = 8 * NT;
   static constexpr int kWarpsK = kWarpRows ? 1 : kWarps;  // warps splitting the CTA's K range
@@ -79,6 +87,8 @@ struct Config {
   static_assert(kSteps >= 1 && kSteps <= 16, "stream_sweep: 1..16 steps in flight");
   static_assert(kCtas >= 1 && kCtas * kThreads <= 2048, "stream_sweep: at most 2048 threads an SM");
   static_assert(kPipe == 0 || kPipe == 1, "stream_sweep: pipelined 0 or 1");
+  static_assert(kLayoutNN == 0 || (kLayoutNN == 1 && (MT == 1 || MT == 2 || MT == 4)),
+                "stream_sweep: layout 0 (TN) or 1 (NN, with 1, 2 or 4 row tiles a warp)");
 };
 
 using cudal2_sweep_plan::kMaxCluster;
@@ -94,19 +104,51 @@ struct Params {
 
 __device__ __forceinline__ uint4 ld_tokens(const __half* p) { return __ldg(reinterpret_cast<const uint4*>(p)); }
 
-// One step's registers: rows g and g + 8 of each row tile, tokens g (and 8 + g), 8 K elements each.
+// One step's registers, the tokens' 16 bytes of token g (and 8 + g) at K offset 8q of the step and:
+//  - TN: 16 bytes of rows g and g + 8 of each row tile at the same K (w[t][r]: row 8r + g of tile t);
+//  - NN: the 2 MT columns 2 MT g.. of the warp's columns at each of the 8 K rows 8q + i (w[i]: word
+//    t holds columns 2t and 2t + 1). Each MMA row pairs with a column: MMA t's row g is column
+//    2 MT g + 2t and its row g + 8 the next, so a fragment word is two K rows of one column, put
+//    together with a byte permute.
+template <int MT, int NT, bool kNN>
+struct Step;
 template <int MT, int NT>
-struct Step {
+struct Step<MT, NT, false> {
   uint4 w[MT][2];
   uint4 a[NT];
 };
-
 template <int MT, int NT>
-__device__ __forceinline__ void multiply(Acc<false> (&acc)[MT][NT][2], const Step<MT, NT>& s) {
+struct Step<MT, NT, true> {
+  uint32_t w[8][MT];
+  uint4 a[NT];
+};
+
+// Fragment words of one MMA from a step's weights: lo covers the step's K elements 8q..8q+3 of
+// the lane, hi 8q+4..8q+7, in the order the tokens' words x, y (lo) and z, w (hi) hold them.
+template <int MT, int NT>
+__device__ __forceinline__ void fragments(const Step<MT, NT, false>& s, int t, uint32_t (&lo)[4], uint32_t (&hi)[4]) {
+  lo[0] = s.w[t][0].x, lo[1] = s.w[t][1].x, lo[2] = s.w[t][0].y, lo[3] = s.w[t][1].y;
+  hi[0] = s.w[t][0].z, hi[1] = s.w[t][1].z, hi[2] = s.w[t][0].w, hi[3] = s.w[t][1].w;
+}
+template <int MT, int NT>
+__device__ __forceinline__ void fragments(const Step<MT, NT, true>& s, int t, uint32_t (&lo)[4], uint32_t (&hi)[4]) {
+  // 0x5410: the low halves of two words (column 2t at two K rows); 0x7632: the high halves (2t + 1).
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    uint32_t(&f)[4] = h == 0 ? lo : hi;
+    const int i = 4 * h;
+    f[0] = __byte_perm(s.w[i][t], s.w[i + 1][t], 0x5410), f[1] = __byte_perm(s.w[i][t], s.w[i + 1][t], 0x7632);
+    f[2] = __byte_perm(s.w[i + 2][t], s.w[i + 3][t], 0x5410);
+    f[3] = __byte_perm(s.w[i + 2][t], s.w[i + 3][t], 0x7632);
+  }
+}
+
+template <int MT, int NT, bool kNN>
+__device__ __forceinline__ void multiply(Acc<false> (&acc)[MT][NT][2], const Step<MT, NT, kNN>& s) {
 #pragma unroll
   for (int t = 0; t < MT; ++t) {
-    const uint32_t lo[4] = {s.w[t][0].x, s.w[t][1].x, s.w[t][0].y, s.w[t][1].y};
-    const uint32_t hi[4] = {s.w[t][0].z, s.w[t][1].z, s.w[t][0].w, s.w[t][1].w};
+    uint32_t lo[4], hi[4];
+    fragments(s, t, lo, hi);
 #pragma unroll
     for (int j = 0; j < NT; ++j) {
       acc[t][j][0].mma(lo, s.a[j].x, s.a[j].y);
@@ -135,46 +177,62 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtas) stream_sweep_kernel
   grid_dependency_wait();  // the previous kernel's writes (our A or B, perhaps) are visible now
 
   const int64_t k0 = int64_t(s0) * kStep + 8 * q;
-  const __half* wp[MT][2];
+  using St = Step<MT, NT, Cfg::kNN>;
+  // TN: a pointer per row of the lane's (rows past N read row N - 1); NN: one at K row k0 of the
+  // lane's 2 MT columns (columns past N read the last 2 MT, whose outputs are never stored), its
+  // 8 rows N apart. A step moves them kStep elements along K: kStep rows in NN.
+  constexpr int kPtrs = Cfg::kNN ? 1 : 2 * MT;
+  const int64_t w_step = Cfg::kNN ? int64_t(kStep) * p.n : kStep;
+  const __half* wp[kPtrs];
+  if constexpr (Cfg::kNN) {
+    wp[0] = p.B + k0 * p.n + min(n0 + 2 * MT * g, p.n - 2 * MT);
+  } else {
 #pragma unroll
-  for (int t = 0; t < MT; ++t)
+    for (int t = 0; t < MT; ++t)
 #pragma unroll
-    for (int r = 0; r < 2; ++r) wp[t][r] = p.B + int64_t(min(n0 + 16 * t + 8 * r + g, p.n - 1)) * p.k + k0;
+      for (int r = 0; r < 2; ++r) wp[2 * t + r] = p.B + int64_t(min(n0 + 16 * t + 8 * r + g, p.n - 1)) * p.k + k0;
+  }
   const __half* ap[NT];
 #pragma unroll
   for (int j = 0; j < NT; ++j) ap[j] = p.A + int64_t(min(8 * j + g, p.m - 1)) * p.k + k0;
 
-  Acc<false> acc[MT][NT][2];
-  auto load = [&](Step<MT, NT>(&st)[U], int ahead) {
+  auto load_weights = [&](St& st, int64_t off) {
+    if constexpr (Cfg::kNN) {
 #pragma unroll
-    for (int u = 0; u < U; ++u) {
+      for (int i = 0; i < 8; ++i) ld_stream_words<MT>(wp[0] + off + i * p.n, st.w[i]);
+    } else {
 #pragma unroll
       for (int t = 0; t < MT; ++t)
 #pragma unroll
-        for (int r = 0; r < 2; ++r) st[u].w[t][r] = ld_stream16(wp[t][r] + (ahead + u) * kStep);
+        for (int r = 0; r < 2; ++r) st.w[t][r] = ld_stream16(wp[2 * t + r] + off);
+    }
+  };
+  Acc<false> acc[MT][NT][2];
+  auto load = [&](St(&st)[U], int ahead) {
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      load_weights(st[u], (ahead + u) * w_step);
 #pragma unroll
       for (int j = 0; j < NT; ++j) st[u].a[j] = ld_tokens(ap[j] + (ahead + u) * kStep);
     }
   };
-  auto advance = [&](int by) {
+  auto advance = [&](int steps) {
 #pragma unroll
-    for (int t = 0; t < MT; ++t)
+    for (int x = 0; x < kPtrs; ++x) wp[x] += steps * w_step;
 #pragma unroll
-      for (int r = 0; r < 2; ++r) wp[t][r] += by;
-#pragma unroll
-    for (int j = 0; j < NT; ++j) ap[j] += by;
+    for (int j = 0; j < NT; ++j) ap[j] += steps * kStep;
   };
   int s = s0;
   if constexpr (Cfg::kPipe == 1) {
     // Two batches of registers in turn: the next batch's loads go out before this one's MMAs.
-    auto multiply_all = [&](const Step<MT, NT>(&st)[U]) {
+    auto multiply_all = [&](const St(&st)[U]) {
 #pragma unroll
-      for (int u = 0; u < U; ++u) multiply<MT, NT>(acc, st[u]);
+      for (int u = 0; u < U; ++u) multiply(acc, st[u]);
       s += U;
-      advance(U * kStep);
+      advance(U);
     };
     if (s + U <= full_end) {
-      Step<MT, NT> x[U], y[U];
+      St x[U], y[U];
       load(x, 0);
       while (true) {
         if (s + 2 * U > full_end) {
@@ -193,25 +251,24 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtas) stream_sweep_kernel
     }
   } else {
     for (; s + U <= full_end; s += U) {
-      Step<MT, NT> st[U];
+      St st[U];
       load(st, 0);
 #pragma unroll
-      for (int u = 0; u < U; ++u) multiply<MT, NT>(acc, st[u]);
-      advance(U * kStep);
+      for (int u = 0; u < U; ++u) multiply(acc, st[u]);
+      advance(U);
     }
   }
-  // The range's remaining steps, one at a time; the lanes of a partial step past K read zeros.
+  // The range's remaining steps, one at a time; the lanes of a partial step past K read zeros
+  // (K % 8 == 0: a lane's 8 K elements are all in or all out).
   for (; s < s1; ++s) {
-    const bool in_k = int64_t(s) * kStep + 8 * q < p.k;
-    Step<MT, NT> st;
+    St st{};
+    if (int64_t(s) * kStep + 8 * q < p.k) {
+      load_weights(st, 0);
 #pragma unroll
-    for (int t = 0; t < MT; ++t)
-#pragma unroll
-      for (int r = 0; r < 2; ++r) st.w[t][r] = in_k ? ld_stream16(wp[t][r]) : make_uint4(0, 0, 0, 0);
-#pragma unroll
-    for (int j = 0; j < NT; ++j) st.a[j] = in_k ? ld_tokens(ap[j]) : make_uint4(0, 0, 0, 0);
-    multiply<MT, NT>(acc, st);
-    advance(kStep);
+      for (int j = 0; j < NT; ++j) st.a[j] = ld_tokens(ap[j]);
+    }
+    multiply(acc, st);
+    advance(1);
   }
 
   // The warps' partial tiles: red[warp][entry], entry e = (row tile t, token tile j, lane) as
@@ -235,15 +292,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtas) stream_sweep_kernel
   float4* const out = &red[0][0];
 
   // Output entry o = warp w's entry e: rows (the CTA's first) + 16 MT w + 16t + g (and + 8), tokens
-  // 8j + 2q and 8j + 2q + 1 (w is 0 where warps split K).
+  // 8j + 2q and 8j + 2q + 1 (w is 0 where warps split K). NN: columns + 16 MT w + 2 MT g + 2t (and
+  // the next).
   auto store = [&](int o, float4 v) {
     const int w = o / kEntries, e = o % kEntries;
     const int t = (e >> 5) / NT, j = (e >> 5) % NT, gg = (e & 31) >> 2, qq = e & 3;
-    const int r0 = tile * Cfg::kRows + 16 * MT * w + 16 * t + gg;
+    const int base = tile * Cfg::kRows + 16 * MT * w;
+    const int r0 = Cfg::kNN ? base + 2 * MT * gg + 2 * t : base + 16 * t + gg, r_step = Cfg::kNN ? 1 : 8;
     const float vals[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-      const int row = r0 + 8 * (i >> 1), tok = 8 * j + 2 * qq + (i & 1);
+      const int row = r0 + r_step * (i >> 1), tok = 8 * j + 2 * qq + (i & 1);
       if (row < p.n && tok < p.m) p.C[int64_t(tok) * p.n + row] = __float2half_rn(vals[i]);
     }
   };
@@ -276,17 +335,24 @@ struct Gemm {
     return n;
   }
 
-  // CTAs a cluster (stream_sweep_plan.h); a.splits > 1 asks for one.
+  // CTAs a cluster (stream_sweep_plan.h); a.splits > 1 asks for one. NN: as many as keep the launch
+  // within two CTAs an SM, whatever the SM holds: its tiles are 2-4x wider than TN's, and on an H200
+  // (bench/results/h200/bandwidth/nn/, back to back) 1-8 tokens ran fastest at ~256 CTAs, e.g.
+  // 1x4096x4096 with 32 columns a warp 12.3 us at 256 CTAs against 15.9 at 512, 1x4096x14336 with 64
+  // a warp 33.2 us at 256 against 37.2 at 128 and 39.5 at 512.
   static int cluster_of(const cudal2_gemm_args& a) {
     if (a.splits > 1) return static_cast<int>(a.splits);
     const int64_t tiles = (a.n + Cfg::kRows - 1) / Cfg::kRows;
-    return cudal2_sweep_plan::cluster(tiles, int64_t(device_sms()) * resident(), Cfg::kWarpsK, a.k);
+    const int64_t slots = Cfg::kNN ? int64_t(2) * device_sms() : int64_t(device_sms()) * resident();
+    return cudal2_sweep_plan::cluster(tiles, slots, Cfg::kWarpsK, a.k);
   }
 
   static const char* refusal(const cudal2_gemm_args& a) {
     if (const char* why = cudal2_shim::sizes_refusal(a)) return why;
     if (a.m > Cfg::kToks) return "stream_sweep: more tokens (M) than the kernel serves";
-    if (!cudal2_shim::rows_16b_aligned(a, true)) return "stream_sweep: needs K % 8 == 0 and 16-byte aligned A and B";
+    if (!cudal2_shim::rows_16b_aligned(a, !Cfg::kNN))
+      return Cfg::kNN ? "stream_sweep nn: needs K % 8 == 0, N % 8 == 0 and 16-byte aligned A and B"
+                      : "stream_sweep: needs K % 8 == 0 and 16-byte aligned A and B";
     if (a.raster != 0 || a.swizzle != 1 || a.decomposition != 0)
       return "stream_sweep kernels take only raster=0 swizzle=1 decomposition=0";
     if (a.splits != 1 && a.splits != 2 && a.splits != 4 && a.splits != 8)

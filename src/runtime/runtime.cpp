@@ -264,14 +264,13 @@ const Entry* bucket_entry(const cudal2_context* h, int accum, int layout, int64_
   return i < 0 ? nullptr : it->second.entries[static_cast<size_t>(i)];
 }
 
-// A table entry of a bandwidth-bound shape (the stream class or the sweep band) gives way to the
+// A table entry of a bandwidth-bound shape (the stream class, the sweep band or an NN band) gives way to the
 // stream rule unless it is a stream kernel itself: the tables' entries were chosen among families
 // that did not include them, and there the stream kernels were measured ahead of cuBLASLt
 // auto-tuning, which the tables' cuBLASLt entries match (docs/kernels-stream.md).
 bool stream_preempts(const cudal2_context* h, const Entry* e) {
   if (h->stream.empty() ||
-      (!cudal2::rt::in_stream_class(e->layout, e->m, e->n, e->k, h->l2_bytes, h->stream_bounds) &&
-       !cudal2::rt::in_sweep_band(e->layout, e->accum, e->m, e->n, e->k, h->l2_bytes, h->stream_bounds)))
+      !cudal2::rt::in_stream_rule(e->layout, e->accum, e->m, e->n, e->k, h->l2_bytes, h->stream_bounds))
     return false;
   if (e->kernel < 0) return true;
   const std::string_view family = h->table->kernels[e->kernel].family;

@@ -13,7 +13,8 @@
 // ran 0.97-1.00) in two runs. So the rule is on by default (CUDAL2_STREAM=0 turns it off). At 16
 // tokens the graph timer measured 0.97 against the heuristic's 0.97-0.99: CUDAL2_STREAM_MAX_M=16
 // for those who run their decode step eagerly or cold. More tokens, weights that stay in L2
-// between calls, NN, or launches of more than one wave measured below auto-tuning under every timer.
+// between calls, or launches of more than one wave measured below auto-tuning under every timer (NN
+// has bands of its own, nn_band below).
 // The kernel: the first of the portfolio that holds M and runs the shape in one wave (16 tokens
 // x 32 rows a CTA, then 8 x 64 for wider weights). The
 // splits: as many as keep the launch within one wave (more split the same bytes over more partial
@@ -192,6 +193,39 @@ inline bool in_cold_band(int layout, int64_t m, int64_t n, int64_t k, int64_t l2
          !odd_output_rows(layout, m, n, k);
 }
 
+// NN (B row-major K x N, N contiguous: GPT-2's Conv1D, x @ W), fp32 accumulation, 1-8 tokens, K % 8 == 0 and
+// N % 8 == 0 (B's rows 16-byte aligned): the portfolio's NN stream_sweep kernels, on two bands. H200, exploration
+// shapes against cuBLASLt auto-tuning (best of NN/TN; bench/results/h200/bandwidth/nn/):
+//  - weights of 1-8 MiB (kNNSmallMaxWeightBytes) with K >= N, the kernel with the narrowest tiles (32 columns a
+//    warp): 1.1-1.7 back to back and chained, 1.0-1.15 cold (1x1024x4096: 1.23 back to back, 1.21 chained, 1.09
+//    cold). Where K < N cuBLASLt needs no split of K and runs near its launch floor: GPT-2's 768x2304 and 768x3072
+//    (K x N) ran 0.82-0.89 on it, so those keep cuBLASLt;
+//  - weights from the class's floor (the L2) up, one wave of the widest tiles (64 columns a warp): 0.95-1.08 back to
+//    back, 1.08-1.35 chained, 1.06-1.11 cold (1x14336x4096: 1.04, 1.22, 1.07).
+// Between them (25-50 MB called back to back) every NN configuration ran 0.6-0.94 of auto-tuning: cuBLASLt keeps
+// them. CUDAL2_STREAM_SWEEP_MAX_M=0 turns the first band off, CUDAL2_STREAM_MAX_M (below 1) the second.
+constexpr int64_t kNNMaxM = 8;
+constexpr int64_t kNNSmallMaxWeightBytes = int64_t(8) << 20;
+
+enum class NNBand { kNone, kSmall, kBeyondL2 };
+
+inline NNBand nn_band(int layout, int accum, int64_t m, int64_t n, int64_t k, int64_t l2_bytes,
+                      const StreamBounds& b = {}) {
+  const int64_t bytes = n * k * 2;
+  if (layout != 0 || accum != 0 || m < 1 || m > kNNMaxM || k % 8 != 0 || n % 8 != 0) return NNBand::kNone;
+  if (m <= b.sweep_max_m && k >= n && bytes >= kSweepMinWeightBytes && bytes <= kNNSmallMaxWeightBytes)
+    return NNBand::kSmall;
+  if (m <= b.max_m && bytes >= stream_min_weight_bytes(l2_bytes, b)) return NNBand::kBeyondL2;
+  return NNBand::kNone;
+}
+
+// Whether the rule takes a shape (when its kernels can run it): the class, the sweep band or an NN band.
+inline bool in_stream_rule(int layout, int accum, int64_t m, int64_t n, int64_t k, int64_t l2_bytes,
+                           const StreamBounds& b = {}) {
+  return in_stream_class(layout, m, n, k, l2_bytes, b) || in_sweep_band(layout, accum, m, n, k, l2_bytes, b) ||
+         nn_band(layout, accum, m, n, k, l2_bytes, b) != NNBand::kNone;
+}
+
 // Splits for `tiles` output tiles on `slots` resident CTAs (SMs x CTAs an SM holds): the most that
 // keep the launch within one wave, at least 1, at most max_splits.
 inline int stream_splits(int64_t tiles, int64_t slots, int max_splits) {
@@ -217,6 +251,23 @@ inline StreamPick pick_stream(const std::vector<StreamKernel>& kernels, int layo
                               int64_t k, int sm_count, int64_t l2_bytes, const StreamBounds& bounds = {},
                               bool cold = false) {
   StreamPick p;
+  // NN: its band's kernel (the narrowest or the widest NN tiles that hold M), if one wave holds its tiles; the
+  // kernel picks its cluster (splits 1). No cold band.
+  if (layout == 0) {
+    const NNBand band = nn_band(layout, accum, m, n, k, l2_bytes, bounds);
+    if (cold || band == NNBand::kNone || sm_count < 1) return p;
+    for (int i = 0; i < static_cast<int>(kernels.size()); ++i) {
+      const StreamKernel& c = kernels[static_cast<size_t>(i)];
+      if (!c.sweep || c.layout != 0 || c.accum != accum || c.toks < m) continue;
+      const int chosen = p.kernel < 0 ? 0 : kernels[static_cast<size_t>(p.kernel)].rows;
+      if (p.kernel < 0 || (band == NNBand::kSmall ? c.rows < chosen : c.rows > chosen)) p.kernel = i;
+    }
+    if (p.kernel >= 0) {
+      const StreamKernel& c = kernels[static_cast<size_t>(p.kernel)];
+      if ((n + c.rows - 1) / c.rows > int64_t(sm_count) * (c.resident > 0 ? c.resident : 1)) p.kernel = -1;
+    }
+    return p;
+  }
   if (sm_count >= 1 && in_sweep_band(layout, accum, m, n, k, l2_bytes, bounds, cold)) {
     double best = 0;
     for (int i = 0; i < static_cast<int>(kernels.size()); ++i) {

@@ -265,6 +265,38 @@ TEST_F(RuntimeGpu, StreamSweepBandMatchesCublas) {
   }
 }
 
+// NN (B row-major) at 1-8 tokens, fp32 (src/runtime/stream_rule.hpp, nn_band): weights of 1-8 MiB (K >= N) and beyond
+// the L2 run the NN stream_sweep kernels on an sm_90 GPU, and their answers match cuBLAS cold and warm: N not a
+// multiple of the 32- or 64-column tile, K with a partial last 32-wide step, clusters of 1 to 8 CTAs. fp16 accumulation
+// and the weights between the bands are not theirs.
+TEST_F(RuntimeGpu, StreamSweepNNMatchesCublas) {
+  int major = 0;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
+  const int64_t shapes[][3] = {{1, 1024, 4096},  {8, 512, 1024},   {5, 1000, 4096},  {3, 1000, 2056}, {7, 504, 8200},
+                               {1, 14336, 4096}, {8, 4096, 14336}, {3, 14344, 4104}, {6, 18944, 3584}};
+  auto h = stream_handle("1");
+  for (const auto& s : shapes) {
+    const Problem p{CUDAL2_LAYOUT_NN, CUDAL2_ACCUM_F32, s[0], s[1], s[2]};
+    const std::string name = std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k);
+    if (major == 9) {
+      const auto info = cudal2::query(*h, p.layout, p.accum, p.m, p.n, p.k);
+      EXPECT_EQ(info.path, CUDAL2_PATH_STREAM_KERNEL) << name;
+      EXPECT_EQ(std::string(info.spec).rfind("stream_sweep nn ", 0), 0u) << name << ": " << info.spec;
+      const auto f16 = cudal2::query(*h, p.layout, CUDAL2_ACCUM_F16, p.m, p.n, p.k);
+      EXPECT_NE(std::string(f16.spec).rfind("stream_sweep ", 0), 0u) << name << " f16: " << f16.spec;
+    }
+    expect_cold_and_warm_match(*h, cublas_, p, name);
+  }
+  if (major == 9) {
+    EXPECT_NE(std::string(cudal2::query(*h, CUDAL2_LAYOUT_NN, CUDAL2_ACCUM_F32, 1, 4096, 4096).spec).rfind("stream", 0),
+              0u)
+        << "32 MiB: between the bands";
+    EXPECT_NE(std::string(cudal2::query(*h, CUDAL2_LAYOUT_NN, CUDAL2_ACCUM_F32, 1, 3072, 768).spec).rfind("stream", 0),
+              0u)
+        << "K < N: cuBLASLt";
+  }
+}
+
 // The sweep band's second kernel (4 warps a CTA, six an SM: src/runtime/stream_rule.hpp) takes row
 // tiles that the first deals unevenly over a 132-SM GPU's SMs (160, 288 and 320 tiles); its answers
 // match cuBLAS, cold and warm, a partial last K step included.

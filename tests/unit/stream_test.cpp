@@ -287,6 +287,45 @@ TEST(StreamRule, SweepKernelsAreChosenByTheBusiestSmsBytes) {
   EXPECT_EQ(pick_stream(two, 1, 0, 1, 4608, 3584, 132, kL2).kernel, second) << "31.5 MiB warm too";
 }
 
+TEST(StreamRule, NNBandsAreSmallWeightsAndWeightsBeyondTheL2) {
+  using cudal2::rt::nn_band;
+  using cudal2::rt::NNBand;
+  EXPECT_EQ(nn_band(0, 0, 1, 1024, 4096, kL2), NNBand::kSmall) << "8 MiB";
+  EXPECT_EQ(nn_band(0, 0, 8, 512, 1024, kL2), NNBand::kSmall) << "1 MiB: the floor";
+  EXPECT_EQ(nn_band(0, 0, 8, 256, 1024, kL2), NNBand::kNone) << "512 KiB";
+  EXPECT_EQ(nn_band(0, 0, 1, 768, 768, kL2), NNBand::kSmall) << "K == N";
+  EXPECT_EQ(nn_band(0, 0, 1, 3072, 768, kL2), NNBand::kNone) << "K < N: cuBLASLt needs no split of K";
+  EXPECT_EQ(nn_band(0, 0, 1, 4096, 4096, kL2), NNBand::kNone) << "32 MiB: cuBLASLt";
+  EXPECT_EQ(nn_band(0, 0, 1, 14336, 4096, kL2), NNBand::kBeyondL2);
+  EXPECT_EQ(nn_band(0, 0, 8, 4096, 14336, kL2), NNBand::kBeyondL2);
+  EXPECT_EQ(nn_band(0, 0, 9, 14336, 4096, kL2), NNBand::kNone) << "9 tokens";
+  EXPECT_EQ(nn_band(0, 1, 1, 14336, 4096, kL2), NNBand::kNone) << "fp16 accumulation";
+  EXPECT_EQ(nn_band(1, 0, 1, 14336, 4096, kL2), NNBand::kNone) << "TN: the class and the sweep band";
+  EXPECT_EQ(nn_band(0, 0, 1, 14340, 4096, kL2), NNBand::kNone) << "N % 8 != 0: B's rows off 16 bytes";
+  EXPECT_EQ(nn_band(0, 0, 1, 1024, 4092, kL2), NNBand::kNone) << "K % 8 != 0";
+  cudal2::rt::StreamBounds off;
+  off.sweep_max_m = 0, off.max_m = 0;
+  EXPECT_EQ(nn_band(0, 0, 1, 1024, 4096, kL2, off), NNBand::kNone) << "CUDAL2_STREAM_SWEEP_MAX_M=0";
+  EXPECT_EQ(nn_band(0, 0, 1, 14336, 4096, kL2, off), NNBand::kNone) << "CUDAL2_STREAM_MAX_M=0";
+  EXPECT_TRUE(cudal2::rt::in_stream_rule(0, 0, 1, 14336, 4096, kL2));
+  EXPECT_FALSE(cudal2::rt::in_stream_rule(0, 0, 1, 4096, 4096, kL2));
+
+  // The portfolio's NN kernels: 32 and 64 columns a warp (listed in that order or not).
+  auto with_nn = kPortfolio;
+  with_nn.push_back({0, 0, 8, 64, 4, 3, true});
+  with_nn.push_back({0, 0, 8, 32, 4, 4, true});
+  const int wide = static_cast<int>(with_nn.size()) - 2, narrow = wide + 1;
+  EXPECT_EQ(pick_stream(with_nn, 0, 0, 1, 1024, 4096, 132, kL2).kernel, narrow) << "small weights: narrow tiles";
+  const auto big = pick_stream(with_nn, 0, 0, 8, 14336, 4096, 132, kL2);
+  EXPECT_EQ(big.kernel, wide) << "beyond the L2: wide tiles";
+  EXPECT_EQ(big.splits, 1) << "the kernel picks its cluster";
+  EXPECT_EQ(pick_stream(with_nn, 0, 0, 1, 14336, 4096, 132, kL2, {}, /*cold=*/true).kernel, -1) << "no cold band";
+  EXPECT_EQ(pick_stream(with_nn, 0, 0, 1, 4096, 4096, 132, kL2).kernel, -1) << "between the bands";
+  EXPECT_EQ(pick_stream(with_nn, 0, 0, 1, 28672, 8192, 132, kL2).kernel, -1)
+      << "448 tiles of 64 columns: more than one wave of 3 CTAs an SM";
+  EXPECT_EQ(pick_stream(kPortfolio, 0, 0, 1, 14336, 4096, 132, kL2).kernel, -1) << "no NN kernel";
+}
+
 TEST(WeightRecency, RepeatedWeightsAreWarmUntilTheWindowPassesBetween) {
   cudal2::rt::WeightRecency r;
   r.set_window(30 << 20);
@@ -483,13 +522,26 @@ TEST(StreamRule, EnvironmentIsCheckedNotGuessed) {
 
 }  // namespace
 
-// Family stream_sweep (codegen/family_stream_sweep.cpp): TN and fp32 only, every enumerated spec
+// Family stream_sweep (codegen/family_stream_sweep.cpp): TN and NN, fp32 only, every enumerated spec
 // round-trips, the runtime's kernel (runtime/stream_kernels.cu) is the default and generates the
 // Config it compiles, and the refusals name what is wrong.
 TEST(StreamSweepFamily, SpecsRoundTripAndGenerateTheConfig) {
   expect_space_round_trips("stream_sweep");
-  EXPECT_TRUE(cudal2::enumerate_specs("stream_sweep", Layout::NN, Accum::F32, true).empty());
+  EXPECT_TRUE(cudal2::enumerate_specs("stream_sweep", Layout::NN, Accum::F16, true).empty());
   EXPECT_TRUE(cudal2::enumerate_specs("stream_sweep", Layout::TN, Accum::F16, true).empty());
+  for (const auto& spec : cudal2::enumerate_specs("stream_sweep", Layout::NN, Accum::F32, true)) {
+    EXPECT_EQ(spec.layout, Layout::NN);
+    EXPECT_LE(spec.tile_m, 16) << spec.text();
+    EXPECT_NE(spec.tile_n, 48) << spec.text();
+  }
+  EXPECT_FALSE(cudal2::enumerate_specs("stream_sweep", Layout::NN, Accum::F32, false).empty());
+  // NN: the 9th Config argument, and B's rows must be 16-byte aligned (N % 8 == 0).
+  const auto nn = cudal2::parse_spec("stream_sweep nn f32 tile=8x64x32 kwarps=4 stages=1 ctas=3 pipe=1 | splits=2");
+  EXPECT_NE(cudal2::generate_source(nn).find("cudal2_stream_sweep::Config<4, 1, 4, 1, 3, 0, 1, 0, 1>"),
+            std::string::npos)
+      << cudal2::generate_source(nn);
+  EXPECT_EQ(cudal2::shape_refusal(nn, {8, 4096, 4096}), "");
+  EXPECT_NE(cudal2::shape_refusal(nn, {8, 4100, 4096}).find("N 4100"), std::string::npos);
 
   const std::string runtime_kernel = "stream_sweep tn f32 tile=8x16x32 kwarps=8 stages=2 ctas=3 pipe=1";
   const auto s = cudal2::parse_spec(runtime_kernel);
@@ -518,7 +570,8 @@ TEST(StreamSweepFamily, SpecsRoundTripAndGenerateTheConfig) {
   EXPECT_NE(cudal2::shape_refusal(s, {9, 4096, 4096}).find("tokens"), std::string::npos);
   EXPECT_NE(cudal2::shape_refusal(s, {1, 4096, 4100}).find("multiple of 8"), std::string::npos);
   const std::pair<const char*, const char*> bad[] = {
-      {"stream_sweep nn f32 tile=8x16x32 kwarps=8 stages=4 ctas=3", "tn only"},
+      {"stream_sweep nn f32 tile=8x48x32 kwarps=4 stages=1 ctas=3", "columns a warp"},
+      {"stream_sweep nn f32 tile=8x32x32 kwarps=8 stages=1 ctas=3 pipe=1", "registers"},  // spilled under ptxas
       {"stream_sweep tn f16 tile=8x16x32 kwarps=8 stages=4 ctas=3", "fp32"},
       {"stream_sweep tn f32 tile=8x16x32 kwarps=8 stages=4 ctas=4", "registers"},         // spilled under ptxas
       {"stream_sweep tn f32 tile=8x16x32 kwarps=8 stages=4 ctas=3 pipe=1", "registers"},  // two batches of 4

@@ -210,9 +210,31 @@ void expect_cold_and_warm_match(cudal2::Handle& h, cublasHandle_t cublas, const 
   }
 }
 
+// Each shape (M, N, K) in `layout` with fp32 accumulation runs a stream_sweep kernel whose text starts
+// with `prefix` on an sm_90 GPU (and none with fp16 accumulation), and matches cuBLAS cold and warm.
+template <size_t kShapes>
+void expect_sweep_shapes_match(cudal2::Handle& h, cublasHandle_t cublas, cudal2_layout_t layout,
+                               const int64_t (&shapes)[kShapes][3], const std::string& prefix) {
+  int major = 0;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
+  for (const auto& s : shapes) {
+    const Problem p{layout, CUDAL2_ACCUM_F32, s[0], s[1], s[2]};
+    const std::string name = std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k);
+    if (major == 9) {
+      const auto info = cudal2::query(h, p.layout, p.accum, p.m, p.n, p.k);
+      EXPECT_EQ(info.path, CUDAL2_PATH_STREAM_KERNEL) << name;
+      EXPECT_EQ(std::string(info.spec).rfind(prefix, 0), 0u) << name << ": " << info.spec;
+      const auto f16 = cudal2::query(h, p.layout, CUDAL2_ACCUM_F16, p.m, p.n, p.k);
+      EXPECT_NE(std::string(f16.spec).rfind("stream_sweep ", 0), 0u) << name << " f16: " << f16.spec;
+    }
+    expect_cold_and_warm_match(h, cublas, p, name);
+  }
+}
+
 // Bandwidth-bound shapes (src/runtime/stream_rule.hpp: TN, up to 8 tokens, weights beyond the
 // L2, one wave) take the stream kernels on an sm_90 device, by default, both accumulators.
-// (The family's NN and larger token tiles are checked by the judge: bench/stream/.)
+// (NN: StreamSweepNNMatchesCublas; the family's other configurations are checked by the judge:
+// bench/stream/.)
 TEST_F(RuntimeGpu, StreamShapesMatchCublas) {
   int major = 0;
   cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
@@ -246,23 +268,9 @@ TEST_F(RuntimeGpu, StreamShapesMatchCublas) {
 // clusters of 1 to 8 CTAs (few row tiles split K over more CTAs), cold and warm. fp16 accumulation is not the band's.
 // (Its cold reach, up to the L2, runs in StreamColdBandMatchesCublasColdAndWarm.)
 TEST_F(RuntimeGpu, StreamSweepBandMatchesCublas) {
-  int major = 0;
-  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
   const int64_t shapes[][3] = {{1, 3072, 3072}, {8, 512, 1024},  {3, 2053, 4104}, {7, 1001, 8200},
                                {2, 5000, 1000}, {5, 1024, 8200}, {1, 528, 1008},  {6, 3000, 3000}};
-  auto h = stream_handle("1");
-  for (const auto& s : shapes) {
-    const Problem p{CUDAL2_LAYOUT_TN, CUDAL2_ACCUM_F32, s[0], s[1], s[2]};
-    const std::string name = std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k);
-    if (major == 9) {
-      const auto info = cudal2::query(*h, p.layout, p.accum, p.m, p.n, p.k);
-      EXPECT_EQ(info.path, CUDAL2_PATH_STREAM_KERNEL) << name;
-      EXPECT_EQ(std::string(info.spec).rfind("stream_sweep ", 0), 0u) << name << ": " << info.spec;
-      const auto f16 = cudal2::query(*h, p.layout, CUDAL2_ACCUM_F16, p.m, p.n, p.k);
-      EXPECT_NE(std::string(f16.spec).rfind("stream_sweep ", 0), 0u) << name << " f16: " << f16.spec;
-    }
-    expect_cold_and_warm_match(*h, cublas_, p, name);
-  }
+  expect_sweep_shapes_match(*stream_handle("1"), cublas_, CUDAL2_LAYOUT_TN, shapes, "stream_sweep ");
 }
 
 // NN (B row-major) at 1-8 tokens, fp32 (src/runtime/stream_rule.hpp, nn_band): weights of 1-8 MiB (K >= N) and beyond
@@ -270,23 +278,12 @@ TEST_F(RuntimeGpu, StreamSweepBandMatchesCublas) {
 // multiple of the 32- or 64-column tile, K with a partial last 32-wide step, clusters of 1 to 8 CTAs. fp16 accumulation
 // and the weights between the bands are not theirs.
 TEST_F(RuntimeGpu, StreamSweepNNMatchesCublas) {
-  int major = 0;
-  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
   const int64_t shapes[][3] = {{1, 1024, 4096},  {8, 512, 1024},   {5, 1000, 4096},  {3, 1000, 2056}, {7, 504, 8200},
                                {1, 14336, 4096}, {8, 4096, 14336}, {3, 14344, 4104}, {6, 18944, 3584}};
   auto h = stream_handle("1");
-  for (const auto& s : shapes) {
-    const Problem p{CUDAL2_LAYOUT_NN, CUDAL2_ACCUM_F32, s[0], s[1], s[2]};
-    const std::string name = std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k);
-    if (major == 9) {
-      const auto info = cudal2::query(*h, p.layout, p.accum, p.m, p.n, p.k);
-      EXPECT_EQ(info.path, CUDAL2_PATH_STREAM_KERNEL) << name;
-      EXPECT_EQ(std::string(info.spec).rfind("stream_sweep nn ", 0), 0u) << name << ": " << info.spec;
-      const auto f16 = cudal2::query(*h, p.layout, CUDAL2_ACCUM_F16, p.m, p.n, p.k);
-      EXPECT_NE(std::string(f16.spec).rfind("stream_sweep ", 0), 0u) << name << " f16: " << f16.spec;
-    }
-    expect_cold_and_warm_match(*h, cublas_, p, name);
-  }
+  expect_sweep_shapes_match(*h, cublas_, CUDAL2_LAYOUT_NN, shapes, "stream_sweep nn ");
+  int major = 0;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
   if (major == 9) {
     EXPECT_NE(std::string(cudal2::query(*h, CUDAL2_LAYOUT_NN, CUDAL2_ACCUM_F32, 1, 4096, 4096).spec).rfind("stream", 0),
               0u)

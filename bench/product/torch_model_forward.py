@@ -4,14 +4,16 @@ model after ``cudal2.patch`` (every nn.Linear through cudal2.mm), eagerly and re
 graph, at several batch sizes.
 
     python3 bench/product/torch_model_forward.py [--config examples/models/llama-3-8b.json] [--blocks 4]
-                                         [--batches 1,16,512] [--reps 20] [--csv out.csv] [--decode CACHE]
+                                         [--batches 1,16,512] [--reps 20] [--csv out.csv] [--decode CACHE] [--nn]
 
 The model: --blocks transformer MLP blocks of the config (x + down(silu(gate(x)) * up(x)), the
 Llama/Mistral/Qwen feed-forward, nn.Linear without bias), fp16 on the GPU, under
 torch.inference_mode. With --decode CACHE, each block is a decoder layer's decode step instead:
 attention (q, k, v, o projections of the config's heads, grouped-query attention of each of the
 batch's sequences, one new token each, over a key/value cache of CACHE positions) then the MLP,
-both residual. Both variants share the weights and the input; each sample times one
+both residual. With --nn every weight is stored in x out (row-major K x N, the NN layout of GPT-2's
+Conv1D or a JAX port: `x @ W`), torch.matmul against cudal2.mm on the same tensors instead of
+nn.Linear against cudal2.patch. Both variants share the weights and the input; each sample times one
 forward pass between CUDA events, the two variants interleaved; medians over --reps. Output:
 ratio t(nn.Linear) / t(cudal2) per batch and mode (> 1: cudal2 faster) and the largest relative
 difference of the outputs (must stay below 1e-2). With the C++ op, the same patched model is also
@@ -43,12 +45,30 @@ except ImportError:
     import cudal2  # noqa: E402
 
 
-class MLP(torch.nn.Module):
-    def __init__(self, hidden, inter):
+def linear_tn(fan_in, fan_out):
+    return torch.nn.Linear(fan_in, fan_out, bias=False)
+
+
+class LinearNN(torch.nn.Module):
+    """x @ W with W stored fan_in x fan_out (row-major: the NN layout), nn.Linear's initialization;
+    `mm` is torch.matmul, or cudal2.mm in the patched copy."""
+
+    def __init__(self, fan_in, fan_out):
         super().__init__()
-        self.gate_proj = torch.nn.Linear(hidden, inter, bias=False)
-        self.up_proj = torch.nn.Linear(hidden, inter, bias=False)
-        self.down_proj = torch.nn.Linear(inter, hidden, bias=False)
+        bound = 1.0 / math.sqrt(fan_in)
+        self.weight = torch.nn.Parameter(torch.empty(fan_in, fan_out).uniform_(-bound, bound))
+        self.mm = torch.matmul
+
+    def forward(self, x):
+        return self.mm(x, self.weight)
+
+
+class MLP(torch.nn.Module):
+    def __init__(self, hidden, inter, linear=linear_tn):
+        super().__init__()
+        self.gate_proj = linear(hidden, inter)
+        self.up_proj = linear(hidden, inter)
+        self.down_proj = linear(inter, hidden)
 
     def forward(self, x):
         return x + self.down_proj(torch.nn.functional.silu(self.gate_proj(x)) * self.up_proj(x))
@@ -59,13 +79,13 @@ class DecodeAttention(torch.nn.Module):
     a key/value cache of `cache` positions (random, fixed: the step's GEMMs and attention are what
     is timed, not the cache update)."""
 
-    def __init__(self, hidden, heads, kv_heads, cache, max_batch):
+    def __init__(self, hidden, heads, kv_heads, cache, max_batch, linear=linear_tn):
         super().__init__()
         self.heads, self.kv_heads, self.hd = heads, kv_heads, hidden // heads
-        self.q_proj = torch.nn.Linear(hidden, heads * self.hd, bias=False)
-        self.k_proj = torch.nn.Linear(hidden, kv_heads * self.hd, bias=False)
-        self.v_proj = torch.nn.Linear(hidden, kv_heads * self.hd, bias=False)
-        self.o_proj = torch.nn.Linear(heads * self.hd, hidden, bias=False)
+        self.q_proj = linear(hidden, heads * self.hd)
+        self.k_proj = linear(hidden, kv_heads * self.hd)
+        self.v_proj = linear(hidden, kv_heads * self.hd)
+        self.o_proj = linear(heads * self.hd, hidden)
         self.register_buffer("k_cache", torch.randn(max_batch, kv_heads, cache, self.hd) * 0.5)
         self.register_buffer("v_cache", torch.randn(max_batch, kv_heads, cache, self.hd) * 0.5)
 
@@ -112,6 +132,7 @@ def main():
     ap.add_argument("--csv")
     ap.add_argument("--decode", type=int, default=0, metavar="CACHE",
                     help="decoder layers' decode steps (attention over CACHE cached positions, then the MLP)")
+    ap.add_argument("--nn", action="store_true", help="weights stored in x out: torch.matmul against cudal2.mm")
     a = ap.parse_args()
     if not torch.cuda.is_available():
         print("torch_model_forward: no CUDA GPU", file=sys.stderr)
@@ -120,22 +141,31 @@ def main():
     hidden, inter = cfg["hidden_size"], cfg["intermediate_size"]
     torch.manual_seed(0)
     batches = [int(v) for v in a.batches.split(",")]
+    linear = LinearNN if a.nn else linear_tn
     if a.decode > 0:
         heads, kv = cfg["num_attention_heads"], cfg.get("num_key_value_heads", cfg["num_attention_heads"])
         layers = []
         for _ in range(a.blocks):
-            layers += [DecodeAttention(hidden, heads, kv, a.decode, max(batches)), MLP(hidden, inter)]
+            layers += [DecodeAttention(hidden, heads, kv, a.decode, max(batches), linear), MLP(hidden, inter, linear)]
         ref = torch.nn.Sequential(*layers).cuda().half()
     else:
-        ref = torch.nn.Sequential(*[MLP(hidden, inter) for _ in range(a.blocks)]).cuda().half()
+        ref = torch.nn.Sequential(*[MLP(hidden, inter, linear) for _ in range(a.blocks)]).cuda().half()
     for p in ref.parameters():
         p.data.mul_(0.5)  # keep activations in fp16 range over the blocks
-    ours = cudal2.patch(copy.deepcopy(ref))
+    if a.nn:
+        ours = copy.deepcopy(ref)
+        for mod in ours.modules():
+            if isinstance(mod, LinearNN):
+                mod.mm = cudal2.mm
+    else:
+        ours = cudal2.patch(copy.deepcopy(ref))
     dev = torch.cuda.get_device_name()
     print(f"# {dev}, torch {torch.__version__}, cudal2 op: {getattr(cudal2, 'BACKEND', 'python')}, "
-          f"{a.blocks} {'decode-step decoder layers' if a.decode else 'MLP blocks'} of {os.path.basename(a.config)} "
+          f"{a.blocks} {'decode-step decoder layers' if a.decode else 'MLP blocks'} of {os.path.basename(a.config)}"
+          f"{', weights in x out (NN): torch.matmul against cudal2.mm' if a.nn else ''} "
           f"(hidden {hidden}, intermediate {inter}{f', cache {a.decode}' if a.decode else ''})")
     rows = []
+    base = "torch.matmul" if a.nn else "nn.Linear"  # the column nn_linear_us holds its times either way
     with torch.inference_mode():
         cudal2.init()
         for m in batches:
@@ -149,7 +179,7 @@ def main():
             # plans the model runs from then on, not the tuning beside them.
             if hasattr(cudal2, "tune_wait"):
                 cudal2.tune_wait()
-            fast = getattr(cudal2.nn, "_linear", None)
+            fast = None if a.nn else getattr(cudal2.nn, "_linear", None)
 
             def ours_py():
                 cudal2.nn._linear = None  # cudal2.Linear's Python forward
@@ -169,7 +199,7 @@ def main():
                     row.update(cudal2_py_us=ts[2], speedup_py=tr / ts[2])
                     extra = f"  (Python forward {ts[2]:10.1f} us  x{tr / ts[2]:.3f})"
                 rows.append(row)
-                print(f"batch {m:5d} {mode:5}  nn.Linear {tr:10.1f} us  cudal2 {to:10.1f} us  x{tr / to:.3f}{extra}",
+                print(f"batch {m:5d} {mode:5}  {base} {tr:10.1f} us  cudal2 {to:10.1f} us  x{tr / to:.3f}{extra}",
                       flush=True)
     for mode in ("eager", "graph"):
         sp = [r["speedup"] for r in rows if r["mode"] == mode]

@@ -15,7 +15,8 @@
 #       A Llama-3-8B decode step (4 decoder layers: attention projections, attention over a
 #       512-position cache, MLP) at batch 1 and 8, nn.Linear against cudal2.patch, eager and CUDA
 #       graph (bench/product/torch_model_forward.py --decode 512), the Python package built here
-#       against this machine's PyTorch: $OUT/TAG.csv and $OUT/TAG.txt.
+#       against this machine's PyTorch: $OUT/TAG.csv and $OUT/TAG.txt. DECODE_ARGS=--nn: the
+#       weights stored in x out, torch.matmul against cudal2.mm (the NN layout).
 #   bash bench/stream/stream_call.sh ceiling SHAPES TAG
 #       `cudal2 read-ceiling`: the read kernel over each shape's weight bytes, back to back and
 #       cold (the per-shape ceiling): $OUT/TAG.csv and $OUT/TAG.txt.
@@ -50,7 +51,7 @@ case "${1:-}" in
       python3 -m pip install -q --no-deps --target .jit/site .jit/wheel/cudal2-*.whl >>"$OUT/$2-build.log" 2>&1 ||
       { echo "python package build failed"; tail -20 "$OUT/$2-build.log"; exit 1; }
     PYTHONPATH=$PWD/.jit/site${PYTHONPATH:+:$PYTHONPATH} python3 bench/product/torch_model_forward.py --decode 512 \
-      --batches 1,8 --blocks 4 --reps "${REPS:-30}" --csv "$OUT/$2.csv" >"$OUT/$2.txt" 2>&1
+      --batches 1,8 --blocks 4 --reps "${REPS:-30}" ${DECODE_ARGS:-} --csv "$OUT/$2.csv" >"$OUT/$2.txt" 2>&1
     echo "decode rc=$?"
     rm -f "$OUT/$2-build.log"
     cat "$OUT/$2.txt" ;;

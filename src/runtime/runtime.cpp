@@ -739,7 +739,7 @@ cudal2_status_t cudal2_gemm(cudal2_handle_t h, cudal2_layout_t layout, cudal2_ac
     // Weights of the cold band that this handle has not read recently stream from DRAM whatever
     // else knows the shape (table entries were tuned, and plans chosen, with the weights in L2).
     const bool warm = h->recency.note(B, n * k * 2, (m * k + n * k + m * n) * 2);
-    if (!warm && cudal2::rt::in_cold_band(layout, m, n, k, h->l2_bytes, h->stream_bounds))
+    if (!warm && cudal2::rt::in_cold_band(layout, accum, m, n, k, h->l2_bytes, h->stream_bounds))
       if (const KernelCall* c = cold_call(h, layout, accum, m, n, k, workspace_bytes))
         return run_call(h, *c, accum, m, n, k, A, B, C, workspace, workspace_bytes, s_);
   }

@@ -184,15 +184,6 @@ inline bool in_sweep_band(int layout, int accum, int64_t m, int64_t n, int64_t k
   return bytes < (cold || warm_top > floor ? floor : warm_top);
 }
 
-// TN shapes of up to cold_max_m tokens whose weights lie between the cold band's floor and the
-// class's (and are not in the class for their odd output rows).
-inline bool in_cold_band(int layout, int64_t m, int64_t n, int64_t k, int64_t l2_bytes, const StreamBounds& b = {}) {
-  const int64_t floor = b.cold_min_weight_bytes >= 0 ? b.cold_min_weight_bytes : kStreamColdMinWeightBytes;
-  const int64_t bytes = n * k * 2;
-  return layout == 1 && m >= 1 && m <= b.cold_max_m && bytes >= floor && bytes < stream_min_weight_bytes(l2_bytes, b) &&
-         !odd_output_rows(layout, m, n, k);
-}
-
 // NN (B row-major K x N, N contiguous: GPT-2's Conv1D, x @ W), fp32 accumulation, 1-8 tokens, K % 8 == 0 and
 // N % 8 == 0 (B's rows 16-byte aligned): the portfolio's NN stream_sweep kernels, on two bands. H200, exploration
 // shapes against cuBLASLt auto-tuning (best of NN/TN; bench/results/h200/bandwidth/nn/):
@@ -203,19 +194,25 @@ inline bool in_cold_band(int layout, int64_t m, int64_t n, int64_t k, int64_t l2
 //  - weights from the class's floor (the L2) up, one wave of the widest tiles (64 columns a warp): 0.95-1.08 back to
 //    back, 1.08-1.35 chained, 1.06-1.11 cold (1x14336x4096: 1.04, 1.22, 1.07).
 // Between them (25-50 MB called back to back) every NN configuration ran 0.6-0.94 of auto-tuning: cuBLASLt keeps
-// them. CUDAL2_STREAM_SWEEP_MAX_M=0 turns the first band off, CUDAL2_STREAM_MAX_M (below 1) the second.
+// them, unless the handle has not read them recently (the cold band, as for TN below): cold, the 64-column kernel ran
+// 1.09-1.18 on 25-50 MB of exploration layers (0.97-1.02 on 16 and 33 MB), where cuBLASLt's heuristic ran 0.93-1.03,
+// so from kNNColdMinWeightBytes up to the L2 the cold band runs it. CUDAL2_STREAM_SWEEP_MAX_M=0 turns the first band
+// off, CUDAL2_STREAM_MAX_M (below the tokens) the second, CUDAL2_STREAM_COLD_MAX_M the cold one.
 constexpr int64_t kNNMaxM = 8;
 constexpr int64_t kNNSmallMaxWeightBytes = int64_t(8) << 20;
+constexpr int64_t kNNColdMinWeightBytes = int64_t(24) << 20;
 
-enum class NNBand { kNone, kSmall, kBeyondL2 };
+enum class NNBand { kNone, kSmall, kBeyondL2, kCold };
 
+// cold: the band of a call whose weights the handle has not read recently (kCold), else the others.
 inline NNBand nn_band(int layout, int accum, int64_t m, int64_t n, int64_t k, int64_t l2_bytes,
-                      const StreamBounds& b = {}) {
-  const int64_t bytes = n * k * 2;
+                      const StreamBounds& b = {}, bool cold = false) {
+  const int64_t bytes = n * k * 2, floor = stream_min_weight_bytes(l2_bytes, b);
   if (layout != 0 || accum != 0 || m < 1 || m > kNNMaxM || k % 8 != 0 || n % 8 != 0) return NNBand::kNone;
+  if (cold) return m <= b.cold_max_m && bytes >= kNNColdMinWeightBytes && bytes < floor ? NNBand::kCold : NNBand::kNone;
   if (m <= b.sweep_max_m && k >= n && bytes >= kSweepMinWeightBytes && bytes <= kNNSmallMaxWeightBytes)
     return NNBand::kSmall;
-  if (m <= b.max_m && bytes >= stream_min_weight_bytes(l2_bytes, b)) return NNBand::kBeyondL2;
+  if (m <= b.max_m && bytes >= floor) return NNBand::kBeyondL2;
   return NNBand::kNone;
 }
 
@@ -224,6 +221,17 @@ inline bool in_stream_rule(int layout, int accum, int64_t m, int64_t n, int64_t 
                            const StreamBounds& b = {}) {
   return in_stream_class(layout, m, n, k, l2_bytes, b) || in_sweep_band(layout, accum, m, n, k, l2_bytes, b) ||
          nn_band(layout, accum, m, n, k, l2_bytes, b) != NNBand::kNone;
+}
+
+// TN shapes of up to cold_max_m tokens whose weights lie between the cold band's floor and the
+// class's (and are not in the class for their odd output rows); NN ones of NN's cold band.
+inline bool in_cold_band(int layout, int accum, int64_t m, int64_t n, int64_t k, int64_t l2_bytes,
+                         const StreamBounds& b = {}) {
+  if (layout == 0) return nn_band(layout, accum, m, n, k, l2_bytes, b, /*cold=*/true) == NNBand::kCold;
+  const int64_t floor = b.cold_min_weight_bytes >= 0 ? b.cold_min_weight_bytes : kStreamColdMinWeightBytes;
+  const int64_t bytes = n * k * 2;
+  return layout == 1 && m >= 1 && m <= b.cold_max_m && bytes >= floor && bytes < stream_min_weight_bytes(l2_bytes, b) &&
+         !odd_output_rows(layout, m, n, k);
 }
 
 // Splits for `tiles` output tiles on `slots` resident CTAs (SMs x CTAs an SM holds): the most that
@@ -251,11 +259,11 @@ inline StreamPick pick_stream(const std::vector<StreamKernel>& kernels, int layo
                               int64_t k, int sm_count, int64_t l2_bytes, const StreamBounds& bounds = {},
                               bool cold = false) {
   StreamPick p;
-  // NN: its band's kernel (the narrowest or the widest NN tiles that hold M), if one wave holds its tiles; the
-  // kernel picks its cluster (splits 1). No cold band.
+  // NN: its band's kernel (the narrowest NN tiles that hold M on the small band, the widest on the others), if one
+  // wave holds its tiles; the kernel picks its cluster (splits 1).
   if (layout == 0) {
-    const NNBand band = nn_band(layout, accum, m, n, k, l2_bytes, bounds);
-    if (cold || band == NNBand::kNone || sm_count < 1) return p;
+    const NNBand band = nn_band(layout, accum, m, n, k, l2_bytes, bounds, cold);
+    if (band == NNBand::kNone || sm_count < 1) return p;
     for (int i = 0; i < static_cast<int>(kernels.size()); ++i) {
       const StreamKernel& c = kernels[static_cast<size_t>(i)];
       if (!c.sweep || c.layout != 0 || c.accum != accum || c.toks < m) continue;
@@ -288,8 +296,8 @@ inline StreamPick pick_stream(const std::vector<StreamKernel>& kernels, int layo
     }
     if (p.kernel >= 0) return p;
   }
-  const bool in =
-      cold ? in_cold_band(layout, m, n, k, l2_bytes, bounds) : in_stream_class(layout, m, n, k, l2_bytes, bounds);
+  const bool in = cold ? in_cold_band(layout, accum, m, n, k, l2_bytes, bounds)
+                       : in_stream_class(layout, m, n, k, l2_bytes, bounds);
   if (!in || sm_count < 1) return p;
   int64_t tiles = 0, slots = 0;
   for (int i = 0; i < static_cast<int>(kernels.size()) && p.kernel < 0; ++i) {

@@ -388,7 +388,9 @@ TEST_F(RuntimeGpu, PaddedRowsMatchCublas) {
 // The cold band (src/runtime/stream_rule.hpp: weights that fit the L2, from 8 MiB): the first
 // call of fresh weights streams them (stream kernel), the same call again finds them recently read
 // and takes the table's or cuBLASLt's path; both answers match cuBLAS. Aligned and not, a partial
-// last K stage, a partial last row tile, 1-16 tokens, both accumulators.
+// last K stage, a partial last row tile, 1-16 tokens, both accumulators. NN's cold band (24 MiB up to
+// the L2, 1-8 tokens, fp32: the 64-column NN kernel) likewise, a partial last K step and column tile
+// included.
 TEST_F(RuntimeGpu, StreamColdBandMatchesCublasColdAndWarm) {
   const int64_t shapes[][3] = {{1, 4096, 4096}, {8, 1024, 4096},  {5, 2048, 4104}, {3, 3000, 3000},
                                {7, 4100, 2050}, {12, 3072, 3072}, {16, 2000, 4096}};
@@ -400,6 +402,12 @@ TEST_F(RuntimeGpu, StreamColdBandMatchesCublasColdAndWarm) {
                                  std::string(accum ? "f16 " : "f32 ") + std::to_string(p.m) + "x" +
                                      std::to_string(p.n) + "x" + std::to_string(p.k));
     }
+  const int64_t nn[][3] = {{1, 4096, 4096}, {8, 3584, 3584}, {5, 4104, 4104}};
+  for (const auto& s : nn) {
+    const Problem p{CUDAL2_LAYOUT_NN, CUDAL2_ACCUM_F32, s[0], s[1], s[2]};
+    expect_cold_and_warm_match(*h, cublas_, p,
+                               "nn " + std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k));
+  }
 }
 
 // A chain of stream calls (PDL: each may start while the one before it finishes), C of link i

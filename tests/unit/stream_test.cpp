@@ -150,24 +150,27 @@ TEST(StreamRule, SplitsKeepTheLaunchWithinOneWave) {
 
 TEST(StreamRule, ColdBandIsWeightsUnderTheClassFloorFromEightMiB) {
   using cudal2::rt::in_cold_band;
-  EXPECT_TRUE(in_cold_band(1, 1, 4096, 4096, kL2)) << "32 MiB: fits the L2, so only when cold";
-  EXPECT_TRUE(in_cold_band(1, 8, 1024, 4096, kL2)) << "8 MiB, a k or v projection";
-  EXPECT_FALSE(in_cold_band(1, 8, 1024, 4095, kL2)) << "just under 8 MiB";
-  EXPECT_FALSE(in_cold_band(1, 1, 14336, 4096, kL2)) << "beyond the L2: the class itself, warm or cold";
-  EXPECT_TRUE(in_cold_band(1, 16, 4096, 4096, kL2));
-  EXPECT_FALSE(in_cold_band(1, 17, 4096, 4096, kL2)) << "up to 16 tokens";
-  EXPECT_FALSE(in_cold_band(1, 16, 14336, 4096, kL2)) << "beyond the L2 the band does not reach";
-  EXPECT_FALSE(in_cold_band(0, 1, 4096, 4096, kL2)) << "TN only";
-  EXPECT_FALSE(in_cold_band(1, 5, 4101, 4104, kL2)) << "odd output rows are in the class";
+  EXPECT_TRUE(in_cold_band(1, 0, 1, 4096, 4096, kL2)) << "32 MiB: fits the L2, so only when cold";
+  EXPECT_TRUE(in_cold_band(1, 0, 8, 1024, 4096, kL2)) << "8 MiB, a k or v projection";
+  EXPECT_FALSE(in_cold_band(1, 0, 8, 1024, 4095, kL2)) << "just under 8 MiB";
+  EXPECT_FALSE(in_cold_band(1, 0, 1, 14336, 4096, kL2)) << "beyond the L2: the class itself, warm or cold";
+  EXPECT_TRUE(in_cold_band(1, 0, 16, 4096, 4096, kL2));
+  EXPECT_FALSE(in_cold_band(1, 0, 17, 4096, 4096, kL2)) << "up to 16 tokens";
+  EXPECT_FALSE(in_cold_band(1, 0, 16, 14336, 4096, kL2)) << "beyond the L2 the band does not reach";
+  EXPECT_TRUE(in_cold_band(0, 0, 1, 4096, 4096, kL2)) << "NN: 32 MiB";
+  EXPECT_FALSE(in_cold_band(0, 0, 1, 2048, 4096, kL2)) << "NN: 16 MiB, under NN's 24 MiB floor";
+  EXPECT_FALSE(in_cold_band(0, 0, 9, 4096, 4096, kL2)) << "NN: up to 8 tokens";
+  EXPECT_FALSE(in_cold_band(0, 1, 1, 4096, 4096, kL2)) << "NN: fp32 accumulation only";
+  EXPECT_FALSE(in_cold_band(1, 0, 5, 4101, 4104, kL2)) << "odd output rows are in the class";
   cudal2::rt::StreamBounds off;
   off.cold_min_weight_bytes = kL2;
-  EXPECT_FALSE(in_cold_band(1, 1, 4096, 4096, kL2, off)) << "a floor at the class's turns the band off";
+  EXPECT_FALSE(in_cold_band(1, 0, 1, 4096, 4096, kL2, off)) << "a floor at the class's turns the band off";
   cudal2::rt::StreamBounds none;
   none.cold_max_m = 0;
-  EXPECT_FALSE(in_cold_band(1, 1, 4096, 4096, kL2, none)) << "so do no tokens";
+  EXPECT_FALSE(in_cold_band(1, 0, 1, 4096, 4096, kL2, none)) << "so do no tokens";
   cudal2::rt::StreamBounds wide;
   wide.min_weight_bytes = 0;
-  EXPECT_FALSE(in_cold_band(1, 1, 4096, 4096, kL2, wide)) << "a class that takes every weight leaves no band";
+  EXPECT_FALSE(in_cold_band(1, 0, 1, 4096, 4096, kL2, wide)) << "a class that takes every weight leaves no band";
 
   const auto cold = pick_stream(kPortfolio, 1, 0, 1, 4096, 4096, 132, kL2, {}, /*cold=*/true);
   EXPECT_EQ(cold.kernel, 0) << "the same kernel choice as the class";
@@ -319,8 +322,11 @@ TEST(StreamRule, NNBandsAreSmallWeightsAndWeightsBeyondTheL2) {
   const auto big = pick_stream(with_nn, 0, 0, 8, 14336, 4096, 132, kL2);
   EXPECT_EQ(big.kernel, wide) << "beyond the L2: wide tiles";
   EXPECT_EQ(big.splits, 1) << "the kernel picks its cluster";
-  EXPECT_EQ(pick_stream(with_nn, 0, 0, 1, 14336, 4096, 132, kL2, {}, /*cold=*/true).kernel, -1) << "no cold band";
-  EXPECT_EQ(pick_stream(with_nn, 0, 0, 1, 4096, 4096, 132, kL2).kernel, -1) << "between the bands";
+  EXPECT_EQ(pick_stream(with_nn, 0, 0, 1, 14336, 4096, 132, kL2, {}, /*cold=*/true).kernel, -1)
+      << "beyond the L2 is not the cold band";
+  EXPECT_EQ(pick_stream(with_nn, 0, 0, 1, 4096, 4096, 132, kL2).kernel, -1) << "between the bands, warm";
+  EXPECT_EQ(pick_stream(with_nn, 0, 0, 1, 4096, 4096, 132, kL2, {}, /*cold=*/true).kernel, wide) << "and cold";
+  EXPECT_EQ(nn_band(0, 0, 1, 4096, 4096, kL2, {}, true), NNBand::kCold);
   EXPECT_EQ(pick_stream(with_nn, 0, 0, 1, 28672, 8192, 132, kL2).kernel, -1)
       << "448 tiles of 64 columns: more than one wave of 3 CTAs an SM";
   EXPECT_EQ(pick_stream(kPortfolio, 0, 0, 1, 14336, 4096, 132, kL2).kernel, -1) << "no NN kernel";

@@ -185,7 +185,7 @@ inline bool in_sweep_band(int layout, int accum, int64_t m, int64_t n, int64_t k
 }
 
 // NN (B row-major K x N, N contiguous: GPT-2's Conv1D, x @ W), fp32 accumulation, 1-8 tokens, K % 8 == 0 and
-// N % 8 == 0 (B's rows 16-byte aligned): the portfolio's NN stream_sweep kernels, on two bands. H200, exploration
+// N % 8 == 0 (B's rows 16-byte aligned): the portfolio's NN stream_sweep kernels, on three bands. H200, exploration
 // shapes against cuBLASLt auto-tuning (best of NN/TN; bench/results/h200/bandwidth/nn/):
 //  - weights of 1-8 MiB (kNNSmallMaxWeightBytes) with K >= N, the kernel with the narrowest tiles (32 columns a
 //    warp): 1.1-1.7 back to back and chained, 1.0-1.15 cold (1x1024x4096: 1.23 back to back, 1.21 chained, 1.09

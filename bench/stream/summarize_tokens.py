@@ -11,10 +11,12 @@ the better of auto-tuning NN/TN (> 1: faster), then geometric means by aligned o
 import argparse
 import collections
 import csv
-import gzip
 import json
-import math
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from summarize_stream import gmean, read  # noqa: E402
 
 
 def part(m, n):
@@ -31,9 +33,7 @@ def main():
                 "runtime_b_vs_autotune", "spec"])
     means = collections.defaultdict(list)
     for run in a.runs:
-        opener = gzip.open if run.endswith(".gz") else open
-        with opener(run, "rt") as f:
-            rows = [r for r in csv.DictReader(line for line in f if not line.startswith("#")) if r["status"] == "ok"]
+        rows = [r for r in read(run)[0] if r["status"] == "ok"]
         by = collections.defaultdict(dict)
         for r in rows:
             by[(int(r["m"]), int(r["n"]), int(r["k"]), r["mode"], r["timer"])][r["method"]] = r
@@ -49,9 +49,8 @@ def main():
     print()
     print("part, mode, timer, run: shapes, runtime vs auto-tuning geomean (min), runtime-b (min)")
     for key, v in sorted(means.items()):
-        gm = lambda xs: math.exp(sum(map(math.log, xs)) / len(xs))  # noqa: E731
         new, old = [x[0] for x in v], [x[1] for x in v]
-        print(f"{', '.join(key)}: {len(v)}, {gm(new):.3f} ({min(new):.3f}), {gm(old):.3f} ({min(old):.3f})")
+        print(f"{', '.join(key)}: {len(v)}, {gmean(new):.3f} ({min(new):.3f}), {gmean(old):.3f} ({min(old):.3f})")
 
 
 if __name__ == "__main__":

@@ -22,6 +22,8 @@ struct BenchArgs {
   std::string methods = "all";
   std::string mode = "offline";
   std::string csv;
+  std::string samples_csv;
+  bool settle = false;
   bool resume = false;
   bool fp16_accum = false;
   bool no_verify = false;
@@ -64,12 +66,15 @@ BenchOptions to_options(const BenchArgs& a, const std::string& cmdline) {
   check_measure_options({.reps = a.reps, .qps = a.qps, .verify_budget = a.verify_budget});
   if (a.resume && a.csv.empty()) throw InputError("--resume needs --csv FILE");
   if (!a.csv.empty()) check_output_file(a.csv, "--csv");  // before the GPU is looked for
+  if (!a.samples_csv.empty()) check_output_file(a.samples_csv, "--samples-csv");
   o.reps = a.reps;
   o.qps = a.qps;
   o.verify = !a.no_verify;
   o.verify_budget = a.verify_budget;
   o.seed = a.seed;
   o.csv_path = a.csv;
+  o.samples_csv_path = a.samples_csv;
+  o.settle = a.settle;
   o.resume = a.resume;
   o.command_line = cmdline;
   o.progress = !a.quiet;
@@ -99,6 +104,11 @@ Run add_bench(CLI::App& cmd, const Context& ctx) {
                     "Methods the ratios (ratio_to_best_baseline, paired_ratio) are taken against, comma-separated "
                     "(default: every cuBLAS/cuBLASLt/torch method run; with none, every method)");
   bench->add_option("--csv", b->csv, "Write tidy long-format results to FILE");
+  bench->add_option("--samples-csv", b->samples_csv,
+                    "Also write every sample to FILE, in the order taken, with the method sampled just before it");
+  bench->add_flag("--settle", b->settle,
+                  "Offline: flush the L2 and replay a method's batch once untimed before each graph and chain sample "
+                  "(baselines and the runtime), so no method finds the L2 another left");
   bench->add_flag("--resume", b->resume, "Keep FILE's rows and skip shapes already complete in it");
   bench->add_flag("--fp16-accum", b->fp16_accum, "fp16 accumulation (CUBLAS_COMPUTE_16F) instead of fp32");
   bench->add_flag("--no-verify", b->no_verify, "Skip verification (timings are then unchecked)");

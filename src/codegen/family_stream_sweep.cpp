@@ -13,7 +13,8 @@
 // default's, 1) = 1 loads a warp's next
 // `stages` steps before it multiplies this batch (twice the registers; from DRAM and cold a warp
 // then never waits with nothing in flight); pdl (written when not 0) = 1 lets the next kernel
-// launch as soon as every CTA has started.
+// launch as soon as every CTA has started; keep (written when not 0) = 1 loads B without L1::no_allocate, so that
+// weights the next call reads again stay in the L2 (with it they do not).
 // No CUDA here: this file only writes and reads text.
 #include <fmt/format.h>
 
@@ -39,7 +40,7 @@ constexpr int kSweepOverheadRegs = 20;
 constexpr int kSweepOverheadRegsNN = 28;
 
 const std::vector<std::string>& sweep_fields() {
-  static const std::vector<std::string> f{"tile", "warps", "kwarps", "stages", "ctas", "pipe", "pdl", "splits"};
+  static const std::vector<std::string> f{"tile", "warps", "kwarps", "stages", "ctas", "pipe", "pdl", "keep", "splits"};
   return f;
 }
 
@@ -55,10 +56,11 @@ KernelSpec sweep_default_spec() {
 // warps=1xW (written when W > 1): W warps a CTA, each over rows of its own and the CTA's whole K
 // range (kwarps is then 1); otherwise kwarps warps split the CTA's K range.
 std::string sweep_compile_text(const KernelSpec& s) {
-  return fmt::format("{} {} {} tile={}x{}x{}{} kwarps={} stages={} ctas={} pipe={}{}", s.family, to_string(s.layout),
+  return fmt::format("{} {} {} tile={}x{}x{}{} kwarps={} stages={} ctas={} pipe={}{}{}", s.family, to_string(s.layout),
                      to_string(s.accum), s.tile_m, s.tile_n, s.tile_k,
                      s.warps_n > 1 ? fmt::format(" warps=1x{}", s.warps_n) : std::string(), s.warps_k, s.stages,
-                     s.min_ctas, s.pipelined, s.pdl_mode == 0 ? std::string() : fmt::format(" pdl={}", s.pdl_mode));
+                     s.min_ctas, s.pipelined, s.pdl_mode == 0 ? std::string() : fmt::format(" pdl={}", s.pdl_mode),
+                     s.l2_keep == 0 ? std::string() : fmt::format(" keep={}", s.l2_keep));
 }
 
 // 16-row tiles a warp covers.
@@ -98,6 +100,8 @@ std::string invalid_reason_sweep(const KernelSpec& s) {
   if (const int need = sweep_regs(s) + (s.layout == Layout::NN ? kSweepOverheadRegsNN : kSweepOverheadRegs); need > cap)
     return fmt::format("{} CTAs an SM leave {} registers a thread, under the {} the steps need", s.min_ctas, cap, need);
   if (s.pdl_mode != 0 && s.pdl_mode != 1) return fmt::format("pdl {} not 0 or 1", s.pdl_mode);
+  if (s.l2_keep != 0 && s.l2_keep != 1)
+    return fmt::format("keep {} not 0 (B read once) or 1 (B's lines stay in the L2)", s.l2_keep);
   if (s.splits != 1 && s.splits != 2 && s.splits != 4 && s.splits != kMaxCluster)
     return fmt::format("splits {} (CTAs a cluster) not 1 (the kernel's pick), 2, 4 or 8", s.splits);
   return splits_only_knobs_reason(s);
@@ -150,7 +154,10 @@ std::string generate_sweep_source(const KernelSpec& s) {
       sweep_compile_text(s), "stream_sweep_gemm.cuh",
       fmt::format("cudal2_stream_sweep::Gemm<cudal2_stream_sweep::Config<{}, {}, {}, {}, {}, {}, {}, {}{}>>",
                   sweep_row_tiles(s), s.tile_m / 8, warp_rows ? s.warps_n : s.warps_k, s.stages, s.min_ctas, s.pdl_mode,
-                  s.pipelined, warp_rows ? 1 : 0, s.layout == Layout::NN ? ", 1" : ""));
+                  s.pipelined, warp_rows ? 1 : 0,
+                  s.l2_keep != 0           ? fmt::format(", {}, {}", s.layout == Layout::NN ? 1 : 0, s.l2_keep)
+                  : s.layout == Layout::NN ? ", 1"
+                                           : ""));
 }
 
 }  // namespace

@@ -95,6 +95,8 @@ void parse_common_field(KernelSpec& s, std::string_view key, std::string_view va
     s.split_order = parse_int(val, key);
   } else if (key == "pipe") {
     s.pipelined = parse_int(val, key);
+  } else if (key == "keep") {
+    s.l2_keep = parse_int(val, key);
   } else if (key == "mainloop") {
     s.mainloop = parse_enum(val, kMainloops, key);
   } else if (key == "epilogue") {

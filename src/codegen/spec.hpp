@@ -56,6 +56,9 @@ struct KernelSpec {
   // stream_sweep: 1 issues the loads of a warp's next batch of K steps before it multiplies this
   // one (two batches of registers in turn), 0 loads a batch only once the last is multiplied.
   int pipelined = 0;
+  // stream_sweep: 1 loads B so that its lines stay in the L2 for the next call (without
+  // L1::no_allocate, kernels/ld_stream.cuh); 0 as read-once data.
+  int l2_keep = 0;
   // Runtime knobs: no recompile.
   Raster raster = Raster::Heuristic;
   int swizzle = 1;

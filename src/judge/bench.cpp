@@ -57,12 +57,13 @@ BenchReport run_bench(const BenchOptions& opt) {
   StreamHolder stream;
   const cudaStream_t st = stream.s;
   std::unique_ptr<L2Flusher> flusher;
-  if (std::find(opt.modes.begin(), opt.modes.end(), Mode::Server) != opt.modes.end())
+  if (opt.settle || std::find(opt.modes.begin(), opt.modes.end(), Mode::Server) != opt.modes.end())
     flusher = std::make_unique<L2Flusher>(gpu.l2_bytes);
   // The read limit every row is put against (limit_us, pct_of_limit), once per run.
   report.limit = measure_read_limit(st, gpu.l2_bytes, flusher.get());
   report.gpu = gpu.name;
   std::unique_ptr<CsvWriter> csv = open_csv(opt, gpu, todo, report);
+  std::unique_ptr<CsvWriter> samples_csv = open_samples_csv(opt);
   if (opt.progress) {
     std::fprintf(stderr,
                  "cudal2 bench: %s, %d SMs, driver %s, cuBLAS %d; read limit %.2f TB/s, cold call %.1f us; %zu "
@@ -107,6 +108,7 @@ BenchReport run_bench(const BenchOptions& opt) {
     run.leftovers();
     ShapeResult sr = run.result();
     if (csv) write_rows(*csv, sr, opt, report.limit);
+    if (samples_csv) write_samples(*samples_csv, sr, opt);
     done_cost += cost(s);
     if (opt.progress) {
       const double el = std::chrono::duration<double>(Clock::now() - t_start).count();

@@ -35,9 +35,13 @@ struct BenchOptions : protocol::MeasureSettings {
   std::vector<MethodFactory> methods;
   Accum accum = Accum::F32;
   bool verify = true;
-  uint64_t seed = 0;     // 0: a fresh seed from std::random_device
-  std::string csv_path;  // "" = no CSV
-  bool resume = false;   // keep csv_path's rows, skip shapes already complete there
+  uint64_t seed = 0;             // 0: a fresh seed from std::random_device
+  std::string csv_path;          // "" = no CSV
+  std::string samples_csv_path;  // "" = none; else every sample, in the order taken (write_samples)
+  // Offline: every graph and chain sample of a trusted method (baselines, the runtime) starts from
+  // the L2 its own calls leave (TimingConfig::settle).
+  bool settle = false;
+  bool resume = false;  // keep csv_path's rows, skip shapes already complete there
   std::string command_line;
   Ceilings ceilings;
   bool progress = true;               // progress lines on stderr
@@ -70,6 +74,9 @@ struct ShapeResult {
   std::vector<MethodResult> methods;
   int sm_mhz_min = -1, sm_mhz_max = -1;
   uint64_t seed = 0;
+  // Per mode, per round: the indices into `methods` in the order that round sampled them (what
+  // ran on the GPU just before each sample: the samples CSV's `previous`).
+  std::map<Mode, std::vector<std::vector<size_t>>> rounds;
   // The baseline with the lowest median for (mode, timer) among those that ran ok; null if none.
   const MethodResult* fastest_baseline(Mode m, TimerKind t) const;
   // best baseline's median for (mode, timer); nullopt when no baseline has one
@@ -107,5 +114,9 @@ void print_runtime_against_baselines(const BenchReport& r, const BenchOptions& o
 
 // The CSV columns, one row per shape x method x mode x timer.
 const std::vector<std::string>& csv_columns();
+// The samples CSV's (--samples-csv): one row per sample; `round` and `position` say when it was
+// taken, `previous` which method ran on the GPU just before it ("" for a round's first sample of
+// a shape's first round).
+const std::vector<std::string>& samples_csv_columns();
 
 }  // namespace cudal2

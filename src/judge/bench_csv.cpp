@@ -145,4 +145,36 @@ void write_rows(CsvWriter& csv, const ShapeResult& sr, const BenchOptions& opt, 
         if (opt.timers[static_cast<int>(t)]) csv.row(csv_rows_for(sr, mr, mode, t, opt, limit));
 }
 
+const std::vector<std::string>& samples_csv_columns() {
+  static const std::vector<std::string> c{"m",     "n",        "k",        "accum",  "mode", "timer",
+                                          "round", "position", "previous", "method", "us"};
+  return c;
+}
+
+std::unique_ptr<CsvWriter> open_samples_csv(const BenchOptions& opt) {
+  if (opt.samples_csv_path.empty()) return nullptr;
+  return std::make_unique<CsvWriter>(opt.samples_csv_path, samples_csv_columns(), opt.resume,
+                                     std::vector<std::string>{fmt::format("cudal2 {}", opt.command_line)});
+}
+
+void write_samples(CsvWriter& csv, const ShapeResult& sr, const BenchOptions& opt) {
+  for (const auto& [mode, rounds] : sr.rounds) {
+    std::string previous;
+    for (size_t r = 0; r < rounds.size(); ++r)
+      for (size_t pos = 0; pos < rounds[r].size(); ++pos) {
+        const MethodResult& mr = sr.methods.at(rounds[r][pos]);
+        const auto it = mr.samples.find(mode);
+        for (auto t : kTimers) {
+          if (!opt.timers[static_cast<int>(t)] || it == mr.samples.end()) continue;
+          const auto& v = it->second[static_cast<int>(t)];
+          if (r >= v.size()) continue;  // failed in an earlier round, or this timer never ran
+          csv.row({std::to_string(sr.shape.m), std::to_string(sr.shape.n), std::to_string(sr.shape.k),
+                   std::string(to_string(opt.accum)), std::string(to_string(mode)), std::string(to_string(t)),
+                   std::to_string(r), std::to_string(pos), previous, mr.method, fmt_num(v[r], 6)});
+        }
+        previous = mr.method;
+      }
+  }
+}
+
 }  // namespace cudal2

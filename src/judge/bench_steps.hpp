@@ -31,6 +31,10 @@ std::unique_ptr<CsvWriter> open_csv(const BenchOptions& opt, const GpuInfo& gpu,
 // One row per method x mode x timer asked for.
 // limit: the run's read limit (limit_us and pct_of_limit of each row).
 void write_rows(CsvWriter& csv, const ShapeResult& sr, const BenchOptions& opt, const ReadLimit& limit);
+// The samples CSV of opt.samples_csv_path ("": none; appended to with opt.resume): one row per sample, in
+// the order taken, with the method sampled just before it (samples_csv_columns()).
+std::unique_ptr<CsvWriter> open_samples_csv(const BenchOptions& opt);
+void write_samples(CsvWriter& csv, const ShapeResult& sr, const BenchOptions& opt);
 
 // What every shape of one run_bench is measured with.
 struct BenchJob {

@@ -42,6 +42,7 @@ void ShapeRun::time_mode(Mode mode, const InputDistribution& timing_inputs) {
   if (chains) cfg.max_inner = std::min(cfg.max_inner, buf.chain_capacity());
   TimingConfig untrusted_cfg = cfg;
   untrusted_cfg.target_batch_us = 1000;
+  cfg.settle = opt.settle;  // trusted methods only: an untrusted one's batches start on fresh inputs
   std::vector<std::unique_ptr<SampleTimer>> timers(runners.size());
   for (size_t i : live) {
     try {
@@ -66,6 +67,7 @@ void ShapeRun::time_mode(Mode mode, const InputDistribution& timing_inputs) {
   const bool server = mode == Mode::Server;
   for (int rep = 0; rep < opt.reps; ++rep) {
     std::shuffle(order.begin(), order.end(), rng);
+    sr.rounds[mode].push_back(order);
     std::vector<size_t> failed;
     for (size_t i : order) {
       if (runners[i]->trusted()) {

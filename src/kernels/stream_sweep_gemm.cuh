@@ -68,12 +68,15 @@ namespace cg = cooperative_groups;
 // same time and all but the first find them in L1: with 16-64 tokens the tokens' bytes a step
 // outweigh a row tile's, and splitting K over warps reads them from L2 once a warp.
 // kLayoutNN: 1 reads B row-major (K x N, N contiguous: the NN layout) instead of TN (below).
+// kL2KeepMode: 1 loads B without L1::no_allocate (ld_stream.cuh ld_weights16), so that weights the
+// next call reads again stay in the L2 (0: they do not).
 template <int kRowTiles, int kTokTiles, int kWarpsPerCta, int kStepsInFlight, int kMinCtasPerSm, int kPdlMode = 0,
-          int kPipelined = 0, int kWarpRowsMode = 0, int kLayoutNN = 0>
+          int kPipelined = 0, int kWarpRowsMode = 0, int kLayoutNN = 0, int kL2KeepMode = 0>
 struct Config {
   static constexpr int MT = kRowTiles, NT = kTokTiles, kWarps = kWarpsPerCta, kSteps = kStepsInFlight;
   static constexpr int kCtas = kMinCtasPerSm, kPdl = kPdlMode, kPipe = kPipelined, kWarpRows = kWarpRowsMode;
   static constexpr bool kNN = kLayoutNN != 0;
+  static constexpr int kKeep = kL2KeepMode;
   static constexpr int kThreads = 32 * kWarps;
   static constexpr int kRows = 16 * MT * (kWarpRows ? kWarps : 1), kToks = 8 * NT;
   static constexpr int kWarpsK = kWarpRows ? 1 : kWarps;  // warps splitting the CTA's K range
@@ -87,6 +90,7 @@ struct Config {
   static_assert(kSteps >= 1 && kSteps <= 16, "stream_sweep: 1..16 steps in flight");
   static_assert(kCtas >= 1 && kCtas * kThreads <= 2048, "stream_sweep: at most 2048 threads an SM");
   static_assert(kPipe == 0 || kPipe == 1, "stream_sweep: pipelined 0 or 1");
+  static_assert(kKeep == 0 || kKeep == 1, "stream_sweep: keep 0 or 1");
   static_assert(kLayoutNN == 0 || (kLayoutNN == 1 && (MT == 1 || MT == 2 || MT == 4)),
                 "stream_sweep: layout 0 (TN) or 1 (NN, with 1, 2 or 4 row tiles a warp)");
 };
@@ -199,12 +203,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtas) stream_sweep_kernel
   auto load_weights = [&](St& st, int64_t off) {
     if constexpr (Cfg::kNN) {
 #pragma unroll
-      for (int i = 0; i < 8; ++i) ld_stream_words<MT>(wp[0] + off + i * p.n, st.w[i]);
+      for (int i = 0; i < 8; ++i) cudal2_ld::ld_weights_words<Cfg::kKeep, MT>(wp[0] + off + i * p.n, st.w[i]);
     } else {
 #pragma unroll
       for (int t = 0; t < MT; ++t)
 #pragma unroll
-        for (int r = 0; r < 2; ++r) st.w[t][r] = ld_stream16(wp[2 * t + r] + off);
+        for (int r = 0; r < 2; ++r) st.w[t][r] = cudal2_ld::ld_weights16<Cfg::kKeep>(wp[2 * t + r] + off);
     }
   };
   Acc<false> acc[MT][NT][2];

@@ -274,6 +274,10 @@ void MethodTimer::sample(TimerKind t, std::mt19937_64* gap_rng) {
   }
   if ((t == TimerKind::Graph || t == TimerKind::Chain) && !g) return;
   if (gap_rng) gap_and_flush(*gap_rng);
+  if (g && cfg_.settle && cfg_.mode == Mode::Offline && flusher_) {
+    flusher_->flush(stream_);
+    g->replay_us(stream_);
+  }
   auto& out = samples_[static_cast<int>(t)];
   // Chain samples: the interludes alone, replayed right after, are taken out (never below 1 ns: a
   // sample is a time).

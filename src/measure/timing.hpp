@@ -96,6 +96,11 @@ struct TimingConfig {
   // Chain samples are per call less a paired replay of the interludes alone. Off in a runner: it
   // reports the whole chain and the judge subtracts interludes it times itself.
   bool subtract = true;
+  // Offline graph and chain samples: first flush the L2 (with the flusher the timer was given) and
+  // replay the batch once untimed, so the timed batch starts from the L2 that the method's own
+  // calls leave, not from what the method sampled before it left (methods of one shape share its
+  // operands, and a kernel whose loads do not stay in the L2 otherwise finds another's lines).
+  bool settle = false;
 };
 
 // Whether a sample of timer t in this configuration is a chained batch.

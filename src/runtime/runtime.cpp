@@ -280,8 +280,8 @@ bool stream_preempts(const cudal2_context* h, const Entry* e) {
 // CUDAL2_STREAM (on/off), the class's bounds, CUDAL2_STREAM_MAX_M (tokens) and
 // CUDAL2_STREAM_MIN_MB (weights), the cold band's, CUDAL2_STREAM_COLD_MAX_M and
 // CUDAL2_STREAM_COLD_MIN_MB, and the sweep band's tokens, CUDAL2_STREAM_SWEEP_MAX_M (0: off), and
-// the share of the L2 up to which it takes warm weights, CUDAL2_STREAM_SWEEP_WARM_PCT;
-// checked once when the handle is made.
+// the share of the L2 up to which it takes warm weights, CUDAL2_STREAM_SWEEP_WARM_PCT, and whether
+// its kernels keep warm weights in the L2, CUDAL2_STREAM_KEEP; checked once when the handle is made.
 cudal2_status_t read_stream_env(cudal2::rt::StreamBounds& b) {
   if (const char* s = std::getenv("CUDAL2_STREAM"); !cudal2::rt::stream_env_valid(s))
     return fail(CUDAL2_STATUS_INVALID_VALUE, "CUDAL2_STREAM=%.40s: not 0 or 1", s);
@@ -315,6 +315,11 @@ cudal2_status_t read_stream_env(cudal2::rt::StreamBounds& b) {
     if (!v)
       return fail(CUDAL2_STATUS_INVALID_VALUE, "CUDAL2_STREAM_SWEEP_WARM_PCT=%.40s: not a whole number in 0..100", s);
     b.sweep_warm_pct = *v;
+  }
+  if (const char* s = std::getenv("CUDAL2_STREAM_KEEP"); s && *s) {
+    const auto v = cudal2::rt::parse_stream_bound(s, 0, 1);
+    if (!v) return fail(CUDAL2_STATUS_INVALID_VALUE, "CUDAL2_STREAM_KEEP=%.40s: not 0 or 1", s);
+    b.keep = static_cast<int>(*v);
   }
   return CUDAL2_STATUS_SUCCESS;
 }

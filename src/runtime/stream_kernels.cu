@@ -84,19 +84,21 @@ int resident() {
 // preference; the 16-, 32- and 64-token ones (a warp over 32 rows) for the band above 8 tokens.
 // NN (B row-major): 32 columns a warp for weights up to 8 MiB, 64 for weights beyond the L2
 // (runtime/stream_rule.hpp, bench/results/h200/bandwidth/nn/).
-#define CUDAL2_SWEEP_CFG(mt, nt, warps, steps, ctas, nn) \
-  cudal2_stream_sweep::Config<mt, nt, warps, steps, ctas, 0, 1, 0, nn>
-#define CUDAL2_SWEEP_GEMM(mt, nt, warps, steps, ctas, nn) \
-  cudal2_stream_sweep::Gemm<CUDAL2_SWEEP_CFG(mt, nt, warps, steps, ctas, nn)>
-#define CUDAL2_SWEEP_ENTRY(mt, nt, warps, steps, ctas, nn, text)             \
-  cudal2_stream_kernel {                                                     \
-    text, !(nn), 0, CUDAL2_SWEEP_CFG(mt, nt, warps, steps, ctas, nn)::kToks, \
-        CUDAL2_SWEEP_CFG(mt, nt, warps, steps, ctas, nn)::kRows, warps,      \
-        can_implement<CUDAL2_SWEEP_GEMM(mt, nt, warps, steps, ctas, nn)>,    \
-        workspace_size<CUDAL2_SWEEP_GEMM(mt, nt, warps, steps, ctas, nn)>,   \
-        run<CUDAL2_SWEEP_GEMM(mt, nt, warps, steps, ctas, nn)>,              \
-        CUDAL2_SWEEP_GEMM(mt, nt, warps, steps, ctas, nn)::resident, 1       \
+#define CUDAL2_SWEEP_CFG(mt, nt, warps, steps, ctas, nn, keep) \
+  cudal2_stream_sweep::Config<mt, nt, warps, steps, ctas, 0, 1, 0, nn, keep>
+#define CUDAL2_SWEEP_GEMM(mt, nt, warps, steps, ctas, nn, keep) \
+  cudal2_stream_sweep::Gemm<CUDAL2_SWEEP_CFG(mt, nt, warps, steps, ctas, nn, keep)>
+#define CUDAL2_SWEEP_KEEP_ENTRY(mt, nt, warps, steps, ctas, nn, keep, text)        \
+  cudal2_stream_kernel {                                                           \
+    text, !(nn), 0, CUDAL2_SWEEP_CFG(mt, nt, warps, steps, ctas, nn, keep)::kToks, \
+        CUDAL2_SWEEP_CFG(mt, nt, warps, steps, ctas, nn, keep)::kRows, warps,      \
+        can_implement<CUDAL2_SWEEP_GEMM(mt, nt, warps, steps, ctas, nn, keep)>,    \
+        workspace_size<CUDAL2_SWEEP_GEMM(mt, nt, warps, steps, ctas, nn, keep)>,   \
+        run<CUDAL2_SWEEP_GEMM(mt, nt, warps, steps, ctas, nn, keep)>,              \
+        CUDAL2_SWEEP_GEMM(mt, nt, warps, steps, ctas, nn, keep)::resident, 1, keep \
   }
+#define CUDAL2_SWEEP_ENTRY(mt, nt, warps, steps, ctas, nn, text) \
+  CUDAL2_SWEEP_KEEP_ENTRY(mt, nt, warps, steps, ctas, nn, 0, text)
 
 const cudal2_stream_kernel kKernels[] = {
     CUDAL2_STREAM_CONFIGS(CUDAL2_STREAM_ENTRY)
@@ -106,7 +108,11 @@ const cudal2_stream_kernel kKernels[] = {
     CUDAL2_SWEEP_ENTRY(2, 4, 4, 2, 2, 0, "stream_sweep tn f32 tile=32x32x32 kwarps=4 stages=2 ctas=2 pipe=1"),
     CUDAL2_SWEEP_ENTRY(2, 8, 4, 1, 2, 0, "stream_sweep tn f32 tile=64x32x32 kwarps=4 stages=1 ctas=2 pipe=1"),
     CUDAL2_SWEEP_ENTRY(2, 1, 4, 2, 4, 1, "stream_sweep nn f32 tile=8x32x32 kwarps=4 stages=2 ctas=4 pipe=1"),
-    CUDAL2_SWEEP_ENTRY(4, 1, 4, 1, 3, 1, "stream_sweep nn f32 tile=8x64x32 kwarps=4 stages=1 ctas=3 pipe=1")};
+    CUDAL2_SWEEP_ENTRY(4, 1, 4, 1, 3, 1, "stream_sweep nn f32 tile=8x64x32 kwarps=4 stages=1 ctas=3 pipe=1"),
+    CUDAL2_SWEEP_KEEP_ENTRY(1, 1, 8, 2, 3, 0, 1,
+                            "stream_sweep tn f32 tile=8x16x32 kwarps=8 stages=2 ctas=3 pipe=1 keep=1"),
+    CUDAL2_SWEEP_KEEP_ENTRY(1, 1, 4, 2, 6, 0, 1,
+                            "stream_sweep tn f32 tile=8x16x32 kwarps=4 stages=2 ctas=6 pipe=1 keep=1")};
 
 }  // namespace
 

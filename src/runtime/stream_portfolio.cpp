@@ -4,6 +4,8 @@
 
 #include <cudal2/cudal2.h>
 
+#include <string>
+
 #include "stream_portfolio.h"
 
 namespace cudal2::rt {
@@ -31,7 +33,12 @@ std::vector<StreamKernel> stream_portfolio() {
   for (int i = 0; i < n; ++i) {
     const int r = k[i].resident();
     v.push_back({k[i].tn ? CUDAL2_LAYOUT_TN : CUDAL2_LAYOUT_NN, k[i].f16 ? CUDAL2_ACCUM_F16 : CUDAL2_ACCUM_F32,
-                 k[i].toks, k[i].rows, k[i].warps_k, r > 0 ? r : 1, k[i].sweep != 0});
+                 k[i].toks, k[i].rows, k[i].warps_k, r > 0 ? r : 1, k[i].sweep != 0, k[i].keep});
+    // A keep variant's spec is its kernel's with " keep=N" appended (codegen/family_stream_sweep.cpp).
+    if (k[i].keep != 0)
+      for (int j = 0; j < n; ++j)
+        if (k[j].keep == 0 && std::string(k[i].spec) == std::string(k[j].spec) + " keep=" + std::to_string(k[i].keep))
+          v.back().variant_of = j;
   }
   return v;
 }

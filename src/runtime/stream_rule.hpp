@@ -72,11 +72,13 @@ constexpr int kStreamStageK = 64;
 
 // One compiled kernel of the portfolio, as the rule needs to know it.
 struct StreamKernel {
-  int layout, accum;   // CUDAL2_LAYOUT_*, CUDAL2_ACCUM_*
-  int toks, rows;      // tokens (M) and B rows (N) one CTA covers
-  int warps_k;         // warps splitting a CTA's K range
-  int resident;        // CTAs one SM holds at once (the occupancy calculator's answer), >= 1
-  bool sweep = false;  // a stream_sweep kernel: the sweep band's, never the class's or the cold band's
+  int layout, accum;    // CUDAL2_LAYOUT_*, CUDAL2_ACCUM_*
+  int toks, rows;       // tokens (M) and B rows (N) one CTA covers
+  int warps_k;          // warps splitting a CTA's K range
+  int resident;         // CTAs one SM holds at once (the occupancy calculator's answer), >= 1
+  bool sweep = false;   // a stream_sweep kernel: the sweep band's, never the class's or the cold band's
+  int keep = 0;         // stream_sweep keep=1: B's lines stay in the L2 (kStreamKeep)
+  int variant_of = -1;  // keep variants: the index of the same kernel without it, which the rule picks first
 };
 
 // The sweep band's reach: tokens, the weights' floor (smaller ones are launch-bound), and the
@@ -119,6 +121,18 @@ constexpr int64_t kSweepOddMinWeightBytes = int64_t(16) << 20;
 constexpr int64_t kStreamColdMinWeightBytes = int64_t(8) << 20;
 constexpr int64_t kStreamColdMaxM = 16;
 
+// The sweep band's TN kernels load B as read-once data (L1::no_allocate), whose lines do not stay in
+// the L2 for the next call. Measured on an H200 (bench/results/h200/bandwidth/keep/): 26-34 MB of
+// weights called back to back ran at DRAM speed on every call (4x4096x4096 9.7 us alone), and at
+// the L2's only right after another kernel had loaded the same weights (8.4 us after cuBLASLt's):
+// bimodal in a bench that interleaves methods. The same kernel loading B without it (keep=1) keeps
+// them (6.9 us, whatever ran before). So warm picks of the band (weights the next call reads again)
+// take the portfolio's keep variant (kStreamKeep: CUDAL2_STREAM_KEEP=0 turns it off) up to
+// kSweepKeepMaxL2Percent of the L2: 42-50 MB of weights with an unrelated kernel between calls ran
+// 15-28% slower with it (the L2 holds them only partly, and allocating them evicts the rest).
+constexpr int kStreamKeep = 1;
+constexpr int64_t kSweepKeepMaxL2Percent = 60;
+
 // The class's bounds: the measured defaults, or CUDAL2_STREAM_MAX_M / CUDAL2_STREAM_MIN_MB for
 // whoever measures another GPU or another portfolio.
 struct StreamBounds {
@@ -130,6 +144,9 @@ struct StreamBounds {
   // Share of the L2 up to which the band takes warm weights; -1: 100 up to kSweepWarmAllMaxM
   // tokens, kSweepWarmL2Percent above (CUDAL2_STREAM_SWEEP_WARM_PCT sets one for every M).
   int64_t sweep_warm_pct = -1;
+  // Whether warm weights of the sweep band up to kSweepKeepMaxL2Percent of the L2 take the
+  // portfolio's keep variant of their kernel (kStreamKeep; CUDAL2_STREAM_KEEP).
+  int keep = kStreamKeep;
 };
 
 struct StreamPick {
@@ -243,6 +260,14 @@ inline int stream_splits(int64_t tiles, int64_t slots, int max_splits) {
   return static_cast<int>(s);
 }
 
+// The portfolio's variant of kernel i with `keep`, or i when it has none (or keep is 0).
+inline int keep_variant(const std::vector<StreamKernel>& kernels, int i, int keep) {
+  if (i < 0 || keep == 0) return i;
+  for (int j = 0; j < static_cast<int>(kernels.size()); ++j)
+    if (kernels[static_cast<size_t>(j)].variant_of == i && kernels[static_cast<size_t>(j)].keep == keep) return j;
+  return i;
+}
+
 // The first kernel of the portfolio (listed in order of preference) that holds M and runs the
 // shape in one wave: slots are sm_count x the kernel's resident CTAs, and a shape whose tiles
 // exceed them for every kernel is out of the class (a second, partial wave measured 0.82-0.88 of
@@ -266,7 +291,7 @@ inline StreamPick pick_stream(const std::vector<StreamKernel>& kernels, int layo
     if (band == NNBand::kNone || sm_count < 1) return p;
     for (int i = 0; i < static_cast<int>(kernels.size()); ++i) {
       const StreamKernel& c = kernels[static_cast<size_t>(i)];
-      if (!c.sweep || c.layout != 0 || c.accum != accum || c.toks < m) continue;
+      if (!c.sweep || c.keep != 0 || c.layout != 0 || c.accum != accum || c.toks < m) continue;
       const int chosen = p.kernel < 0 ? 0 : kernels[static_cast<size_t>(p.kernel)].rows;
       if (p.kernel < 0 || (band == NNBand::kSmall ? c.rows < chosen : c.rows > chosen)) p.kernel = i;
     }
@@ -281,7 +306,7 @@ inline StreamPick pick_stream(const std::vector<StreamKernel>& kernels, int layo
     for (int i = 0; i < static_cast<int>(kernels.size()); ++i) {
       const StreamKernel& c = kernels[static_cast<size_t>(i)];
       const int64_t tiles = (n + c.rows - 1) / c.rows, slots = int64_t(sm_count) * (c.resident > 0 ? c.resident : 1);
-      if (!c.sweep || c.layout != layout || c.accum != accum || c.toks < m) continue;
+      if (!c.sweep || c.keep != 0 || c.layout != layout || c.accum != accum || c.toks < m) continue;
       // Later kernels compete on balance only with the first's tile (their tiles count alike).
       if (p.kernel >= 0 && (c.toks != kernels[static_cast<size_t>(p.kernel)].toks ||
                             c.rows != kernels[static_cast<size_t>(p.kernel)].rows))
@@ -294,7 +319,11 @@ inline StreamPick pick_stream(const std::vector<StreamKernel>& kernels, int layo
       const double busiest = cudal2_sweep_plan::busiest_sm_tiles(tiles, cl, sm_count);
       if (p.kernel < 0 || busiest < best * kSweepBalanceMargin) p.kernel = i, best = busiest;
     }
-    if (p.kernel >= 0) return p;
+    if (p.kernel >= 0) {
+      if (!cold && n * k * 2 <= l2_bytes / 100 * kSweepKeepMaxL2Percent)
+        p.kernel = keep_variant(kernels, p.kernel, bounds.keep);
+      return p;
+    }
   }
   const bool in = cold ? in_cold_band(layout, accum, m, n, k, l2_bytes, bounds)
                        : in_stream_class(layout, m, n, k, l2_bytes, bounds);

@@ -37,8 +37,8 @@ std::string problem_key(const Problem& p) {
 auto fields(const KernelSpec& s) {
   return std::tie(s.family, s.layout, s.accum, s.tile_m, s.tile_n, s.tile_k, s.cluster_m, s.cluster_n, s.mainloop,
                   s.epilogue, s.scheduler, s.stages, s.warps_m, s.warps_n, s.warps_k, s.min_ctas, s.prefetch_ahead,
-                  s.pdl_mode, s.split_order, s.pipelined, s.raster, s.swizzle, s.decomposition, s.splits, s.lt_algo,
-                  s.lt_tile, s.lt_stages, s.lt_reduction, s.lt_swizzle, s.lt_custom, s.lt_inner);
+                  s.pdl_mode, s.split_order, s.pipelined, s.l2_keep, s.raster, s.swizzle, s.decomposition, s.splits,
+                  s.lt_algo, s.lt_tile, s.lt_stages, s.lt_reduction, s.lt_swizzle, s.lt_custom, s.lt_inner);
 }
 
 bool is_compile_failure(const std::string& status) { return status == "compile-error" || status == "compile-timeout"; }

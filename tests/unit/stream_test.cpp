@@ -290,6 +290,31 @@ TEST(StreamRule, SweepKernelsAreChosenByTheBusiestSmsBytes) {
   EXPECT_EQ(pick_stream(two, 1, 0, 1, 4608, 3584, 132, kL2).kernel, second) << "31.5 MiB warm too";
 }
 
+TEST(StreamRule, WarmWeightsTheL2HoldsTakeTheKeepVariant) {
+  auto p = kPortfolio;
+  p.push_back({1, 0, 8, 16, 8, 3, true});
+  const int base = static_cast<int>(p.size()) - 1;
+  EXPECT_EQ(pick_stream(p, 1, 0, 1, 4096, 4096, 132, kL2).kernel, base) << "no keep variant: the kernel itself";
+  StreamKernel keep = p.back();
+  keep.keep = 1, keep.variant_of = base;
+  p.push_back(keep);
+  const int variant = base + 1;
+  EXPECT_EQ(cudal2::rt::keep_variant(p, base, 1), variant);
+  EXPECT_EQ(cudal2::rt::keep_variant(p, base, 0), base);
+  EXPECT_EQ(cudal2::rt::keep_variant(p, 0, 1), 0) << "a kernel with no variant";
+  EXPECT_EQ(pick_stream(p, 1, 0, 1, 4096, 4096, 132, kL2).kernel, variant) << "32 MiB warm: kept in the L2";
+  EXPECT_EQ(pick_stream(p, 1, 0, 4, 2048, 4096, 132, kL2).kernel, variant) << "16 MiB";
+  EXPECT_EQ(pick_stream(p, 1, 0, 1, 4096, 4096, 132, kL2, {}, /*cold=*/true).kernel, base) << "cold: read once";
+  EXPECT_EQ(pick_stream(p, 1, 0, 1, 5120, 4096, 132, kL2).kernel, base) << "40 MiB: over 60% of the L2";
+  cudal2::rt::StreamBounds off;
+  off.keep = 0;
+  EXPECT_EQ(pick_stream(p, 1, 0, 1, 4096, 4096, 132, kL2, off).kernel, base) << "CUDAL2_STREAM_KEEP=0";
+  for (int i = 0; i < static_cast<int>(p.size()); ++i)
+    if (i != variant)
+      for (int64_t n : {1024, 4096, 14336})
+        EXPECT_NE(pick_stream(p, 1, 0, 1, n, 4096, 132, kL2, {}, true).kernel, variant) << "never picked itself";
+}
+
 TEST(StreamRule, NNBandsAreSmallWeightsAndWeightsBeyondTheL2) {
   using cudal2::rt::nn_band;
   using cudal2::rt::NNBand;
@@ -548,6 +573,17 @@ TEST(StreamSweepFamily, SpecsRoundTripAndGenerateTheConfig) {
       << cudal2::generate_source(nn);
   EXPECT_EQ(cudal2::shape_refusal(nn, {8, 4096, 4096}), "");
   EXPECT_NE(cudal2::shape_refusal(nn, {8, 4100, 4096}).find("N 4100"), std::string::npos);
+  // keep=1 (B's lines stay in the L2): the 10th argument, written only when set.
+  const std::string kept = "stream_sweep tn f32 tile=8x16x32 kwarps=8 stages=2 ctas=3 pipe=1 keep=1";
+  EXPECT_EQ(cudal2::parse_spec(kept).compile_text(), kept);
+  EXPECT_NE(cudal2::generate_source(cudal2::parse_spec(kept)).find("Config<1, 1, 8, 2, 3, 0, 1, 0, 0, 1>"),
+            std::string::npos);
+  try {
+    cudal2::parse_spec("stream_sweep tn f32 tile=8x16x32 kwarps=8 stages=2 ctas=3 pipe=1 keep=2");
+    ADD_FAILURE() << "keep=2 accepted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("keep 2"), std::string::npos) << e.what();
+  }
 
   const std::string runtime_kernel = "stream_sweep tn f32 tile=8x16x32 kwarps=8 stages=2 ctas=3 pipe=1";
   const auto s = cudal2::parse_spec(runtime_kernel);

@@ -128,8 +128,8 @@ constexpr int64_t kStreamColdMaxM = 16;
 // bimodal in a bench that interleaves methods. The same kernel loading B without it (keep=1) keeps
 // them (6.9 us, whatever ran before). So warm picks of the band (weights the next call reads again)
 // take the portfolio's keep variant (kStreamKeep: CUDAL2_STREAM_KEEP=0 turns it off) up to
-// kSweepKeepMaxL2Percent of the L2: 42-50 MB of weights with an unrelated kernel between calls ran
-// 15-28% slower with it (the L2 holds them only partly, and allocating them evicts the rest).
+// kSweepKeepMaxL2Percent of the L2: 50 MB of weights with the chain timer's interlude between calls
+// ran 18-21% slower with it (the L2 holds them only partly, and allocating them evicts the rest).
 constexpr int kStreamKeep = 1;
 constexpr int64_t kSweepKeepMaxL2Percent = 60;
 

@@ -83,7 +83,8 @@ int resident() {
 // steps in flight, CTAs an SM, PDL 0, pipelined, warp rows 0, NN>, in the rule's order of
 // preference; the 16-, 32- and 64-token ones (a warp over 32 rows) for the band above 8 tokens.
 // NN (B row-major): 32 columns a warp for weights up to 8 MiB, 64 for weights beyond the L2
-// (runtime/stream_rule.hpp, bench/results/h200/bandwidth/nn/).
+// (runtime/stream_rule.hpp, bench/results/h200/bandwidth/nn/). Last, the keep variants (keep=1: B's
+// lines stay in the L2) of the TN 8- and 16-token kernels, which the rule runs for warm weights.
 #define CUDAL2_SWEEP_CFG(mt, nt, warps, steps, ctas, nn, keep) \
   cudal2_stream_sweep::Config<mt, nt, warps, steps, ctas, 0, 1, 0, nn, keep>
 #define CUDAL2_SWEEP_GEMM(mt, nt, warps, steps, ctas, nn, keep) \
@@ -112,7 +113,9 @@ const cudal2_stream_kernel kKernels[] = {
     CUDAL2_SWEEP_KEEP_ENTRY(1, 1, 8, 2, 3, 0, 1,
                             "stream_sweep tn f32 tile=8x16x32 kwarps=8 stages=2 ctas=3 pipe=1 keep=1"),
     CUDAL2_SWEEP_KEEP_ENTRY(1, 1, 4, 2, 6, 0, 1,
-                            "stream_sweep tn f32 tile=8x16x32 kwarps=4 stages=2 ctas=6 pipe=1 keep=1")};
+                            "stream_sweep tn f32 tile=8x16x32 kwarps=4 stages=2 ctas=6 pipe=1 keep=1"),
+    CUDAL2_SWEEP_KEEP_ENTRY(2, 2, 4, 2, 3, 0, 1,
+                            "stream_sweep tn f32 tile=16x32x32 kwarps=4 stages=2 ctas=3 pipe=1 keep=1")};
 
 }  // namespace
 

@@ -126,7 +126,8 @@ constexpr int64_t kStreamColdMaxM = 16;
 // weights called back to back ran at DRAM speed on every call (4x4096x4096 9.7 us alone), and at
 // the L2's only right after another kernel had loaded the same weights (8.4 us after cuBLASLt's):
 // bimodal in a bench that interleaves methods. The same kernel loading B without it (keep=1) keeps
-// them (6.9 us, whatever ran before). So warm picks of the band (weights the next call reads again)
+// them (6.9 us, whatever ran before); so did the 16-token kernel's on 9-16 tokens (1.12 of auto-tuning back
+// to back against 0.89 held out, as fast chained). So warm picks of the band (weights the next call reads again)
 // take the portfolio's keep variant (kStreamKeep: CUDAL2_STREAM_KEEP=0 turns it off) up to
 // kSweepKeepMaxL2Percent of the L2: 50 MB of weights with the chain timer's interlude between calls
 // ran 18-21% slower with it (the L2 holds them only partly, and allocating them evicts the rest).

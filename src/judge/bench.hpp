@@ -115,8 +115,8 @@ void print_runtime_against_baselines(const BenchReport& r, const BenchOptions& o
 // The CSV columns, one row per shape x method x mode x timer.
 const std::vector<std::string>& csv_columns();
 // The samples CSV's (--samples-csv): one row per sample; `round` and `position` say when it was
-// taken, `previous` which method ran on the GPU just before it ("" for a round's first sample of
-// a shape's first round).
+// taken, `previous` which method ran on the GPU just before it ("" for a shape's first sample in
+// a mode).
 const std::vector<std::string>& samples_csv_columns();
 
 }  // namespace cudal2

@@ -4,7 +4,9 @@
 #   bash bench/stream/stream_call.sh runtime SHAPES TAG [MODE]
 #       `cudal2 bench` of the runtime (runtime-nn, runtime-tn) beside cuBLASLt auto-tuning (NN, TN)
 #       on SHAPES, offline (graph and chain timers) or server (MODE=server: graph timer, L2 flushed,
-#       idle gaps), 10 samples: $OUT/TAG.csv.gz and the console table in $OUT/TAG.log.
+#       idle gaps), 10 samples: $OUT/TAG.csv.gz and the console table in $OUT/TAG.log. SETTLE=1:
+#       every offline sample starts from the L2 the method's own calls leave (cudal2 bench --settle,
+#       docs/measuring.md: how the bandwidth summaries are measured since bandwidth/keep/).
 #   bash bench/stream/stream_call.sh explore LIST MINUTES TAG
 #       `cudal2 eval --spec-list LIST` (stream candidates beside auto-tuning, through the judge):
 #       bench/lat/lat_call.sh confirm with the graph and chain timers.
@@ -33,7 +35,7 @@ case "${1:-}" in
     timers=graph,chain
     [ "$mode" = server ] && timers=graph
     "$B/cudal2" bench --shapes "$2" --methods "${METHODS:-runtime-nn,runtime-tn,cublaslt-autotune-nn,cublaslt-autotune-tn}" \
-      --mode "$mode" --timers "$timers" --reps "${REPS:-10}" --csv "$OUT/$3.csv" >"$OUT/$3.log" 2>&1
+      --mode "$mode" --timers "$timers" --reps "${REPS:-10}" ${SETTLE:+--settle} --csv "$OUT/$3.csv" >"$OUT/$3.log" 2>&1
     echo "bench $3 rc=$?"
     grep -E "^cudal2 bench:|^== " "$OUT/$3.log" | head -3
     gzip -f "$OUT/$3.csv" ;;

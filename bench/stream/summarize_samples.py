@@ -10,17 +10,13 @@ sampled just before it).
         sampled just before each (what the L2 held when its batch started).
 """
 import argparse
-import csv
-import gzip
-import math
+import os
 import statistics
+import sys
 from collections import defaultdict
 
-
-def read(path):
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt") as f:
-        return list(csv.DictReader(line for line in f if not line.startswith("#")))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from summarize_stream import gmean, read  # noqa: E402
 
 
 def shape_of(r):
@@ -63,9 +59,7 @@ def tables(rows):
                 ratios[m].append(best / med)
                 cells.append(f"{med:7.2f} {best / med:.3f} ({quantile(v, 0.9) / quantile(v, 0.1):.2f})".ljust(26))
             print(f"{'x'.join(map(str, s)):<16}{s[1] * s[2] * 2 / 1e6:>5.0f}  " + "".join(cells) + f"{best:.2f}")
-        print(f"{'geomean':<23}" + "".join(
-            f"{math.exp(sum(map(math.log, ratios[m])) / len(ratios[m])):<26.3f}" if ratios[m] else f"{'-':<26}"
-            for m in ours))
+        print(f"{'geomean':<23}" + "".join(f"{gmean(ratios[m]):<26.3f}" if ratios[m] else f"{'-':<26}" for m in ours))
 
 
 def by_previous(rows, method):
@@ -90,7 +84,7 @@ def main():
     ap.add_argument("--by-previous", metavar="METHOD")
     ap.add_argument("samples")
     a = ap.parse_args()
-    rows = read(a.samples)
+    rows, _ = read(a.samples)
     if a.by_previous:
         by_previous(rows, a.by_previous)
     else:

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Keep a lat entry only where it also wins with an unrelated kernel between calls.
+"""Keep a lat entry (or another family's: --family) only where it also wins with an unrelated kernel
+between calls.
 
 `lat` launches with programmatic dependent launch and an early trigger, so in back-to-back replays
 of one kernel (the graph timer) the next call's CTAs are resident before this one ends. With an
@@ -20,6 +21,9 @@ bench/results/h100/lat/chain_filter.log) instead of --runtime-csv and --table (o
 
   python3 bench/lat/lat_chain_filter.py --drop-list bench/results/h100/lat/chain_filter.log \
       --store confirm1.db --store confirm2.db --store confirm3.db
+
+--family wgmma checks the table's wgmma entries the same way (bench/results/h200/transfer/: the
+shallow-K confirmation, whose wgmma picks of 16 MB outputs lost 11-17% under the chain timer).
 """
 import argparse
 import csv
@@ -50,7 +54,7 @@ def read_drop_list(path):
     return drop
 
 
-def drop_from_runtime(runtime_csv, table, below):
+def drop_from_runtime(runtime_csv, table, below, family="lat"):
     opener = gzip.open if runtime_csv.endswith(".gz") else open
     chain = defaultdict(dict)
     with opener(runtime_csv, "rt") as f:
@@ -62,7 +66,7 @@ def drop_from_runtime(runtime_csv, table, below):
     drop = []
     for e in t["entries"]:
         k = e["run"]["kernel"]
-        if k < 0 or not t["kernels"][k].startswith("lat "):
+        if k < 0 or not t["kernels"][k].startswith(family + " "):
             continue
         shape = (e["m"], e["n"], e["k"])
         d = chain.get(shape, {})
@@ -92,7 +96,7 @@ def main():
     else:
         if a.runtime_csv is None or a.table is None:
             ap.error("give --runtime-csv and --table, or --drop-list")
-        drop = drop_from_runtime(a.runtime_csv, a.table, a.below)
+        drop = drop_from_runtime(a.runtime_csv, a.table, a.below, a.family)
     for path in a.store:
         n = store_csv.drop_family_measurements(path, a.family, [(m, nn, k, layout) for (m, nn, k), layout, _ in drop])
         print(f"{path}: {n} {a.family} measurement(s) removed")

@@ -16,13 +16,15 @@ noisy medians); a fresh run of the runtime is the honest number.
 """
 import argparse
 import csv
-import gzip
 import json
 import math
 import os
+import sys
 from collections import defaultdict
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from _analysis import store_csv  # noqa: E402  (a store's CSV export, its tables .gz or not)
 
 
 def table_specs(path):
@@ -40,10 +42,9 @@ def main():
     best = defaultdict(dict)  # shape -> origin -> best us
     at = {}
     for d in a.stores:
-        with open(os.path.join(d, "specs.csv"), newline="") as f:
+        with store_csv.open_csv(os.path.join(d, "specs.csv")) as f:
             text = {r["hash"]: r["text"] for r in csv.DictReader(f)}
-        plain = os.path.join(d, "measurements.csv")
-        with (open(plain, newline="") if os.path.exists(plain) else gzip.open(plain + ".gz", "rt", newline="")) as f:
+        with store_csv.open_csv(os.path.join(d, "measurements.csv")) as f:
             for r in csv.DictReader(f):
                 if r["status"] != "ok" or r["timer"] != "graph" or not r["median_us"]:
                     continue

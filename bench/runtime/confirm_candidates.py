@@ -23,14 +23,13 @@ shape of the runs, furthest behind first.
 """
 import argparse
 import csv
-import gzip
 import json
 import os
 import sys
 from collections import defaultdict
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # bench/: _analysis
-from _analysis import load  # noqa: E402  (a bench CSV, .gz or not)
+from _analysis import load, store_csv  # noqa: E402  (a bench CSV, .gz or not; a store's CSV export)
 
 
 def losing_shapes(paths, below, only_build=None):
@@ -52,9 +51,7 @@ def losing_shapes(paths, below, only_build=None):
 
 
 def measured_shapes(store_dir):
-    plain = os.path.join(store_dir, "measurements.csv")
-    with (open(plain, newline="") if os.path.exists(plain) else
-          gzip.open(plain + ".gz", "rt", newline="")) as f:
+    with store_csv.open_csv(os.path.join(store_dir, "measurements.csv")) as f:
         return {(int(r["m"]), int(r["n"]), int(r["k"])) for r in csv.DictReader(f) if r["status"] == "ok"}
 
 
@@ -62,12 +59,10 @@ def runners_up(store_dirs, shapes, top):
     want = set(shapes)
     best = defaultdict(dict)  # (m, n, k, layout) -> spec text -> best score
     for d in store_dirs:
-        with open(os.path.join(d, "specs.csv"), newline="") as f:
+        # store_csv.py gzips only the larger tables: open_csv reads either.
+        with store_csv.open_csv(os.path.join(d, "specs.csv")) as f:
             text = {r["hash"]: r["text"] for r in csv.DictReader(f) if r["family"] == "cublaslt"}
-        # store_csv.py gzips a table only above 1 MB: a small store's is plain CSV.
-        plain = os.path.join(d, "measurements.csv")
-        with (open(plain, newline="") if os.path.exists(plain) else
-              gzip.open(plain + ".gz", "rt", newline="")) as f:
+        with store_csv.open_csv(os.path.join(d, "measurements.csv")) as f:
             for r in csv.DictReader(f):
                 s = (int(r["m"]), int(r["n"]), int(r["k"]))
                 if s not in want or r["spec_hash"] not in text or r["status"] != "ok" or r["timer"] != "graph" \

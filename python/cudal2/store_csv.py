@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A cudal2 results store (SQLite) as plain files, and back (stdlib only).
 
-  python3 python/cudal2/store_csv.py export STORE.db DIR   # DIR/schema.sql + one CSV per table (.csv.gz if > 1 MB)
+  python3 python/cudal2/store_csv.py export STORE.db DIR   # DIR/schema.sql + one CSV per table (.csv.gz if > 16 KiB)
   python3 python/cudal2/store_csv.py import DIR STORE.db   # a store `cudal2 export/show/tune --db` opens as it was
 
 Results are committed as DIR (text that diffs and reviews), never as SQLite files. NULL is written
@@ -22,7 +22,9 @@ import urllib.parse
 NULL = "\\N"
 # Parents before children (foreign keys).
 TABLE_ORDER = ["specs", "runs", "builds", "measurements", "best"]
-GZIP_ABOVE = 1 << 20
+# Tables above this many bytes are written gzipped (mtime 0: the same bytes every export); the
+# committed results stay small enough for the device tool to carry the tree.
+GZIP_ABOVE = 16 << 10
 # What a cudal2 store is: src/store/schema.hpp's kApplicationId and the newest schema version its
 # migrations reach (tests/unit/store_test.cpp keeps both in step). A store of a newer schema is
 # refused, as cudal2 refuses it: a later schema may change what these readers' queries mean.

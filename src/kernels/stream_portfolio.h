@@ -21,7 +21,7 @@ typedef struct cudal2_stream_kernel {
   int (*run)(const cudal2_gemm_args*, void*, char*, size_t);
   int (*resident)(void); /* CTAs one SM holds at once (the occupancy calculator), 0 on failure */
   int sweep;             /* family stream_sweep (stream_sweep_gemm.cuh) rather than stream */
-  int keep;              /* stream_sweep: the L2 eviction priority of B's loads (keep=, 0: none) */
+  int keep;              /* stream_sweep keep=1: B loaded without L1::no_allocate, its lines stay in the L2 */
 } cudal2_stream_kernel;
 
 /* The portfolio and its length. */

@@ -21,12 +21,19 @@ for d in "$root"/bench/results/h200/transfer/store*/; do
   [ -d "$d" ] || continue
   n=$(basename "$d")
   python3 "$root/python/cudal2/store_csv.py" import "$d" "$tmp/$n.db" >/dev/null
-  # A confirmation whose compiled picks lost under the chain timer in the runtime's fresh run
-  # afterwards: its STORE-chain-filter-FAMILY.log lists them; they take the job's best cuBLASLt candidate.
-  for f in "$root"/bench/results/h200/transfer/"$n"-chain-filter-*.log; do
+  # A confirmation whose compiled picks lost under the chain timer in a runtime run afterwards: its
+  # STORE-chain-filter-FAMILY[-RUN].log lists them (one log per run that found some); they take the
+  # job's best cuBLASLt candidate.
+  # STORE-chain-revert-FAMILY.log: the store's picks that ran slower chained than the entries they
+  # replaced; the store's measurements of those entries go, so they keep the entry from before it.
+  for f in "$root"/bench/results/h200/transfer/"$n"-chain-filter-*.log "$root"/bench/results/h200/transfer/"$n"-chain-revert-*.log; do
     [ -f "$f" ] || continue
     fam=${f##*-chain-filter-}
-    python3 "$root/bench/lat/lat_chain_filter.py" --family "${fam%.log}" --drop-list "$f" --store "$tmp/$n.db" >/dev/null
+    revert=()
+    case "$f" in *-chain-revert-*) fam=${f##*-chain-revert-} revert=(--revert) ;; esac
+    fam=${fam%.log}
+    python3 "$root/bench/lat/lat_chain_filter.py" --family "${fam%%-*}" "${revert[@]}" --drop-list "$f" \
+      --store "$tmp/$n.db" >/dev/null
   done
   confirmed+=(--confirmed "$tmp/$n.db")
 done

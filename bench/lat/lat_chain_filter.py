@@ -22,6 +22,16 @@ bench/results/h100/lat/chain_filter.log) instead of --runtime-csv and --table (o
   python3 bench/lat/lat_chain_filter.py --drop-list bench/results/h100/lat/chain_filter.log \
       --store confirm1.db --store confirm2.db --store confirm3.db
 
+--reference runtime-b compares each entry with the entry it replaced (a run that timed the library
+before as runtime-b-nn/tn beside the new one) instead of with auto-tuning: a new pick is kept only
+where it is not slower chained than what it replaced (bench/results/h200/transfer/ store7, store8:
+lat picks 1.4x ahead back to back and 0.72-0.99 of the entry before chained).
+
+--revert removes all of the store's measurements of a listed entry (every family), so that `cudal2
+export --confirmed` takes it from the previous confirmation that measured it: the entry as it was
+before this store (with --reference: a new job's pick that ran slower chained than the one it replaced).
+bench/h200/rebuild_h200_table.sh applies STORE-chain-filter-FAMILY.log and STORE-chain-revert-FAMILY.log.
+
 --family wgmma checks the table's wgmma entries the same way (bench/results/h200/transfer/: the
 shallow-K confirmation, whose wgmma picks of 16 MB outputs lost 11-17% under the chain timer).
 """
@@ -54,7 +64,7 @@ def read_drop_list(path):
     return drop
 
 
-def drop_from_runtime(runtime_csv, table, below, family="lat"):
+def drop_from_runtime(runtime_csv, table, below, family="lat", reference=None):
     opener = gzip.open if runtime_csv.endswith(".gz") else open
     chain = defaultdict(dict)
     with opener(runtime_csv, "rt") as f:
@@ -66,14 +76,21 @@ def drop_from_runtime(runtime_csv, table, below, family="lat"):
     drop = []
     for e in t["entries"]:
         k = e["run"]["kernel"]
-        if k < 0 or not t["kernels"][k].startswith(family + " "):
+        # what the runtime runs: a kernel of the table, or (kernel -1) cuBLASLt's heuristic ("cublaslt")
+        runs = t["kernels"][k] if k >= 0 else e["run"]["spec"]
+        if runs.split()[0] != family:
             continue
         shape = (e["m"], e["n"], e["k"])
         d = chain.get(shape, {})
         if "runtime-" + e["layout"] not in d:
             continue
-        auto = min(d.get("cublaslt-autotune-nn", float("inf")), d.get("cublaslt-autotune-tn", float("inf")))
-        ratio = auto / d["runtime-" + e["layout"]]
+        if reference:  # the entry it replaced: another runtime build of the same run, same layout
+            if f"{reference}-{e['layout']}" not in d:
+                continue
+            ratio = d[f"{reference}-{e['layout']}"] / d["runtime-" + e["layout"]]
+        else:
+            auto = min(d.get("cublaslt-autotune-nn", float("inf")), d.get("cublaslt-autotune-tn", float("inf")))
+            ratio = auto / d["runtime-" + e["layout"]]
         if ratio < below:
             drop.append((shape, e["layout"], ratio))
     return drop
@@ -88,6 +105,12 @@ def main():
     ap.add_argument("--store", action="append", required=True)
     ap.add_argument("--below", type=float, default=0.99)
     ap.add_argument("--family", default="lat", help="the family whose measurements are removed (lat, lat_staged)")
+    ap.add_argument("--reference", default=None,
+                    help="compare with this runtime build of the run (e.g. runtime-b: the library before the new "
+                         "entries) instead of auto-tuning: drop where the entry is below --below of the one it replaced")
+    ap.add_argument("--revert", action="store_true",
+                    help="remove every measurement of the listed entries from the store, not only the family's: "
+                         "the export then takes them from the confirmation before it (the entry they replaced)")
     a = ap.parse_args()
     if a.drop_list is not None:
         if a.runtime_csv is not None or a.table is not None:
@@ -96,11 +119,14 @@ def main():
     else:
         if a.runtime_csv is None or a.table is None:
             ap.error("give --runtime-csv and --table, or --drop-list")
-        drop = drop_from_runtime(a.runtime_csv, a.table, a.below, a.family)
+        drop = drop_from_runtime(a.runtime_csv, a.table, a.below, a.family, a.reference)
+    what = "" if a.revert else f"{a.family} "
     for path in a.store:
-        n = store_csv.drop_family_measurements(path, a.family, [(m, nn, k, layout) for (m, nn, k), layout, _ in drop])
-        print(f"{path}: {n} {a.family} measurement(s) removed")
-    print(f"{len(drop)} {a.family} entries lost under the chain timer (below {a.below}):")
+        n = store_csv.drop_family_measurements(path, None if a.revert else a.family,
+                                               [(m, nn, k, layout) for (m, nn, k), layout, _ in drop])
+        print(f"{path}: {n} {what}measurement(s) removed")
+    against = f"of {a.reference}" if a.reference else "of auto-tuning"
+    print(f"{len(drop)} {a.family} entries lost under the chain timer (below {a.below} {against}):")
     for (m, nn, k), layout, ratio in sorted(drop, key=lambda x: x[2]):
         print(f"  {m}x{nn}x{k} {layout} {ratio:.3f}")
 

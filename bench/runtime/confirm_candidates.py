@@ -11,9 +11,15 @@ configurations auto-tuning picks from (added on the GPU machine: `cudal2 lt-spac
 Shapes come furthest behind first. A shape is chosen when any runtime build in the runs (runtime-*, best of NN/TN) measured below
 --below times auto-tuning's best of NN/TN (graph timer, ratio of medians). The runners-up are
 each layout's --top `cublaslt` specs by the export's score (time over the same job's heuristic
-time, best measurement per spec; src/export/export.cpp). Only `cublaslt` specs: compiled kernels
-would need the JIT on the GPU machine, and where the runtime lost, cuBLASLt's own configurations
-are what confirmation is for.
+time, best measurement per spec; src/export/export.cpp). Only `cublaslt` specs by default: where
+the runtime lost, cuBLASLt's own configurations are what confirmation is for; --family FAMILY
+(repeatable) takes another family's runners-up instead (a compiled kernel: the confirmation job
+compiles it on the GPU machine).
+
+--shapes FILE names the shapes outright (one "M,N,K" or "MxNxK" per line, in the order given)
+instead of --runtime-csv's losers: e.g. the shapes where another GPU's campaign found one of our
+families ahead, to be confirmed with that family's runners-up (bench/results/h200/transfer/ store7:
+the H100's lat winners on the H200).
 
 Transfer from another GPU (a new GPU's table seeded from an older one's): pass --table more than
 once (this GPU's table and the other GPU's), --compiled to list their compiled entries too (the
@@ -55,13 +61,19 @@ def measured_shapes(store_dir):
         return {(int(r["m"]), int(r["n"]), int(r["k"])) for r in csv.DictReader(f) if r["status"] == "ok"}
 
 
-def runners_up(store_dirs, shapes, top):
+def read_shapes(path):
+    with open(path) as f:
+        return [tuple(int(x) for x in line.split()[0].replace("x", ",").split(","))
+                for line in f if line.strip() and not line.startswith("#")]
+
+
+def runners_up(store_dirs, shapes, top, families=("cublaslt",)):
     want = set(shapes)
     best = defaultdict(dict)  # (m, n, k, layout) -> spec text -> best score
     for d in store_dirs:
         # store_csv.py gzips only the larger tables: open_csv reads either.
         with store_csv.open_csv(os.path.join(d, "specs.csv")) as f:
-            text = {r["hash"]: r["text"] for r in csv.DictReader(f) if r["family"] == "cublaslt"}
+            text = {r["hash"]: r["text"] for r in csv.DictReader(f) if r["family"] in families}
         with store_csv.open_csv(os.path.join(d, "measurements.csv")) as f:
             for r in csv.DictReader(f):
                 s = (int(r["m"]), int(r["n"]), int(r["k"]))
@@ -81,7 +93,9 @@ def runners_up(store_dirs, shapes, top):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--runtime-csv", action="append", required=True, help="runtime bench CSV (repeatable)")
+    src = ap.add_mutually_exclusive_group(required=True)
+    src.add_argument("--runtime-csv", action="append", help="runtime bench CSV (repeatable)")
+    src.add_argument("--shapes", help="the shapes to confirm, one per line (instead of --runtime-csv's losers)")
     ap.add_argument("--below", type=float, default=0.995)
     ap.add_argument("--table", action="append", required=True,
                     help="runtime table JSON (repeatable: each one's entry is listed, the first table's first)")
@@ -91,6 +105,8 @@ def main():
                     help="order shapes by this runtime build only (e.g. runtime; default: the worst of all)")
     ap.add_argument("--store", action="append", default=[], help="store CSV folder (python/cudal2/store_csv.py; repeatable)")
     ap.add_argument("--top", type=int, default=4)
+    ap.add_argument("--family", action="append", default=None,
+                    help="the runners-up's family (repeatable; default cublaslt)")
     ap.add_argument("--exclude", action="append", default=[], help="an earlier spec list: its shapes are left out")
     ap.add_argument("--exclude-store", action="append", default=[],
                     help="an earlier confirmation's store CSV folder: the shapes it measured are left out (resume)")
@@ -101,14 +117,15 @@ def main():
             done |= {tuple(int(x) for x in line.split()[0].split(",")) for line in f if line.strip()}
     for d in a.exclude_store:
         done |= measured_shapes(d)
-    shapes = [s for s in losing_shapes(a.runtime_csv, a.below, a.build) if s not in done]
+    chosen = read_shapes(a.shapes) if a.shapes else losing_shapes(a.runtime_csv, a.below, a.build)
+    shapes = [s for s in chosen if s not in done]
     entries = defaultdict(list)  # (m, n, k, layout) -> the tables' specs, in --table order
     for path in a.table:
         with open(path) as f:
             for e in json.load(f)["entries"]:
                 if e["accum"] == "f32" and (a.compiled or e["spec"].startswith("cublaslt ")):
                     entries[(e["m"], e["n"], e["k"], e["layout"])].append(e["spec"])
-    ups = runners_up(a.store, shapes, a.top)
+    ups = runners_up(a.store, shapes, a.top, tuple(a.family or ["cublaslt"]))
     lines = 0
     for s in shapes:
         for lay in ("nn", "tn"):
@@ -119,7 +136,8 @@ def main():
             for x in specs:
                 print(f"{s[0]},{s[1]},{s[2]} {x}")
                 lines += 1
-    print(f"confirm_candidates: {len(shapes)} shape(s) below {a.below}, {lines} (shape, spec) line(s)", file=sys.stderr)
+    why = f"from {a.shapes}" if a.shapes else f"below {a.below}"
+    print(f"confirm_candidates: {len(shapes)} shape(s) {why}, {lines} (shape, spec) line(s)", file=sys.stderr)
 
 
 if __name__ == "__main__":

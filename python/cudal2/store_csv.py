@@ -121,16 +121,17 @@ def offline_graph_ok_rows(c, gpus, dtype, layouts, m, n, k):
 
 
 def drop_family_measurements(path, family, problems):
-    """Deletes the measurements of specs of `family` on each (m, n, k, layout) of `problems` from the
-    store at path (schema checked; rows only, `best` is left as it is: the caller re-exports from
-    other stores); returns how many were deleted."""
+    """Deletes the measurements of specs of `family` (None: of every family) on each (m, n, k, layout)
+    of `problems` from the store at path (schema checked; rows only, `best` is left as it is: the
+    caller re-exports from other stores); returns how many were deleted."""
     c = open_store(path, write=True)
     try:
         n = 0
+        which = "" if family is None else " AND spec_hash IN (SELECT hash FROM specs WHERE family = ?)"
         for m, nn, k, layout in problems:
-            n += c.execute(
-                "DELETE FROM measurements WHERE m = ? AND n = ? AND k = ? AND layout = ? AND spec_hash IN "
-                "(SELECT hash FROM specs WHERE family = ?)", (m, nn, k, layout, family)).rowcount
+            args = (m, nn, k, layout) + (() if family is None else (family,))
+            n += c.execute("DELETE FROM measurements WHERE m = ? AND n = ? AND k = ? AND layout = ?" + which,
+                           args).rowcount
         c.commit()
         return n
     finally:

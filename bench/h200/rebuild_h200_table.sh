@@ -26,7 +26,8 @@ for d in "$root"/bench/results/h200/transfer/store*/; do
   # job's best cuBLASLt candidate.
   # STORE-chain-revert-FAMILY.log: the store's picks that ran slower chained than the entries they
   # replaced; the store's measurements of those entries go, so they keep the entry from before it.
-  for f in "$root"/bench/results/h200/transfer/"$n"-chain-filter-*.log "$root"/bench/results/h200/transfer/"$n"-chain-revert-*.log; do
+  # stores-chain-revert-FAMILY-RUN.log: reverted in every store (back to the rl round's entry).
+  for f in "$root"/bench/results/h200/transfer/{"$n"-chain-filter-,"$n"-chain-revert-,stores-chain-revert-}*.log; do
     [ -f "$f" ] || continue
     fam=${f##*-chain-filter-}
     revert=()

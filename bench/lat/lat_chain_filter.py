@@ -32,6 +32,12 @@ export --confirmed` takes it from the previous confirmation that measured it: th
 before this store (with --reference: a new job's pick that ran slower chained than the one it replaced).
 bench/h200/rebuild_h200_table.sh applies STORE-chain-filter-FAMILY.log and STORE-chain-revert-FAMILY.log.
 
+--timer (repeatable) names the timers an entry must be below in, all of them (default chain): e.g.
+--timer graph --timer chain with --reference runtime-b --revert on a run of the table against the
+one before the confirmations: the confirmations' picks the bench measured slower than the entry
+they replaced back to back and chained (bench/results/h200/transfer/stores-chain-revert-*.log,
+applied to every confirmation store).
+
 --family wgmma checks the table's wgmma entries the same way (bench/results/h200/transfer/: the
 shallow-K confirmation, whose wgmma picks of 16 MB outputs lost 11-17% under the chain timer).
 """
@@ -64,35 +70,51 @@ def read_drop_list(path):
     return drop
 
 
-def drop_from_runtime(runtime_csv, table, below, family="lat", reference=None):
+def drop_from_runtime(runtime_csv, table, below, family="lat", reference=None, timers=("chain",)):
+    """The table's entries of `family` (what the runtime runs: a kernel of the table, or on kernel -1
+    cuBLASLt's heuristic, family "cublaslt") below `below` of auto-tuning (or of the `reference`
+    build) under every one of `timers`, as (shape, layout, ratio of the first timer). Only entries
+    the run itself measured: where the run's rows name the spec they ran (the runtime's details), it
+    must be the table's."""
     opener = gzip.open if runtime_csv.endswith(".gz") else open
-    chain = defaultdict(dict)
+    times = defaultdict(dict)  # (shape, timer) -> method -> median
+    ran = {}  # (shape, method) -> the spec the runtime ran ("cublaslt": the heuristic)
     with opener(runtime_csv, "rt") as f:
         for r in csv.DictReader(line for line in f if not line.startswith("#")):
-            if r["status"] == "ok" and r["mode"] == "offline" and r["timer"] == "chain":
-                chain[(int(r["m"]), int(r["n"]), int(r["k"]))][r["method"]] = float(r["median_us"])
+            if r["status"] != "ok" or r["mode"] != "offline" or r["timer"] not in timers:
+                continue
+            shape = (int(r["m"]), int(r["n"]), int(r["k"]))
+            times[(shape, r["timer"])][r["method"]] = float(r["median_us"])
+            try:
+                d = json.loads(r.get("details") or "{}")
+            except ValueError:
+                d = {}
+            if "path" in d:
+                ran[(shape, r["method"])] = d.get("spec", "") if d["path"] == "table" else "cublaslt"
     with open(table) as f:
         t = json.load(f)
     drop = []
     for e in t["entries"]:
+        if e.get("accum", "f32") != "f32":
+            continue
         k = e["run"]["kernel"]
-        # what the runtime runs: a kernel of the table, or (kernel -1) cuBLASLt's heuristic ("cublaslt")
         runs = t["kernels"][k] if k >= 0 else e["run"]["spec"]
         if runs.split()[0] != family:
             continue
-        shape = (e["m"], e["n"], e["k"])
-        d = chain.get(shape, {})
-        if "runtime-" + e["layout"] not in d:
-            continue
-        if reference:  # the entry it replaced: another runtime build of the same run, same layout
-            if f"{reference}-{e['layout']}" not in d:
-                continue
-            ratio = d[f"{reference}-{e['layout']}"] / d["runtime-" + e["layout"]]
-        else:
-            auto = min(d.get("cublaslt-autotune-nn", float("inf")), d.get("cublaslt-autotune-tn", float("inf")))
-            ratio = auto / d["runtime-" + e["layout"]]
-        if ratio < below:
-            drop.append((shape, e["layout"], ratio))
+        shape, rt = (e["m"], e["n"], e["k"]), "runtime-" + e["layout"]
+        if (shape, rt) in ran and ran[(shape, rt)] != (e["run"]["spec"] if k >= 0 else "cublaslt"):
+            continue  # the run measured another entry here (the table changed since)
+        ratios = []
+        for timer in timers:
+            d = times.get((shape, timer), {})
+            if reference:  # the entry it replaced: another runtime build of the same run, same layout
+                base = d.get(f"{reference}-{e['layout']}")
+            else:
+                base = min(d.get("cublaslt-autotune-nn", float("inf")), d.get("cublaslt-autotune-tn", float("inf")))
+            if rt in d and base not in (None, float("inf")):
+                ratios.append(base / d[rt])
+        if len(ratios) == len(timers) and max(ratios) < below:
+            drop.append((shape, e["layout"], ratios[0]))
     return drop
 
 
@@ -108,6 +130,8 @@ def main():
     ap.add_argument("--reference", default=None,
                     help="compare with this runtime build of the run (e.g. runtime-b: the library before the new "
                          "entries) instead of auto-tuning: drop where the entry is below --below of the one it replaced")
+    ap.add_argument("--timer", action="append", default=None,
+                    help="the timer(s) an entry must be below in (repeatable: below in every one; default chain)")
     ap.add_argument("--revert", action="store_true",
                     help="remove every measurement of the listed entries from the store, not only the family's: "
                          "the export then takes them from the confirmation before it (the entry they replaced)")
@@ -119,14 +143,15 @@ def main():
     else:
         if a.runtime_csv is None or a.table is None:
             ap.error("give --runtime-csv and --table, or --drop-list")
-        drop = drop_from_runtime(a.runtime_csv, a.table, a.below, a.family, a.reference)
+        drop = drop_from_runtime(a.runtime_csv, a.table, a.below, a.family, a.reference, tuple(a.timer or ["chain"]))
     what = "" if a.revert else f"{a.family} "
     for path in a.store:
         n = store_csv.drop_family_measurements(path, None if a.revert else a.family,
                                                [(m, nn, k, layout) for (m, nn, k), layout, _ in drop])
         print(f"{path}: {n} {what}measurement(s) removed")
     against = f"of {a.reference}" if a.reference else "of auto-tuning"
-    print(f"{len(drop)} {a.family} entries lost under the chain timer (below {a.below} {against}):")
+    timers = "+".join(a.timer or ["chain"])
+    print(f"{len(drop)} {a.family} entries lost under the {timers} timer (below {a.below} {against}):")
     for (m, nn, k), layout, ratio in sorted(drop, key=lambda x: x[2]):
         print(f"  {m}x{nn}x{k} {layout} {ratio:.3f}")
 

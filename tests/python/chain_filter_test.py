@@ -41,7 +41,7 @@ class ChainFilter(unittest.TestCase):
             for (m, n, k), times in RUN.items():
                 for method, us in times.items():
                     f.write(f"{m},{n},{k},{method},offline,chain,{us},ok\n")
-                    f.write(f"{m},{n},{k},{method},offline,graph,{us / 2},ok\n")  # graph rows are not read
+                    f.write(f"{m},{n},{k},{method},offline,graph,{us / 2},ok\n")  # read with timers=("graph", ...)
         kernels = ["lat tn f32 tile=16x16x64 warps=1x1 kwarps=4", "cublaslt tn f32 algo=66 tile=10"]
         entries = [((64, 64, 64), "tn", 0), ((64, 64, 128), "tn", 0), ((64, 64, 256), "tn", 1),
                    ((64, 64, 512), "nn", -1)]  # -1: cuBLASLt's heuristic
@@ -49,7 +49,7 @@ class ChainFilter(unittest.TestCase):
         with open(self.table, "w") as f:
             json.dump({"kernels": kernels, "entries": [
                 {"m": s[0], "n": s[1], "k": s[2], "layout": lay, "accum": "f32",
-                 "run": {"kernel": kern, "spec": kernels[kern] if kern >= 0 else "cublaslt"}}
+                 "run": {"kernel": kern, "spec": kernels[kern] + " | splits=1" if kern >= 0 else "cublaslt"}}
                 for s, lay, kern in entries]}, f)
 
     def tearDown(self):
@@ -69,6 +69,19 @@ class ChainFilter(unittest.TestCase):
         self.assertEqual(self.listed("lat", "runtime-b"), {((64, 64, 128), "tn"): 0.88})
         self.assertEqual(self.listed("cublaslt", "runtime-b"),
                          {((64, 64, 256), "tn"): 0.967, ((64, 64, 512), "nn"): 0.9})
+
+    def test_every_timer_and_only_what_the_run_measured(self):
+        # graph rows, faster than chain: 64x64x128 is behind the entry before back to back too (0.88)
+        self.assertEqual({(s, lay) for s, lay, _ in F.drop_from_runtime(
+            self.csv, self.table, 0.995, "lat", "runtime-b", ("graph", "chain"))}, {((64, 64, 128), "tn")})
+        # a run whose runtime rows name another spec than the table's entry measured something else
+        other = os.path.join(self.tmp.name, "other.csv")
+        with open(other, "w") as f:
+            f.write("m,n,k,method,mode,timer,median_us,status,details\n")
+            for method, us in RUN[(64, 64, 128)].items():
+                spec = '"{""path"": ""table"", ""spec"": ""lat tn f32 tile=32x32x64""}"' if method == "runtime-tn" else ""
+                f.write(f"64,64,128,{method},offline,chain,{us},ok,{spec}\n")
+        self.assertEqual(F.drop_from_runtime(other, self.table, 0.995, "lat", "runtime-b"), [])
 
     def store(self, name):
         db = os.path.join(self.tmp.name, name)

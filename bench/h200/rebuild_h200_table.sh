@@ -5,7 +5,8 @@
 # bench/results/h200/runtime-grid/: those shapes go to the heuristic), then the transfer
 # confirmations (bench/results/h200/transfer/store*, bench/h200/transfer_call.sh): the shapes they
 # measured take their entry from those jobs alone (`cudal2 export --confirmed`), less the compiled
-# picks a store's chain-filter log drops (bench/lat/lat_chain_filter.py).
+# picks a store's chain-filter log drops and the entries its chain-revert logs send back to the job
+# before (bench/lat/lat_chain_filter.py).
 #   bash bench/h200/rebuild_h200_table.sh [OUT]   (default tables/h200-f32.json)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)

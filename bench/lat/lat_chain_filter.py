@@ -42,8 +42,6 @@ applied to every confirmation store).
 shallow-K confirmation, whose wgmma picks of 16 MB outputs lost 11-17% under the chain timer).
 """
 import argparse
-import csv
-import gzip
 import json
 import os
 import re
@@ -51,7 +49,7 @@ import sys
 from collections import defaultdict
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # bench/: _analysis
-from _analysis import store_csv  # noqa: E402
+from _analysis import load, store_csv  # noqa: E402
 
 
 DROP_LINE = re.compile(r"^  (\d+)x(\d+)x(\d+) (nn|tn) (\S+)\s*$")
@@ -76,33 +74,30 @@ def drop_from_runtime(runtime_csv, table, below, family="lat", reference=None, t
     build) under every one of `timers`, as (shape, layout, ratio of the first timer). Only entries
     the run itself measured: where the run's rows name the spec they ran (the runtime's details), it
     must be the table's."""
-    opener = gzip.open if runtime_csv.endswith(".gz") else open
     times = defaultdict(dict)  # (shape, timer) -> method -> median
     ran = {}  # (shape, method) -> the spec the runtime ran ("cublaslt": the heuristic)
-    with opener(runtime_csv, "rt") as f:
-        for r in csv.DictReader(line for line in f if not line.startswith("#")):
-            if r["status"] != "ok" or r["mode"] != "offline" or r["timer"] not in timers:
-                continue
-            shape = (int(r["m"]), int(r["n"]), int(r["k"]))
-            times[(shape, r["timer"])][r["method"]] = float(r["median_us"])
-            try:
-                d = json.loads(r.get("details") or "{}")
-            except ValueError:
-                d = {}
-            if "path" in d:
-                ran[(shape, r["method"])] = d.get("spec", "") if d["path"] == "table" else "cublaslt"
+    for r in load(runtime_csv):
+        if r["status"] != "ok" or r["mode"] != "offline" or r["timer"] not in timers:
+            continue
+        shape = (int(r["m"]), int(r["n"]), int(r["k"]))
+        times[(shape, r["timer"])][r["method"]] = float(r["median_us"])
+        try:
+            d = json.loads(r.get("details") or "{}")
+        except ValueError:
+            d = {}
+        if "path" in d:
+            ran[(shape, r["method"])] = d.get("spec", "") if d["path"] == "table" else "cublaslt"
     with open(table) as f:
         t = json.load(f)
     drop = []
     for e in t["entries"]:
         if e.get("accum", "f32") != "f32":
             continue
-        k = e["run"]["kernel"]
-        runs = t["kernels"][k] if k >= 0 else e["run"]["spec"]
+        runs = e["run"]["spec"]  # a kernel of the table with its knobs, or "cublaslt" (kernel -1: the heuristic)
         if runs.split()[0] != family:
             continue
         shape, rt = (e["m"], e["n"], e["k"]), "runtime-" + e["layout"]
-        if (shape, rt) in ran and ran[(shape, rt)] != (e["run"]["spec"] if k >= 0 else "cublaslt"):
+        if ran.get((shape, rt), runs) != runs:
             continue  # the run measured another entry here (the table changed since)
         ratios = []
         for timer in timers:

@@ -113,8 +113,7 @@ def main():
     a = ap.parse_args()
     done = set()
     for path in a.exclude:
-        with open(path) as f:
-            done |= {tuple(int(x) for x in line.split()[0].split(",")) for line in f if line.strip()}
+        done |= set(read_shapes(path))
     for d in a.exclude_store:
         done |= measured_shapes(d)
     chosen = read_shapes(a.shapes) if a.shapes else losing_shapes(a.runtime_csv, a.below, a.build)

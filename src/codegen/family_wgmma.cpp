@@ -47,20 +47,25 @@ std::string wgmma_text(const KernelSpec& s) {
 
 std::string invalid_reason_wgmma(const KernelSpec& s) {
   if (s.tile_m != 64 && s.tile_m != 128) return fmt::format("tile M {} not in {{64,128}}", s.tile_m);
-  if (s.tile_n != 64 && s.tile_n != 128 && s.tile_n != 192 && s.tile_n != 256)
-    return fmt::format("tile N {} not in {{64,128,192,256}}", s.tile_n);
+  if (s.tile_n != 32 && s.tile_n != 64 && s.tile_n != 128 && s.tile_n != 192 && s.tile_n != 256)
+    return fmt::format("tile N {} not in {{32,64,128,192,256}}", s.tile_n);
   if (s.tile_k != plan::kTileK) return fmt::format("tile K {} is not 64", s.tile_k);
   // 2x1: two CTAs along M share (multicast) the B tile; 1x2: two along N share the A tile.
   if (!((s.cluster_m == 1 && s.cluster_n == 1) || (s.cluster_m == 2 && s.cluster_n == 1) ||
         (s.cluster_m == 1 && s.cluster_n == 2)))
     return fmt::format("cluster {}x{} not one of 1x1, 2x1, 1x2", s.cluster_m, s.cluster_n);
+  // A 32-wide row-major B tile is one 64-byte-swizzled box: a 2x1 cluster cannot share it in halves.
+  if (s.tile_n == 32 && s.layout == Layout::NN && s.cluster_m == 2)
+    return "tile N 32 in nn takes no 2x1 cluster (its B box cannot be split between two CTAs)";
   if (s.mainloop == Mainloop::WarpSpecialized)
     return "wgmma's mainloop is cooperative (consumers share a tile) or pingpong (they take tiles in turn)";
   const bool ping = s.mainloop == Mainloop::Pingpong;
   if (ping && !plan::pingpong_fits(s.tile_m, s.tile_n))
     return fmt::format("pingpong tile {}x{} over 128x128 or 64x256 (one warpgroup's accumulators)", s.tile_m, s.tile_n);
   if (ping && s.splits != 1) return "pingpong takes no split-K (splits=1)";
-  if (s.stages < 2 || s.stages > 8) return "stages must be 2..8";
+  // Small tiles take more stages (bytes in flight for bandwidth-bound shapes), up to what shared
+  // memory holds (below) and the barriers' room.
+  if (s.stages < 2 || s.stages > plan::kMaxStages) return fmt::format("stages must be 2..{}", plan::kMaxStages);
   if (plan::smem_bytes(s.tile_m, s.tile_n, s.stages, ping) > plan::kSmemBudget)
     return fmt::format("{} stages of {}x{} need {} KB of shared memory, over the 227 KB budget (at most {})", s.stages,
                        s.tile_m, s.tile_n, plan::smem_bytes(s.tile_m, s.tile_n, s.stages, ping) / 1024,

@@ -32,6 +32,8 @@ std::string invalid_reason_wgmma(const KernelSpec& s);
 // the epilogue's 16 or 32 KB of buffers); with knobs, raster
 // {heuristic, along_m, along_n} x swizzle {1,2,4,8}, plus splits {auto, 2, 4, 8, 16} (17 per
 // cooperative configuration; ping-pong has no split-K).
+// (Tile N 32, for skinny N, is valid but runs only from spec lists: the enumerated spaces, and
+// the stores and policies built on them, stay as they were.)
 std::vector<KernelSpec> enumerate_wgmma(Layout layout, Accum accum, bool with_runtime_knobs);
 // K % 8 (and N % 8 for nn) for TMA; explicit splits > 1 only up to the K tiles and where tiles x
 // splits fit in one wave of the H100's 132 SMs (the splits of a tile wait for each other).

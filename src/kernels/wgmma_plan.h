@@ -20,6 +20,8 @@ constexpr int kSmemBudget = 227 * 1024;  // H100 max dynamic shared memory per b
 // Bytes beyond the stages: up to 1023 to align the stages to 1024 (the 128-byte swizzle atom),
 // and two mbarriers per stage.
 constexpr int kSmemSlack = 1024 + 256;
+// The barriers (two a stage, two ping-pong turns) fit in the slack's 256 bytes.
+constexpr int kMaxStages = 15;
 
 // One producer warpgroup, and either one consumer warpgroup per 64 rows of the tile (cooperative:
 // the consumers share each tile) or two consumer warpgroups that take whole tiles in turn
@@ -30,11 +32,17 @@ constexpr int stage_bytes(int bm, int bn) { return (bm + bn) * kTileK * 2; }
 // turn while the previous one drains to global memory.
 constexpr int kEpiChunk = 64 * 64 * 2;
 constexpr int epi_bytes(int bm, bool pingpong = false) { return consumers(bm, pingpong) * 2 * kEpiChunk; }
+// Its buffers are 64 columns wide: a narrower tile (N 32) stores C from registers and has none.
+constexpr bool tma_epilogue(int bn) { return bn >= 64; }
+constexpr int own_bytes(int bm, int bn, bool pingpong = false) {
+  return tma_epilogue(bn) ? epi_bytes(bm, pingpong) : 0;
+}
 constexpr int smem_bytes(int bm, int bn, int stages, bool pingpong = false) {
-  return stages * stage_bytes(bm, bn) + epi_bytes(bm, pingpong) + kSmemSlack;
+  return stages * stage_bytes(bm, bn) + own_bytes(bm, bn, pingpong) + kSmemSlack;
 }
 constexpr int max_stages(int bm, int bn, bool pingpong = false) {
-  return (kSmemBudget - kSmemSlack - epi_bytes(bm, pingpong)) / stage_bytes(bm, bn);
+  const int fit = (kSmemBudget - kSmemSlack - own_bytes(bm, bn, pingpong)) / stage_bytes(bm, bn);
+  return fit < kMaxStages ? fit : kMaxStages;
 }
 constexpr int threads(int bm, bool pingpong = false) { return (consumers(bm, pingpong) + 1) * 128; }
 // Ping-pong: a consumer warpgroup holds a whole tile's accumulators, at most 128 fp32 registers per

@@ -143,14 +143,18 @@ template <int N>
 __device__ __forceinline__ void wgmma_wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
 }
-// Shared-memory matrix descriptor, 128-byte swizzle (layout type 1 in bits 62-63); addresses and
-// offsets in 16-byte units. K-major tiles (A; B for "tn"): rows of 64 fp16 = 128 bytes, 8-row
-// groups 1024 bytes apart (stride offset); the leading offset is unused. N-major B ("nn"): the
-// tile is BN/64 column blocks of 64 k-rows x 64 n (8 KB each): 8-row k groups 1024 bytes apart
-// (stride offset), 64-wide n blocks 8 KB apart (leading offset).
-__device__ __forceinline__ uint64_t desc(uint32_t addr, uint32_t lead_bytes, uint32_t stride_bytes) {
+// Shared-memory matrix descriptor, 128-byte swizzle by default (layout type 1 in bits 62-63; 2 is
+// the 64-byte swizzle); addresses and offsets in 16-byte units. K-major tiles (A; B for "tn"):
+// rows of 64 fp16 = 128 bytes, 8-row groups 1024 bytes apart (stride offset); the leading offset
+// is unused. N-major B ("nn"): the tile is BN/64 column blocks of 64 k-rows x 64 n (8 KB each):
+// 8-row k groups 1024 bytes apart (stride offset), 64-wide n blocks 8 KB apart (leading offset);
+// a 32-wide B tile is one block of 64 k-rows x 32 n in the 64-byte swizzle: 64-byte k-rows, 8-row
+// groups 512 bytes apart.
+constexpr uint32_t kSwizzle128 = 1, kSwizzle64 = 2;
+__device__ __forceinline__ uint64_t desc(uint32_t addr, uint32_t lead_bytes, uint32_t stride_bytes,
+                                         uint32_t layout = kSwizzle128) {
   return uint64_t((addr & 0x3FFFF) >> 4) | uint64_t(lead_bytes >> 4) << 16 | uint64_t(stride_bytes >> 4) << 32 |
-         uint64_t(1) << 62;
+         uint64_t(layout) << 62;
 }
 
 // Keeps the compiler from moving accumulator registers across wgmma fences and waits.

@@ -87,7 +87,14 @@ struct Tile {
   static constexpr int kABytes = kTileM * kTileK * 2, kBBytes = kTileN * kTileK * 2;
   static constexpr int kSmem = plan::smem_bytes(kTileM, kTileN, kStages, kPingpong);
   static_assert(kTileM == 64 || kTileM == 128, "tile M is 64 or 128 (one consumer warpgroup per 64 rows)");
-  static_assert(kTileN % 64 == 0 && kTileN >= 64 && kTileN <= 256, "tile N is 64, 128, 192 or 256");
+  static_assert(kTileN == 32 || (kTileN % 64 == 0 && kTileN >= 64 && kTileN <= 256),
+                "tile N is 32, 64, 128, 192 or 256");
+  // A 32-wide tile (skinny N: twice the CTAs of a 64-wide one on N = 64) takes row-major B in one
+  // 64-byte-swizzled box (a cluster cannot split it in two) and stores C from registers (the TMA
+  // store's buffers are 64 columns wide).
+  static constexpr bool kNarrowN = kTileN == 32;
+  static_assert(!kNarrowN || kLayoutTN || kClusterM == 1, "a 32-wide nn B tile is not shared by a 2x1 cluster");
+  static constexpr bool kTmaEpilogue = plan::tma_epilogue(kTileN);
   static_assert(kStages >= 2 && kSmem <= plan::kSmemBudget, "stages do not fit in shared memory");
 
   using AccT = std::conditional_t<kAccumF16, uint32_t, float>;
@@ -95,7 +102,7 @@ struct Tile {
   using RowBlock = AccT[kAccRegs];  // one 64-row block's accumulators (this thread's part)
 
   // The stage ring, then the epilogue buffers, then the ring's barriers and the ping-pong turns.
-  struct Smem : StageSmem<kStages, kABytes, kBBytes, plan::epi_bytes(kTileM, kPingpong)> {
+  struct Smem : StageSmem<kStages, kABytes, kBBytes, plan::own_bytes(kTileM, kTileN, kPingpong)> {
     // Epilogue buffer i (0, 1) of consumer warpgroup c.
     __device__ __forceinline__ uint32_t epi(int c, int i) const { return this->own() + (c * 2 + i) * plan::kEpiChunk; }
     // Ping-pong: consumer warpgroup c's turn to start a mainloop (the other arrives when its
@@ -117,7 +124,8 @@ struct Tile {
   static constexpr int kRedQ = kAccRegs <= 64 ? 4 : 2, kRedS = 4;
   // Named barrier of all consumer threads (1 .. kConsumers are the warpgroups' own).
   static constexpr int kAllConsumersBar = 3;
-  static_assert((2 * kStages + 2) * 8 <= 256, "the barriers fit in the slack of kSmemSlack");
+  static_assert(kStages <= plan::kMaxStages && (2 * kStages + 2) * 8 <= 256,
+                "the barriers fit in the slack of kSmemSlack");
 
   // Unit id -> this CTA's output tile (a cluster's CTAs take neighbouring tiles of the unit).
   static __device__ __forceinline__ plan::Coord tile_of(const Params& p, int64_t unit, uint32_t rank) {
@@ -145,6 +153,8 @@ struct Tile {
                            n0 + static_cast<int>(rank) * (kTileN / 2), 0x3);
       else
         tma_load(sm.b(s), &map_b, full, k0, n0);
+    } else if constexpr (kNarrowN) {
+      tma_load(sm.b(s), &map_b, full, n0, k0);
     } else {
 #pragma unroll
       for (int c = 0; c < kTileN / 64; ++c) {
@@ -209,8 +219,11 @@ struct Tile {
 #pragma unroll
         for (int kk = 0; kk < kTileK / 16; ++kk) {
           // Inside the 128-byte swizzle atom a k step of 16 is 32 bytes along a K-major row, or 16
-          // k-rows (2 KB) down an N-major block; a 64-row block of A is 8 KB further on.
-          const uint64_t db = kLayoutTN ? desc(b0 + kk * 32, 16, 1024) : desc(b0 + kk * 2048, 64 * kTileK * 2, 1024);
+          // k-rows (2 KB) down an N-major block (1 KB of 64-byte k-rows in a 32-wide one); a
+          // 64-row block of A is 8 KB further on.
+          const uint64_t db = kLayoutTN  ? desc(b0 + kk * 32, 16, 1024)
+                              : kNarrowN ? desc(b0 + kk * 1024, kBBytes, 512, kSwizzle64)
+                                         : desc(b0 + kk * 2048, 64 * kTileK * 2, 1024);
 #pragma unroll
           for (int h = 0; h < kRowBlocks; ++h) {
             const uint64_t da = desc(a0 + h * 64 * 128 + kk * 32, 16, 1024);
@@ -424,7 +437,7 @@ struct Tile {
 #pragma unroll
         for (int h = 0; h < kRowBlocks; ++h) {
           const int64_t rows = tile.m * kTileM + row0 + h * 64;  // this row block's first row of C
-          if (p.c_tma)
+          if (kTmaEpilogue && p.c_tma)
             epilogue_tma(sm, map_c, accs[h], rows, tile.n, c, tid, epi_buf);
           else
             epilogue_direct(p, accs[h], rows, tile.n, tid);

@@ -105,6 +105,32 @@ TEST(WgmmaGpu, OddShapesVerifySplitK) {
                         nn, Accum::F32));
 }
 
+// The 32-wide tile for skinny N: row-major B in one 64-byte-swizzled box (the N-major wgmma
+// descriptor's other swizzle), C stored from registers, up to 15 stages; both layouts and
+// accumulators, a 1x2 cluster sharing A, ping-pong and split-K (ranges of one K tile too), on the
+// odd shapes and on N = 40 / 64 (two tiles, the second partial), where a wrong swizzle or
+// descriptor gives wrong columns.
+TEST(WgmmaGpu, OddShapesVerifyNarrowTile) {
+  auto nn = kNnShapes, tn = kTnShapes;
+  const std::vector<Shape> skinny{{4096, 64, 4096}, {1000, 40, 520}, {4097, 64, 1000}};
+  nn.insert(nn.end(), skinny.begin(), skinny.end());
+  tn.insert(tn.end(), skinny.begin(), skinny.end());
+  expect_all_ok(run_odd({"wgmma nn f32 tile=64x32x64 cluster=1x1 stages=8",
+                         "wgmma nn f32 tile=64x32x64 cluster=1x2 stages=8 | raster=along_n swizzle=2",
+                         "wgmma nn f32 tile=128x32x64 cluster=1x1 stages=8 | splits=auto",
+                         "wgmma nn f32 tile=64x32x64 cluster=1x1 stages=6 mainloop=pingpong",
+                         "wgmma nn f32 tile=64x32x64 cluster=1x2 stages=15 | splits=auto"},
+                        nn, Accum::F32));
+  // 264 = 5 K tiles in 4 splits: ranges of one tile.
+  const std::vector<Shape> split{{65, 72, 4104}, {130, 40, 1032}, {1000, 64, 8200}, {64, 32, 264}};
+  expect_all_ok(run_odd({"wgmma nn f32 tile=64x32x64 cluster=1x1 stages=12 | splits=4"}, split, Accum::F32));
+  expect_all_ok(run_odd({"wgmma tn f16 tile=64x32x64 cluster=1x1 stages=12 | splits=3"}, split, Accum::F16));
+  expect_all_ok(run_odd({"wgmma tn f32 tile=64x32x64 cluster=1x2 stages=8",
+                         "wgmma tn f32 tile=128x32x64 cluster=2x1 stages=8 | splits=auto"},
+                        tn, Accum::F32));
+  expect_all_ok(run_odd({"wgmma nn f16 tile=64x32x64 cluster=1x2 stages=8"}, nn, Accum::F16));
+}
+
 // Large aligned shapes beside cuBLASLt auto-tuning (graph timer); only correctness is asserted.
 TEST(WgmmaGpu, LargeShapesBesideCublasLt) {
   BenchOptions o;

@@ -84,6 +84,13 @@ TEST(WgmmaPlan, SharedMemoryAndAlignmentRules) {
   EXPECT_EQ(plan::max_stages(128, 128, true), 6);
   EXPECT_EQ(plan::max_stages(64, 256, true), 4);
   EXPECT_EQ(plan::max_stages(64, 128, true), 8);
+  // The 32-wide tile has no TMA-store buffers (C from registers): 12 KB stages of 64x32 up to the
+  // barriers' 15, 20 KB stages of 128x32 up to what 227 KB holds.
+  EXPECT_FALSE(plan::tma_epilogue(32));
+  EXPECT_EQ(plan::own_bytes(128, 32), 0);
+  EXPECT_EQ(plan::max_stages(64, 32), plan::kMaxStages);
+  EXPECT_EQ(plan::max_stages(128, 32), 11);
+  EXPECT_LE(plan::smem_bytes(128, 32, 11), plan::kSmemBudget);
   EXPECT_TRUE(plan::pingpong_fits(128, 128));
   EXPECT_TRUE(plan::pingpong_fits(64, 256));
   EXPECT_FALSE(plan::pingpong_fits(128, 192));

@@ -29,7 +29,7 @@ def load(paths):
         meth = r["method"]
         if meth.startswith("k-") and r["details"]:
             try:
-                spec[meth] = json.loads(r["details"]).get("spec", meth)
+                spec[meth] = (json.loads(r["details"]) or {}).get("spec", meth)  # "null" where the job wrote none
             except json.JSONDecodeError:
                 pass
         if r["status"] == "ok" and r["median_us"]:

@@ -226,6 +226,7 @@ TEST(KernelSpec, OwnFamiliesValidityRules) {
   EXPECT_NE(why("tiny nn f32 tile=64x32x64 warps=1x1").find("warp tile M"), std::string::npos);
   EXPECT_NE(why("tiny nn f32 tile=32x32x128").find("fragment registers"), std::string::npos);
   EXPECT_EQ(why("tiny nn f32 tile=16x16x128"), "");
+  EXPECT_NE(why("tiny nn f32 tile=32x32x32 warps=2x2 kwarps=4").find("at most 8 warps"), std::string::npos);
   // wgmma's 32-wide tile: both layouts, 1x2 clusters; a 2x1 cluster only where B is K-major.
   EXPECT_EQ(why("wgmma nn f32 tile=64x32x64 cluster=1x2 stages=8"), "");
   EXPECT_EQ(why("wgmma tn f32 tile=128x32x64 cluster=2x1 stages=8"), "");
@@ -234,7 +235,6 @@ TEST(KernelSpec, OwnFamiliesValidityRules) {
   EXPECT_EQ(why("wgmma nn f32 tile=64x32x64 cluster=1x1 stages=15"), "");  // 15 x 12 KB: fits
   EXPECT_NE(why("wgmma nn f32 tile=64x32x64 cluster=1x1 stages=16").find("2..15"), std::string::npos);
   EXPECT_NE(why("wgmma nn f32 tile=128x64x64 cluster=1x1 stages=12").find("shared memory"), std::string::npos);
-  EXPECT_NE(why("tiny nn f32 tile=32x32x32 warps=2x2 kwarps=4").find("at most 8 warps"), std::string::npos);
   // lat: tiny's tile rules, splits are the CTAs of one cluster (1..16) or groups of clusters of
   // 8 (24..128 in steps of 8), one reduction slot even without kwarps.
   EXPECT_EQ(why("lat tn f32 tile=32x32x64 warps=1x1 kwarps=4 | splits=16"), "");

@@ -225,7 +225,7 @@ struct Gemm {
     const bool c_tma = T::kTmaEpilogue && a.n % 8 == 0 && reinterpret_cast<uintptr_t>(a.C) % 16 == 0;
     const bool ok = encode(&map_a, a.A, a.m, a.k, kClusterN == 2 ? kTileM / 2 : kTileM) &&
                     (kLayoutTN ? encode(&map_b, a.B, a.n, a.k, kClusterM == 2 ? kTileN / 2 : kTileN)
-                               : encode(&map_b, a.B, a.k, a.n, kTileK, kTileN < 64 ? kTileN : 64)) &&
+                               : encode(&map_b, a.B, a.k, a.n, kTileK, T::kNarrowN ? kTileN : 64)) &&
                     (!c_tma || encode(&map_c, a.C, a.m, a.n, 64));
     if (!ok) return "cuTensorMapEncodeTiled refused the operands";
     if (const cudaError_t e = prepare(); e != cudaSuccess) return cudaGetErrorString(e);

@@ -2,8 +2,7 @@
 // swap-AB so that M lands on wgmma's N (8..64), TMA and a producer warp, split-K as a cluster of
 // CTAs reduced through distributed shared memory.
 //   "wgmma_swapab tn f32 tile=16x128x64 stages=8 | splits=4"
-//   tile     M 8, 16, 32 or 64 (wgmma's N) x N 64 or 128 (64 per consumer warpgroup) x K 64;
-//            M 128 too, valid from spec lists but not enumerated (small N under a large M)
+//   tile     M 8, 16, 32 or 64 (wgmma's N) x N 64 or 128 (64 per consumer warpgroup) x K 64
 //   stages   2..16 K tiles in flight, as many as fit in 227 KB beside the reduction tile
 //   splits   runtime knob: 1, 2, 4 or 8 CTAs of a cluster share the tile's K; auto (0) picks the
 //            fewest that cover the SMs (wgmma_swapab_plan.h)
@@ -59,7 +58,7 @@ void swapab_parse_field(KernelSpec& s, std::string_view key, std::string_view va
 }
 
 std::string invalid_reason_swapab(const KernelSpec& s) {
-  if (!plan::tile_m_ok(s.tile_m)) return fmt::format("tile M {} not in {{8,16,32,64,128}}", s.tile_m);
+  if (!plan::tile_m_ok(s.tile_m)) return fmt::format("tile M {} not in {{8,16,32,64}}", s.tile_m);
   if (!plan::tile_n_ok(s.tile_n)) return fmt::format("tile N {} not in {{64,128}}", s.tile_n);
   if (s.tile_k != plan::kTileK) return fmt::format("tile K {} is not 64", s.tile_k);
   if (s.stages < 2 || s.stages > plan::max_stages(s.tile_m, s.tile_n))

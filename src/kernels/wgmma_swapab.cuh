@@ -2,8 +2,7 @@
 // with inline PTX (sm_90a). C (row-major MxN) = A (row-major MxK) * B (KxN: row-major "nn",
 // column-major "tn"), any M, N; K (and N for "nn") multiples of 8 so TMA can address the rows.
 //  - Swap-AB: the kernel computes C^T = B^T A^T, so the problem's small M lands on wgmma's N
-//    (8, 16, 32 or 64: tile M; 128 for a small N under a large M) and the large N on wgmma's M
-//    (64 rows per consumer warpgroup);
+//    (8, 16, 32 or 64: tile M) and the large N on wgmma's M (64 rows per consumer warpgroup);
 //    a wgmma m64nMk16 wastes nothing when M is 8, where the ordinary orientation pads M to 64.
 //  - A producer warp streams 64-wide K tiles of B (the big operand) and A with TMA into
 //    128-byte-swizzled shared memory, `stages` deep, on full/empty mbarriers; TMA zero-fills
@@ -76,7 +75,7 @@ template <class Cfg>
 struct Tile {
   static constexpr bool kLayoutTN = Cfg::kLayoutTN, kAccumF16 = Cfg::kAccumF16;
   static constexpr int kTileM = Cfg::kTileM, kTileN = Cfg::kTileN, kTileK = plan::kTileK, kStages = Cfg::kStages;
-  static_assert(plan::tile_m_ok(kTileM), "tile M is 8, 16, 32, 64 or 128");
+  static_assert(plan::tile_m_ok(kTileM), "tile M is 8, 16, 32 or 64");
   static_assert(plan::tile_n_ok(kTileN), "tile N is 64 or 128");
   static constexpr int kConsumers = plan::consumers(kTileN), kThreads = plan::threads(kTileN);
   static constexpr int kABytes = kTileM * kTileK * 2, kBBytes = kTileN * kTileK * 2;

@@ -21,10 +21,8 @@ constexpr int kMaxStages = 16;  // two mbarriers per stage fit in the slack's 25
 constexpr int kMaxSplits = 8;
 
 // The tile M (the problem's small M, which lands on wgmma's N) is 8, 16, 32 or 64; the tile N
-// (the problem's N, wgmma's M) 64 per consumer warpgroup: 64 or 128. Tile M 128 is for the other
-// skinny side, a small N under a large M: every CTA reads the K range's whole B (N x K), so a
-// taller tile reads B fewer times over the grid (4096x64x4096: 48 MB from L2 at 128, 64 MB at 64).
-constexpr bool tile_m_ok(int bm) { return bm == 8 || bm == 16 || bm == 32 || bm == 64 || bm == 128; }
+// (the problem's N, wgmma's M) 64 per consumer warpgroup: 64 or 128.
+constexpr bool tile_m_ok(int bm) { return bm == 8 || bm == 16 || bm == 32 || bm == 64; }
 constexpr bool tile_n_ok(int bn) { return bn == 64 || bn == 128; }
 constexpr bool splits_ok(int s) { return s == 1 || s == 2 || s == 4 || s == 8; }
 constexpr int consumers(int bn) { return bn / 64; }

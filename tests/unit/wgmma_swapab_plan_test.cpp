@@ -73,9 +73,6 @@ TEST(SwapabPlan, SharedMemoryOfEveryEnumeratedConfigurationFits) {
     }
   EXPECT_EQ(plan::max_stages(64, 128), 8);
   EXPECT_EQ(plan::max_stages(8, 64), plan::kMaxStages);
-  // Tile M 128 (spec lists only): a 24 KB stage beside a 34 KB reduction tile; 32 KB beside 66 KB.
-  EXPECT_EQ(plan::max_stages(128, 64), 7);
-  EXPECT_EQ(plan::max_stages(128, 128), 4);
   // The reduction tile's rows are 16-byte aligned (float4 reads) for both tile widths.
   EXPECT_EQ(plan::red_pitch(64) * 4 % 16, 0);
   EXPECT_EQ(plan::red_pitch(128) * 4 % 16, 0);
@@ -108,20 +105,11 @@ TEST(SwapabSpec, InvalidSpecsAreRefusedWithTheReason) {
     }
     return std::string();
   };
-  EXPECT_NE(why("wgmma_swapab tn f32 tile=256x64x64").find("tile M 256"), std::string::npos);
-  EXPECT_NE(why("wgmma_swapab nn f32 tile=128x64x64 stages=8").find("stages must be 2..7"), std::string::npos);
+  EXPECT_NE(why("wgmma_swapab tn f32 tile=128x128x64").find("tile M 128"), std::string::npos);
   EXPECT_NE(why("wgmma_swapab tn f32 tile=16x256x64").find("tile N 256"), std::string::npos);
   EXPECT_NE(why("wgmma_swapab tn f32 tile=64x128x64 stages=12").find("stages must be 2..8"), std::string::npos);
   EXPECT_NE(why("wgmma_swapab tn f32 | splits=3").find("splits must be auto, 1, 2, 4 or 8"), std::string::npos);
   EXPECT_NE(why("wgmma_swapab tn f32 cluster=2x1").find("unknown"), std::string::npos);
-}
-
-TEST(SwapabSpec, TallTileIsValidButNotEnumerated) {
-  const auto s = parse_spec("wgmma_swapab nn f32 tile=128x64x64 stages=7 | splits=4");
-  EXPECT_EQ(parse_spec(s.text()).text(), s.text());
-  EXPECT_NE(generate_source(s).find("  static constexpr int kTileM = 128;\n"), std::string::npos);
-  for (const auto& e : enumerate_specs("wgmma_swapab", Layout::NN, Accum::F32, true))
-    EXPECT_LE(e.tile_m, 64) << e.text();
 }
 
 TEST(SwapabSpec, ShapeRulesOfTheSearch) {

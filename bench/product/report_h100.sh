@@ -20,7 +20,7 @@ fi
 args+=(--csv "$R/runtime-lat/runtime-grid.csv.gz,$R/runtime-lat/runtime-grid-server.csv.gz"
        --section-subject runtime --section-title
        "The paper's 1000-shape grid: libcudal2_runtime (tables/h100-f32.json, best of NN/TN) vs cuBLASLt auto-tuning and heuristic, offline and server (one process per mode)"
-       --csv "$R/grid[0-3].csv.gz" --section-subject cublaslt-autotune --section-title
+       --csv "$R/grid*.csv.gz" --section-subject cublaslt-autotune --section-title
        "The paper's 1000-shape grid: cuBLASLt auto-tuning (best of NN/TN) vs cuBLAS, offline"
        --csv "$R/sample.csv" --section-subject cublaslt-autotune --section-title
        "The 16-shape sample grid: cuBLASLt auto-tuning vs every baseline, offline and server"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """`cudal2 report`: an HTML page with the paper's figures, from `cudal2 bench`/`eval` CSVs and stores.
 
-    cudal2 report --csv 'bench/results/h100/grid[0-3].csv.gz' --csv bench/results/h100/sample.csv --out docs/report
+    cudal2 report --csv 'bench/results/h100/grid*.csv.gz' --csv bench/results/h100/sample.csv --out docs/report
     python3 python/cudal2/report.py --db tune.db --out report/
 
 Each --csv argument is one data set (a section of the page): a file (.csv or .csv.gz), a glob or a

@@ -200,7 +200,7 @@ CHECK_JS = """<script>window.addEventListener('load', function () {
 def test_page_in_headless_chromium(tmp_path):
     browser = chromium()
     out = tmp_path / "report"
-    rc, _, err = report("--csv", os.path.join(H100, "grid[0-3].csv.gz"), "--csv", os.path.join(H100, "sample.csv"),
+    rc, _, err = report("--csv", os.path.join(H100, "grid*.csv.gz"), "--csv", os.path.join(H100, "sample.csv"),
                         "--out", str(out))
     assert rc == 0, err
     flags = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",

@@ -18,10 +18,11 @@ constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 constexpr int kTileK = 64;
 constexpr int kSmemBudget = 227 * 1024;  // H100 max dynamic shared memory per block
 // Bytes beyond the stages: up to 1023 to align the stages to 1024 (the 128-byte swizzle atom),
-// and two mbarriers per stage.
-constexpr int kSmemSlack = 1024 + 256;
-// The barriers (two a stage, two ping-pong turns) fit in the slack's 256 bytes.
-constexpr int kMaxStages = 15;
+// and the barriers' room.
+constexpr int kBarrierBytes = 256;
+constexpr int kSmemSlack = 1024 + kBarrierBytes;
+// The barriers (two 8-byte mbarriers a stage, two ping-pong turns) fit in that room: 15 stages.
+constexpr int kMaxStages = kBarrierBytes / 16 - 1;
 
 // One producer warpgroup, and either one consumer warpgroup per 64 rows of the tile (cooperative:
 // the consumers share each tile) or two consumer warpgroups that take whole tiles in turn

@@ -124,8 +124,7 @@ struct Tile {
   static constexpr int kRedQ = kAccRegs <= 64 ? 4 : 2, kRedS = 4;
   // Named barrier of all consumer threads (1 .. kConsumers are the warpgroups' own).
   static constexpr int kAllConsumersBar = 3;
-  static_assert(kStages <= plan::kMaxStages && (2 * kStages + 2) * 8 <= 256,
-                "the barriers fit in the slack of kSmemSlack");
+  static_assert(kStages <= plan::kMaxStages, "the barriers fit in the slack of kSmemSlack");
 
   // Unit id -> this CTA's output tile (a cluster's CTAs take neighbouring tiles of the unit).
   static __device__ __forceinline__ plan::Coord tile_of(const Params& p, int64_t unit, uint32_t rank) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "baselines/baselines.hpp"
+#include "kernels/cublaslt_plan.h"
 #include "measure/timing.hpp"
 
 namespace cudal2 {
@@ -108,6 +109,12 @@ class CublasLtRunner final : public Method {
     size_t written = 0;
     cublasLtMatmulAlgoConfigGetAttribute(&chosen_, CUBLASLT_ALGO_CONFIG_ID, &algo_id, sizeof algo_id, &written);
     details_["algo_id"] = algo_id;
+    // The configuration in the table's and the runtime's words (the runtime's `spec`), so that a
+    // run says which of cuBLASLt's kernels auto-tuning ran beside the runtime's.
+    char text[256];
+    cudal2_lt::config_text(cudal2_lt::read_config(chosen_), layout_ == Layout::TN, accum_ == Accum::F16, text,
+                           sizeof text);
+    details_["config"] = text;
   }
 
   void run(cudaStream_t s) override {

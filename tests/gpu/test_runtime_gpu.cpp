@@ -873,6 +873,83 @@ TEST_F(RuntimeGpu, CublasLtConfigurationEntries) {
   check_problems(*handle_, cublas_, near, nullptr);
 }
 
+// A `cublaslt` table entry is re-ranked against the heuristic's candidates in the caller's
+// process by background tuning (its first call queues it; CUDAL2_TUNE_LOG names it a table entry):
+// every call before, during and after is right, cudal2_query still reports a `cublaslt` spec and
+// the entry's workspace need, a workspace below that need still fails, and with tuning off no
+// entry is tuned.
+TEST_F(RuntimeGpu, CublasLtEntriesReRankedInTheProcess) {
+  int major = 0, minor = 0;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
+  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0);
+  if (major != 9 || minor != 0) GTEST_SKIP() << "the table serves sm_90 only";
+  const std::string log = ::testing::TempDir() + "cudal2_entry_tune_log.txt";
+  std::remove(log.c_str());
+  setenv("CUDAL2_TUNE_LOG", log.c_str(), 1);
+  cudal2::Handle bg(cudal2_options{0, 0.0, 1, CUDAL2_TUNE_BACKGROUND});
+  unsetenv("CUDAL2_TUNE_LOG");
+  cudal2::Handle off(cudal2_options{0, 0.0, 1, CUDAL2_TUNE_OFF});
+  std::vector<Problem> ps;
+  for (auto layout : {CUDAL2_LAYOUT_NN, CUDAL2_LAYOUT_TN})
+    for (int64_t m : {64, 256, 1024})
+      for (int64_t k : {256, 1024}) {
+        const auto info = cudal2::query(bg, layout, CUDAL2_ACCUM_F32, m, 512, k);
+        if (info.path == CUDAL2_PATH_TABLE_KERNEL && std::string(info.spec).rfind("cublaslt ", 0) == 0 && ps.size() < 4)
+          ps.push_back({layout, CUDAL2_ACCUM_F32, m, 512, k});
+      }
+  if (ps.empty()) GTEST_SKIP() << "the table " << cudal2_get_table_info().source << " has no cublaslt entry probed";
+  for (const auto& p : ps) {
+    Buffers b(p, 23);
+    reference(cublas_, b);
+    for (int call = 0; call < 3; ++call) {  // the first queues the ranking; the others run beside it
+      b.clear_c(nullptr);
+      ASSERT_EQ(cudal2::try_gemm(bg, p.layout, p.accum, p.m, p.n, p.k, b.A, b.B, b.C, nullptr), CUDAL2_STATUS_SUCCESS)
+          << cudal2_last_error();
+      CK(cudaDeviceSynchronize());
+      EXPECT_TRUE(matches(b)) << "call " << call << " " << p.m << "x" << p.n << "x" << p.k;
+      ASSERT_EQ(cudal2::try_gemm(off, p.layout, p.accum, p.m, p.n, p.k, b.A, b.B, b.C, nullptr), CUDAL2_STATUS_SUCCESS);
+    }
+  }
+  EXPECT_EQ(bg.tune_wait(), static_cast<long>(ps.size())) << "each entry ranked once";
+  EXPECT_EQ(off.tune_wait(), 0) << "tuning off: no entry ranked";
+  for (const auto& p : ps) {
+    const auto info = cudal2::query(bg, p.layout, p.accum, p.m, p.n, p.k);
+    EXPECT_EQ(info.path, CUDAL2_PATH_TABLE_KERNEL);
+    EXPECT_EQ(std::string(info.spec).rfind("cublaslt ", 0), 0u) << info.spec;
+    std::printf("  %lldx%lldx%lld %s runs %s\n", (long long)p.m, (long long)p.n, (long long)p.k,
+                p.layout == CUDAL2_LAYOUT_TN ? "tn" : "nn", info.spec);
+    Buffers b(p, 29);
+    reference(cublas_, b);
+    ASSERT_EQ(cudal2::try_gemm(bg, p.layout, p.accum, p.m, p.n, p.k, b.A, b.B, b.C, nullptr), CUDAL2_STATUS_SUCCESS);
+    CK(cudaDeviceSynchronize());
+    EXPECT_TRUE(matches(b)) << "after ranking " << p.m << "x" << p.n << "x" << p.k;
+    // The caller's workspace: exactly the entry's need runs, less fails.
+    const size_t bytes = std::max(info.workspace_bytes, size_t(CUDAL2_WORKSPACE_ZERO_BYTES));
+    void* ws = nullptr;
+    CK(cudaMalloc(&ws, bytes));
+    CK(cudaMemset(ws, 0, bytes));
+    b.clear_c(nullptr);
+    ASSERT_EQ(cudal2::try_gemm(bg, p.layout, p.accum, p.m, p.n, p.k, b.A, b.B, b.C, nullptr, ws, bytes),
+              CUDAL2_STATUS_SUCCESS)
+        << cudal2_last_error();
+    CK(cudaDeviceSynchronize());
+    EXPECT_TRUE(matches(b)) << "caller workspace of " << bytes << " bytes";
+    if (info.workspace_bytes > CUDAL2_WORKSPACE_ZERO_BYTES)
+      EXPECT_EQ(cudal2::try_gemm(bg, p.layout, p.accum, p.m, p.n, p.k, b.A, b.B, b.C, nullptr, ws,
+                                 info.workspace_bytes - 256),
+                CUDAL2_STATUS_INSUFFICIENT_WORKSPACE);
+    cudaFree(ws);
+  }
+  std::ifstream in(log);
+  size_t lines = 0;
+  for (std::string l; std::getline(in, l);) {
+    ++lines;
+    EXPECT_NE(l.find(" background, table entry: pass "), std::string::npos) << l;
+  }
+  EXPECT_EQ(lines, 2 * ps.size()) << "two rankings an entry";
+  std::remove(log.c_str());
+}
+
 // `cudal2 bench --methods runtime-nn,runtime-tn` (src/baselines/runtime.cpp): the runner finds
 // the library (here: the copy this test links, by its soname), reports where each shape goes, and
 // computes the right C with the handle's own workspace.

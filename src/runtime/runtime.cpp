@@ -61,33 +61,24 @@ namespace {
 
 constexpr int64_t kMaxDim = INT32_MAX;
 
-// A cuBLASLt plan's replacement found by background tuning: queued once; when done, `plan` points
-// at owner (written before the pointer is published, never changed after) and calls use it.
-struct TunedLt {
-  std::atomic<bool> queued{false};
-  std::unique_ptr<LtPlan> owner;
-  std::atomic<const LtPlan*> plan{nullptr};
-  const LtPlan* get() const { return plan.load(std::memory_order_acquire); }
-  void publish(std::unique_ptr<LtPlan> p) {
-    owner = std::move(p);
-    plan.store(owner.get(), std::memory_order_release);
-  }
-};
-
 struct Plan {
   cudal2_path_t path = CUDAL2_PATH_CUBLASLT;
   KernelCall call;
   const Entry* from = nullptr;  // the table entry (exact or neighbour)
   std::unique_ptr<LtPlan> lt;
-  mutable TunedLt tuned;  // background tuning's replacement of lt
+  // Background tuning: queued once; when done, `tuned` points at tuned_owner (written before the
+  // pointer is published, never changed after) and calls use it instead of lt.
+  mutable std::atomic<bool> queued{false};
   // C's rows off 16 bytes: cuBLASLt's aligned kernels write the first N rounded down to 8 columns
   // of a padded C (row stride lt->ldc) into the last c_scratch bytes of the workspace, and the call
   // finishes it and copies it into C (runtime/padded_rows.hpp), chunk_m rows at a time (M, or fewer
   // when the workspace cannot hold them all); c_scratch 0: none.
   size_t c_scratch = 0;
   int64_t chunk_m = 0;
+  mutable std::unique_ptr<LtPlan> tuned_owner;
+  mutable std::atomic<const LtPlan*> tuned{nullptr};
   const LtPlan& lt_now() const {
-    const LtPlan* t = tuned.get();
+    const LtPlan* t = tuned.load(std::memory_order_acquire);
     return t ? *t : *lt;
   }
 };
@@ -141,9 +132,6 @@ struct cudal2_context {
   void* ws = nullptr;
   size_t ws_bytes = 0;
   std::vector<KernelCall> entry_calls;  // per table->entries row, planned once (cublaslt kernels too)
-  // Per table->entries row: a `cublaslt` entry's configuration re-ranked in this process against
-  // the heuristic's candidates (background tuning; see cudal2_gemm).
-  std::unique_ptr<TunedLt[]> entry_tuned;
   std::shared_mutex mu;
   std::map<PlanKey, std::unique_ptr<Plan>> plans;  // off-table shapes; never erased (stable pointers)
 };
@@ -476,15 +464,12 @@ struct Scratch {
   }
 };
 
-// One shape's tuning on the worker thread: the heuristic's candidates for a workspace of ws_avail
-// bytes, timed on operands of the worker's own (random, the shape's sizes) as blocking tuning times
-// them on the caller's; the winner, if not what the calls run already, published in out. ldc: the
-// plan's padded C (0: none), timed as the calls run it. incumbent (a table entry's `cublaslt`
-// configuration, or null): ranked first, before the heuristic's candidates, so that it is always
-// a finalist and a challenger must beat it interleaved; without one the heuristic's first is the
-// incumbent.
-void tune_job(cudal2_context* h, TunedLt& out, int64_t ldc, int layout, int accum, int64_t m, int64_t n, int64_t k,
-              size_t ws_avail, const LtPlan* incumbent, const std::atomic<bool>& stop) {
+// One shape's tuning on the worker thread: the heuristic's candidates for the plan's workspace,
+// timed on operands of the worker's own (random, the shape's sizes) as blocking tuning times them
+// on the caller's; the winner, if not the heuristic's own top-1, published in the plan.
+void tune_job(cudal2_context* h, const Plan* plan, int layout, int accum, int64_t m, int64_t n, int64_t k,
+              size_t ws_avail, const std::atomic<bool>& stop) {
+  const int64_t ldc = plan->lt->ldc;  // the plan's padded C, timed as the calls run it
   const size_t a = size_t(m * k), b = size_t(k * n), c = size_t(m * (ldc > 0 ? ldc : n));
   const size_t bytes = 2 * (a + b + c) + ws_avail + 256;
   if (bytes > kTuneScratchMax || stop) return;
@@ -509,15 +494,8 @@ void tune_job(cudal2_context* h, TunedLt& out, int64_t ldc, int layout, int accu
   auto tuned = std::make_unique<LtPlan>();
   tuned->ldc = ldc;
   std::vector<cublasLtMatmulHeuristicResult_t> cands;
-  if (build_lt(h, layout, accum, m, n, k, ws_avail, *tuned, &cands, own.h) != CUDAL2_STATUS_SUCCESS) return;
-  if (incumbent) {
-    const cudal2_lt::Config mine = cudal2_lt::read_config(incumbent->algo);
-    std::erase_if(cands, [&](const auto& r) { return cudal2_lt::read_config(r.algo) == mine; });
-    cublasLtMatmulHeuristicResult_t r{};
-    r.algo = incumbent->algo, r.workspaceSize = incumbent->ws, r.state = CUBLAS_STATUS_SUCCESS;
-    cands.insert(cands.begin(), r);
-  }
-  if (cands.size() < 2) return;
+  if (build_lt(h, layout, accum, m, n, k, ws_avail, *tuned, &cands, own.h) != CUDAL2_STATUS_SUCCESS || cands.size() < 2)
+    return;
   Scratch sc;
   if (cudaStreamCreateWithFlags(&sc.s, cudaStreamNonBlocking) != cudaSuccess ||
       cudaMallocAsync(&sc.p, bytes, sc.s) != cudaSuccess)
@@ -534,10 +512,11 @@ void tune_job(cudal2_context* h, TunedLt& out, int64_t ldc, int layout, int accu
         if (stop) return CUBLAS_STATUS_NOT_SUPPORTED;  // the handle is going: every candidate fails fast
         return cudal2_lt::matmul(own.h, tuned->pr, accum == CUDAL2_ACCUM_F16, &algo, A, B, C, w, ws_avail, s);
       },
-      sc.s, incumbent ? "background, table entry" : "background", &stop);
+      sc.s, "background", &stop);
   if (best <= 0 || stop) return;
   use_algo(*tuned, cands[static_cast<size_t>(best)]);
-  out.publish(std::move(tuned));
+  plan->tuned_owner = std::move(tuned);
+  plan->tuned.store(plan->tuned_owner.get(), std::memory_order_release);
 }
 
 // The handle's tuner, made, registered and started on first use (cudal2_create starts it).
@@ -554,31 +533,10 @@ cudal2::rt::BackgroundTuner* tuner_of(cudal2_context* h) {
   return h->tuner.get();
 }
 
-void queue_tuning(cudal2_context* h, TunedLt& out, int64_t ldc, int layout, int accum, int64_t m, int64_t n, int64_t k,
-                  size_t ws_avail, const LtPlan* incumbent = nullptr) {
-  tuner_of(h)->enqueue([=, &out](const std::atomic<bool>& stop) {
-    tune_job(h, out, ldc, layout, accum, m, n, k, ws_avail, incumbent, stop);
-  });
-}
-
-// A `cublaslt` table entry under background tuning. Its configuration was confirmed beside
-// cuBLASLt's auto-tuning in another process; auto-tuning's own pick moves from process to process
-// (H200: 64x2048x4096, the entry 2-4% slower than auto-tuning's second candidate in two whole-grid
-// runs; split-K configurations 3-9% between processes, bench/results/h200/final-grid/). So the
-// first call queues a ranking of the entry against the heuristic's candidates in this process
-// (the entry first: a challenger must beat it interleaved), and calls run the winner from then on
-// when the caller's workspace holds it. The entry's workspace need (what cudal2_query reports)
-// stays what decides whether a call runs: a workspace below it fails as before.
-cudal2_status_t run_entry_lt(cudal2_context* h, size_t entry, const KernelCall& c, int layout, int accum, int64_t m,
-                             int64_t n, int64_t k, const void* A, const void* B, void* C, void* ws, size_t ws_bytes,
-                             cudaStream_t s) {
-  TunedLt& t = h->entry_tuned[entry];
-  const LtPlan* tuned = t.get();
-  const bool fits = tuned && ws_bytes >= c.need_total && (tuned->ws == 0 || ws_bytes >= kZone + tuned->ws);
-  const cudal2_status_t rc = run_lt(h->lt, fits ? *tuned : *c.lt, accum, A, B, C, ws, ws_bytes, s);
-  if (rc == CUDAL2_STATUS_SUCCESS && !t.queued.exchange(true))
-    queue_tuning(h, t, 0, layout, accum, m, n, k, ws_bytes > kZone ? ws_bytes - kZone : 0, c.lt.get());
-  return rc;
+void queue_tuning(cudal2_context* h, const Plan* plan, int layout, int accum, int64_t m, int64_t n, int64_t k,
+                  size_t ws_avail) {
+  tuner_of(h)->enqueue(
+      [=](const std::atomic<bool>& stop) { tune_job(h, plan, layout, accum, m, n, k, ws_avail, stop); });
 }
 
 // The plan for a shape that has no usable table kernel: from the cache, or made once.
@@ -729,7 +687,6 @@ cudal2_status_t cudal2_create(cudal2_handle_t* handle, const cudal2_options* opt
   size_t need = 0;
   const int num_entries = h->table_on ? h->table->num_entries : 0;
   h->entry_calls.resize(static_cast<size_t>(num_entries));
-  h->entry_tuned = std::make_unique<TunedLt[]>(static_cast<size_t>(num_entries));
   for (int i = 0; i < num_entries; ++i) {
     const Entry& e = h->table->entries[i];
     // Entries are sorted by (accum, layout, m, n, k): each (N, K)'s M come in ascending order.
@@ -794,10 +751,7 @@ cudal2_status_t cudal2_gemm(cudal2_handle_t h, cudal2_layout_t layout, cudal2_ac
   bool neighbours = true;
   if (h->table_on) {
     if (const Entry* e = find_entry(h->table, accum, layout, m, n, k); e && !stream_preempts(h, e)) {
-      const auto i = static_cast<size_t>(e - h->table->entries);
-      const KernelCall& c = h->entry_calls[i];
-      if (c.ok && c.lt && h->tune_background)
-        return run_entry_lt(h, i, c, layout, accum, m, n, k, A, B, C, workspace, workspace_bytes, s_);
+      const KernelCall& c = h->entry_calls[static_cast<size_t>(e - h->table->entries)];
       if (c.ok) return run_call(h, c, accum, m, n, k, A, B, C, workspace, workspace_bytes, s_);
       neighbours = false;  // a table shape on cuBLASLt stays on cuBLASLt
     }
@@ -834,8 +788,8 @@ cudal2_status_t cudal2_gemm(cudal2_handle_t h, cudal2_layout_t layout, cudal2_ac
   } else {
     rc = run_lt(h->lt, p->lt_now(), accum, A, B, C, workspace, workspace_bytes, s_);
   }
-  if (rc == CUDAL2_STATUS_SUCCESS && h->tune_background && !p->tuned.queued.exchange(true))
-    queue_tuning(h, p->tuned, p->lt->ldc, layout, accum, p->c_scratch ? p->chunk_m : m, p->c_scratch ? n / 8 * 8 : n, k,
+  if (rc == CUDAL2_STATUS_SUCCESS && h->tune_background && !p->queued.exchange(true))
+    queue_tuning(h, p, layout, accum, p->c_scratch ? p->chunk_m : m, p->c_scratch ? n / 8 * 8 : n, k,
                  lt_bytes > kZone ? lt_bytes - kZone : 0);
   return rc;
 }
@@ -863,14 +817,9 @@ cudal2_status_t cudal2_query(cudal2_handle_t h, cudal2_layout_t layout, cudal2_a
   bool neighbours = true;
   if (h->table_on) {
     if (const Entry* e = find_entry(h->table, accum, layout, m, n, k); e && !stream_preempts(h, e)) {
-      const auto i = static_cast<size_t>(e - h->table->entries);
-      const KernelCall& c = h->entry_calls[i];
+      const KernelCall& c = h->entry_calls[static_cast<size_t>(e - h->table->entries)];
       if (c.ok) {
         *info = {CUDAL2_PATH_TABLE_KERNEL, e->spec, e->m, e->n, e->k, c.need_total};
-        // A re-ranked `cublaslt` entry: the configuration calls with the handle's workspace run now.
-        if (const LtPlan* t = c.lt && h->entry_tuned ? h->entry_tuned[i].get() : nullptr;
-            t && (t->ws == 0 || h->ws_bytes >= kZone + t->ws))
-          info->spec = t->spec.c_str();
         return CUDAL2_STATUS_SUCCESS;
       }
       neighbours = false;

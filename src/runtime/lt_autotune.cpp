@@ -5,16 +5,21 @@
 #include <memory>
 
 #include "cublaslt_plan.h"
+#include "runtime/launch_gate.hpp"
 
 namespace cudal2::rt {
 
 namespace {
 
-// The judge's rank_time_us (src/measure/timing.cpp): a graph of enough calls for ~200 us of work
-// (at most 500), replayed 5 times, the median kept.
-constexpr double kGraphTargetUs = 200.0;
-constexpr int kMaxGraphCalls = 500;
+// As the judge's rank_time_us (src/measure/timing.cpp) times a candidate: enough back-to-back calls
+// for ~200 us of work, replayed 5 times, the median kept. The judge replays a CUDA graph; the
+// tuner queues the calls behind a launch gate (runtime/launch_gate.hpp), at most 256 of them so
+// that the launch queue holds them all while the gate is closed (a cuBLASLt call under 0.8 us,
+// the only kind that would want more, does not exist).
+constexpr double kTargetUs = 200.0;
+constexpr int kMaxCalls = 256;
 constexpr int kReplays = 5;
+constexpr unsigned kGateTimeoutMs = 100;
 // The second round: at most this many candidates, those within this factor of the fastest, each
 // replayed this many times.
 constexpr size_t kFinalists = 6;
@@ -37,13 +42,6 @@ struct Event {
   }
 };
 
-struct GraphExec {
-  cudaGraphExec_t g = nullptr;
-  ~GraphExec() {
-    if (g) cudaGraphExecDestroy(g);
-  }
-};
-
 // Milliseconds between two events after waiting for the second; negative on any error.
 float elapsed_ms(cudaEvent_t a, cudaEvent_t b) {
   float ms = -1;
@@ -51,7 +49,7 @@ float elapsed_ms(cudaEvent_t a, cudaEvent_t b) {
   return ms;
 }
 
-// Device time per call of two eager calls (a warm-up that also estimates the graph's size), in
+// Device time per call of two eager calls (a warm-up that also estimates how many calls a replay queues), in
 // microseconds; negative if a call failed.
 double eager_us(const LtCall& call, const cublasLtMatmulAlgo_t& algo, cudaStream_t s, cudaEvent_t e0, cudaEvent_t e1) {
   if (cudaEventRecord(e0, s) != cudaSuccess) return -1;
@@ -67,70 +65,63 @@ double eager_us(const LtCall& call, const cublasLtMatmulAlgo_t& algo, cudaStream
 }
 
 int calls_for(double per_call_us) {
-  return static_cast<int>(
-      std::clamp(std::ceil(kGraphTargetUs / std::max(per_call_us, 0.05)), 1.0, double(kMaxGraphCalls)));
+  return static_cast<int>(std::clamp(std::ceil(kTargetUs / std::max(per_call_us, 0.05)), 1.0, double(kMaxCalls)));
 }
 
-// One candidate's calls captured into a graph, replayed and timed.
-class CandidateGraph {
+// The calling thread's launch gate, made on first use and never freed: freeing mapped host memory
+// synchronizes the device, which a thread must not do while the program captures a graph.
+LaunchGate& thread_gate() {
+  static thread_local auto* gate = new LaunchGate();
+  return *gate;
+}
+
+// One candidate's calls, queued behind a closed gate and timed from the gate's opening.
+class QueuedCalls {
  public:
-  CandidateGraph(const LtCall& call, const cublasLtMatmulAlgo_t& algo, int calls, cudaStream_t s)
-      : calls_(calls), s_(s) {
-    if (cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) != cudaSuccess) return;
-    bool ok = true;
-    for (int i = 0; i < calls && ok; ++i) ok = call(algo, s) == CUBLAS_STATUS_SUCCESS;
-    cudaGraph_t graph = nullptr;
-    ok = cudaStreamEndCapture(s, &graph) == cudaSuccess && ok;
-    ok = ok && cudaGraphInstantiate(&exec_.g, graph, 0) == cudaSuccess;
-    if (graph) cudaGraphDestroy(graph);
-    ok_ = ok && cudaGraphLaunch(exec_.g, s) == cudaSuccess;  // the first replay uploads the graph
-    if (!ok_) forget_error();
-  }
+  QueuedCalls(const LtCall& call, const cublasLtMatmulAlgo_t& algo, int calls, cudaStream_t s, LaunchGate& gate)
+      : call_(call), algo_(algo), calls_(calls), s_(s), gate_(gate) {}
 
   bool ok() const { return ok_; }
   int calls() const { return calls_; }
 
-  // Device time per call of one replay, in microseconds; negative on failure.
+  // Device time per call of one replay, in microseconds; 0 if the gate gave up waiting before the
+  // calls were queued (the sample is dropped, and the next replays queue half as many); negative
+  // on failure.
   double replay_us(cudaEvent_t e0, cudaEvent_t e1) {
     if (!ok_) return -1;
-    const bool launched = cudaEventRecord(e0, s_) == cudaSuccess && cudaGraphLaunch(exec_.g, s_) == cudaSuccess &&
-                          cudaEventRecord(e1, s_) == cudaSuccess;
+    bool launched = gate_.close(s_, kGateTimeoutMs) == cudaSuccess && cudaEventRecord(e0, s_) == cudaSuccess;
+    for (int i = 0; i < calls_ && launched; ++i) launched = call_(algo_, s_) == CUBLAS_STATUS_SUCCESS;
+    launched = launched && cudaEventRecord(e1, s_) == cudaSuccess;
+    gate_.open();  // whatever happened: the stream must not wait out the timeout
     const float ms = launched ? elapsed_ms(e0, e1) : -1;
+    if (ms > 0 && gate_.timed_out()) {
+      calls_ = std::max(1, calls_ / 2);
+      return 0;
+    }
     if (ms > 0) return ms * 1000.0 / calls_;
     ok_ = false;
-    forget_error();
+    cudaStreamSynchronize(s_);
+    cudaGetLastError();
     return -1;
   }
 
- private:
-  void forget_error() {
-    cudaStreamSynchronize(s_);
-    cudaGetLastError();
+  // Sized as the judge sizes its ranking graphs: from the eager estimate, then once from the
+  // first replay's per-call time. An eager estimate of a few-microsecond call is the host's launch
+  // rate, so calls sized from it alone are a fraction of the target, and a replay's fixed cost
+  // (the gate's opening, the switch from the kernel before) weighs on each by how few there are.
+  void size_from_first_replay(cudaEvent_t e0, cudaEvent_t e1) {
+    if (const double per_call = replay_us(e0, e1); per_call > 0)
+      if (const int better = calls_for(per_call); better > calls_ * 5 / 4) calls_ = better;
   }
 
-  GraphExec exec_;
+ private:
+  const LtCall& call_;
+  cublasLtMatmulAlgo_t algo_;
   int calls_;
   cudaStream_t s_;
-  bool ok_ = false;
+  LaunchGate& gate_;
+  bool ok_ = true;
 };
-
-// A candidate's graph sized as the judge sizes its ranking graphs (src/measure/timing.cpp): from
-// the eager estimate, then once more from the graph's own per-call time. The eager estimate of a
-// few-microsecond call is the host's launch rate, so a graph sized from it alone holds a fraction
-// of the calls, and the replay's fixed cost (its launch, the switch from the kernel before) weighs
-// on each call by how many there are.
-std::unique_ptr<CandidateGraph> sized_graph(const LtCall& call, const cublasLtMatmulAlgo_t& algo, double est_us,
-                                            cudaStream_t s, cudaEvent_t e0, cudaEvent_t e1) {
-  auto g = std::make_unique<CandidateGraph>(call, algo, calls_for(est_us), s);
-  if (!g->ok()) return g;
-  const double per_call = g->replay_us(e0, e1);
-  if (per_call <= 0) return g;
-  if (const int better = calls_for(per_call); better > g->calls() * 5 / 4) {
-    auto g2 = std::make_unique<CandidateGraph>(call, algo, better, s);
-    if (g2->ok()) return g2;
-  }
-  return g;
-}
 
 double median(std::vector<double> v) {
   std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
@@ -139,7 +130,7 @@ double median(std::vector<double> v) {
 
 struct Ranked {
   size_t index;  // into the candidates
-  int calls;     // per graph
+  int calls;     // per replay
   double us;     // first-round median per call
 };
 
@@ -149,7 +140,8 @@ int fastest_lt_candidate(const std::vector<cublasLtMatmulHeuristicResult_t>& can
                          cudaStream_t caller, std::string* trace) {
   Stream st;
   Event ready, e0, e1;
-  if (!st.s || !ready.e || !e0.e || !e1.e) return -1;
+  LaunchGate& gate = thread_gate();
+  if (!st.s || !ready.e || !e0.e || !e1.e || !gate.ok()) return -1;
   // The candidates read the caller's operands: start once the caller's stream has produced them.
   if (cudaEventRecord(ready.e, caller) != cudaSuccess || cudaStreamWaitEvent(st.s, ready.e, 0) != cudaSuccess)
     return -1;
@@ -162,11 +154,12 @@ int fastest_lt_candidate(const std::vector<cublasLtMatmulHeuristicResult_t>& can
     // host's launch rate, several times the kernel's time, and would drop the winner.
     const double est = eager_us(call, c.algo, st.s, e0.e, e1.e);
     if (est <= 0) continue;
-    const auto g = sized_graph(call, c.algo, est, st.s, e0.e, e1.e);
+    QueuedCalls q(call, c.algo, calls_for(est), st.s, gate);
+    q.size_from_first_replay(e0.e, e1.e);
     std::vector<double> v;
-    for (int r = 0; r < kReplays && g->ok(); ++r)
-      if (const double t = g->replay_us(e0.e, e1.e); t > 0) v.push_back(t);
-    if (g->ok() && !v.empty()) ranked.push_back({i, g->calls(), median(v)});
+    for (int r = 0; r < kReplays && q.ok(); ++r)
+      if (const double t = q.replay_us(e0.e, e1.e); t > 0) v.push_back(t);
+    if (q.ok() && !v.empty()) ranked.push_back({i, q.calls(), median(v)});
   }
   if (ranked.empty()) return -1;
   std::sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) { return a.us < b.us; });
@@ -201,22 +194,21 @@ int fastest_lt_candidate(const std::vector<cublasLtMatmulHeuristicResult_t>& can
     if (trace) *trace += " kept " + name(ranked.front().index);
     return static_cast<int>(ranked.front().index);
   }
-  std::vector<std::unique_ptr<CandidateGraph>> graphs;
-  for (const Ranked& r : finalists)
-    graphs.push_back(std::make_unique<CandidateGraph>(call, cands[r.index].algo, r.calls, st.s));
-  // Each timed replay follows an untimed one of the same graph: the switch from the previous
+  std::vector<QueuedCalls> queued;
+  for (const Ranked& r : finalists) queued.emplace_back(call, cands[r.index].algo, r.calls, st.s, gate);
+  // Each timed replay follows an untimed one of the same calls: the switch from the previous
   // finalist's kernels (their shared-memory carve-out, their cluster shape) is paid outside the
   // timing, as the judge's timers, which replay one method's calls back to back, never pay it.
   std::vector<std::vector<double>> times(finalists.size());
   for (int round = 0; round < kFinalRounds; ++round)
     for (size_t f = 0; f < finalists.size(); ++f)
-      if (graphs[f]->replay_us(e0.e, e1.e) > 0)
-        if (const double t = graphs[f]->replay_us(e0.e, e1.e); t > 0) times[f].push_back(t);
+      if (queued[f].replay_us(e0.e, e1.e) >= 0)
+        if (const double t = queued[f].replay_us(e0.e, e1.e); t > 0) times[f].push_back(t);
   cudaStreamSynchronize(st.s);
   int best = static_cast<int>(ranked.front().index);
   double best_us = 0;
   for (size_t f = 0; f < finalists.size(); ++f) {
-    if (!graphs[f]->ok() || times[f].size() < static_cast<size_t>(kFinalRounds)) continue;
+    if (!queued[f].ok() || times[f].size() < static_cast<size_t>(kFinalRounds) / 2) continue;
     const double t = median(times[f]);
     if (best_us == 0 || t < best_us) best = static_cast<int>(finalists[f].index), best_us = t;
     if (trace) *trace += " final " + std::to_string(t) + " us " + name(finalists[f].index) + ";";

@@ -1,8 +1,9 @@
 // cuBLASLt auto-tuning inside the runtime (tune_unseen): which of the heuristic's candidates runs
 // one shape fastest on the caller's own operands, ranked the way the judge's cuBLASLt
-// auto-tuning baseline ranks them (src/baselines/cublaslt.cpp): device time per call of a CUDA
-// graph of back-to-back calls, not eager launches, whose time on a few-microsecond problem is the
-// host's launch rate rather than the algorithm's; then the few within a few percent of the
+// auto-tuning baseline ranks them (src/baselines/cublaslt.cpp): device time per call of
+// back-to-back calls (queued behind a launch gate, runtime/launch_gate.hpp, where the judge replays
+// a CUDA graph: no stream capture), not eager launches, whose time on a few-microsecond problem is
+// the host's launch rate rather than the algorithm's; then the few within a few percent of the
 // fastest again, interleaved, so that noise does not decide between near-equals.
 #pragma once
 

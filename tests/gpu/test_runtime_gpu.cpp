@@ -696,6 +696,38 @@ TEST_F(RuntimeGpu, BackgroundTuningNeverBlocksTheCaller) {
   cudaStreamDestroy(s);
 }
 
+// A program that synchronizes its whole device while the handle tunes in the background gets no
+// error: the tuner captures no graph (CUDA refuses cudaDeviceSynchronize, in every thread, while
+// any stream of the context captures), and every result before, during and after is right.
+TEST_F(RuntimeGpu, DeviceSynchronizeWhileTuningInTheBackground) {
+  const std::vector<Problem> ps = {{CUDAL2_LAYOUT_TN, CUDAL2_ACCUM_F32, 111, 4608, 3584},
+                                   {CUDAL2_LAYOUT_NN, CUDAL2_ACCUM_F32, 300, 2000, 1000},
+                                   {CUDAL2_LAYOUT_TN, CUDAL2_ACCUM_F32, 1000, 1000, 1000},
+                                   {CUDAL2_LAYOUT_NN, CUDAL2_ACCUM_F16, 77, 3000, 520}};
+  cudal2::Handle bg(cudal2_options{0, 0.0, 1, CUDAL2_TUNE_BACKGROUND});
+  std::vector<std::unique_ptr<Buffers>> bs;
+  for (const auto& p : ps) {
+    bs.push_back(std::make_unique<Buffers>(p, 31));
+    reference(cublas_, *bs.back());
+  }
+  int syncs = 0;
+  // For a second and a half: the tuning of all four shapes takes a few hundred milliseconds.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(1500);
+  for (int round = 0; std::chrono::steady_clock::now() < until; ++round)
+    for (size_t i = 0; i < ps.size(); ++i) {
+      const Problem& p = ps[i];
+      bs[i]->clear_c(nullptr);
+      ASSERT_EQ(cudal2::try_gemm(bg, p.layout, p.accum, p.m, p.n, p.k, bs[i]->A, bs[i]->B, bs[i]->C, nullptr),
+                CUDAL2_STATUS_SUCCESS)
+          << cudal2_last_error();
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << "round " << round << ", " << p.m << "x" << p.n << "x" << p.k;
+      ++syncs;
+      EXPECT_TRUE(matches(*bs[i])) << "round " << round << ", " << p.m << "x" << p.n << "x" << p.k;
+    }
+  EXPECT_EQ(bg.tune_wait(), static_cast<long>(ps.size())) << "every shape tuned once";
+  std::printf("  %d device-wide synchronizations beside the tuner, none refused\n", syncs);
+}
+
 // CUDAL2_TUNE_PASSES rankings a tuned shape, each a line of CUDAL2_TUNE_LOG naming the shape, the
 // candidates that ran and the one kept; a pass count out of 1..3, or a log that cannot be appended
 // to, is refused at creation by name.

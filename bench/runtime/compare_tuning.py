@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""The runtime's tuning of cuBLASLt plans, one layout at a time, from `cudal2 bench` runs that put
+several builds or settings of the library in one process (runtime-*, runtime-b-*, runtime-c-*:
+CUDAL2_RUNTIME_LIB_B/_C and CUDAL2_RUNTIME_ENV_B/_C, bench/results/h200/tuning/graphs/). For every
+shape and layout whose plan the first slot tunes (its details' path is `cublaslt`) and whose
+untuned call takes under --max-us: each slot's time over the untuned slot's, then the geometric
+mean over shape-layouts (several runs of the same shapes: the geometric mean of their ratios
+first), and how many are below 0.97. Above 1: the slot is faster than no tuning.
+
+  python3 bench/runtime/compare_tuning.py RUN.csv.gz... --untuned runtime-b [--timer graph] [--max-us 100]
+"""
+import argparse
+import json
+import os
+import sys
+from collections import defaultdict
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # bench/: _analysis
+from _analysis import gmean, load  # noqa: E402
+
+SLOTS = ("runtime", "runtime-b", "runtime-c", "cublaslt-autotune")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("csv", nargs="+")
+    ap.add_argument("--untuned", required=True, help="the slot without tuning, e.g. runtime-b")
+    ap.add_argument("--timer", default="graph")
+    ap.add_argument("--max-us", type=float, default=100.0)
+    a = ap.parse_args()
+    ratios = defaultdict(lambda: defaultdict(list))  # (m, n, k, layout) -> slot -> ratios over runs
+    for path in a.csv:
+        runs = defaultdict(dict)
+        for r in load(path):
+            if r["timer"] == a.timer and r["status"] == "ok" and r["median_us"]:
+                runs[(int(r["m"]), int(r["n"]), int(r["k"]))][r["method"]] = r
+        for (m, n, k), ms in runs.items():
+            for lay in ("nn", "tn"):
+                first, base = ms.get(f"runtime-{lay}"), ms.get(f"{a.untuned}-{lay}")
+                if not first or not base or float(base["median_us"]) > a.max_us:
+                    continue
+                if json.loads(first["details"] or "{}").get("path") != "cublaslt":
+                    continue
+                for slot in SLOTS:
+                    if slot != a.untuned and f"{slot}-{lay}" in ms:
+                        t = float(ms[f"{slot}-{lay}"]["median_us"])
+                        ratios[(m, n, k, lay)][slot].append(float(base["median_us"]) / t)
+    if not ratios:
+        sys.exit("compare_tuning: no shape-layout the first slot tunes (path cublaslt) in these runs")
+    per_slot = defaultdict(list)
+    for by_slot in ratios.values():
+        for slot, v in by_slot.items():
+            per_slot[slot].append(gmean(v))
+    print(f"{a.timer}: {len(ratios)} shape-layouts on the tuned path (untuned call under {a.max_us:g} us), "
+          f"time of {a.untuned} over each slot's:")
+    for slot, v in per_slot.items():
+        print(f"  {slot:18s} {gmean(v):.4f}  below 0.97: {sum(x < 0.97 for x in v)}")
+
+
+if __name__ == "__main__":
+    main()

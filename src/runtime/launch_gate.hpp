@@ -1,11 +1,11 @@
 #pragma once
-// A gate that holds a stream until the host opens it, for timing
-// candidates without CUDA graphs: calls queued behind a closed gate start back to back on the GPU
-// once it opens, however slowly the host launched them, as a graph's calls do. The tuner cannot
-// capture graphs: while any stream of the context captures, CUDA refuses a device-wide
-// synchronization in every thread (cudaDeviceSynchronize returns
-// cudaErrorStreamCaptureUnsupported), so a program syncing its device while the runtime tuned
-// in the background got that error (H200, bench/results/h200/tuning/capture/).
+// A gate that holds a stream until the host opens it, for timing candidates without CUDA graphs:
+// calls queued behind a closed gate start back to back on the GPU once it opens, however slowly the
+// host launched them, as a graph's calls do. The tuner cannot capture graphs: while any stream of
+// the context captures, CUDA refuses a device-wide synchronization in every thread
+// (cudaDeviceSynchronize returns cudaErrorStreamCaptureUnsupported), so a program syncing its
+// device while the runtime tuned in the background got that error (H200,
+// bench/results/h200/tuning/capture/).
 #include <cuda_runtime.h>
 
 namespace cudal2::rt {
@@ -16,7 +16,7 @@ cudaError_t launch_gate_kernel(unsigned* flag, unsigned gen, unsigned long long 
 
 class LaunchGate {
  public:
-  LaunchGate();  // a word of mapped host memory; ok() false if it cannot be had
+  LaunchGate();  // two words of mapped host memory; ok() false if they cannot be had
   LaunchGate(const LaunchGate&) = delete;
   LaunchGate& operator=(const LaunchGate&) = delete;
   ~LaunchGate();

@@ -49,8 +49,8 @@ float elapsed_ms(cudaEvent_t a, cudaEvent_t b) {
   return ms;
 }
 
-// Device time per call of two eager calls (a warm-up that also estimates how many calls a replay queues), in
-// microseconds; negative if a call failed.
+// Device time per call of two eager calls (a warm-up that also estimates how many calls a replay
+// queues), in microseconds; negative if a call failed.
 double eager_us(const LtCall& call, const cublasLtMatmulAlgo_t& algo, cudaStream_t s, cudaEvent_t e0, cudaEvent_t e1) {
   if (cudaEventRecord(e0, s) != cudaSuccess) return -1;
   for (int i = 0; i < 2; ++i)

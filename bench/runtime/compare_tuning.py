@@ -21,6 +21,33 @@ from _analysis import gmean, load  # noqa: E402
 SLOTS = ("runtime", "runtime-b", "runtime-c", "cublaslt-autotune")
 
 
+def per_slot(paths, untuned, timer="graph", max_us=100.0):
+    """slot -> the per-shape-layout ratios (untuned time / the slot's; the geometric mean over the
+    runs of a shape-layout), over the shape-layouts the first slot tunes."""
+    ratios = defaultdict(lambda: defaultdict(list))  # (m, n, k, layout) -> slot -> ratios over runs
+    for path in paths:
+        runs = defaultdict(dict)
+        for r in load(path):
+            if r["timer"] == timer and r["status"] == "ok" and r["median_us"]:
+                runs[(int(r["m"]), int(r["n"]), int(r["k"]))][r["method"]] = r
+        for (m, n, k), ms in runs.items():
+            for lay in ("nn", "tn"):
+                first, base = ms.get(f"runtime-{lay}"), ms.get(f"{untuned}-{lay}")
+                if not first or not base or float(base["median_us"]) > max_us:
+                    continue
+                if json.loads(first["details"] or "{}").get("path") != "cublaslt":
+                    continue
+                for slot in SLOTS:
+                    if slot != untuned and f"{slot}-{lay}" in ms:
+                        t = float(ms[f"{slot}-{lay}"]["median_us"])
+                        ratios[(m, n, k, lay)][slot].append(float(base["median_us"]) / t)
+    out = defaultdict(list)
+    for by_slot in ratios.values():
+        for slot, v in by_slot.items():
+            out[slot].append(gmean(v))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("csv", nargs="+")
@@ -28,32 +55,13 @@ def main():
     ap.add_argument("--timer", default="graph")
     ap.add_argument("--max-us", type=float, default=100.0)
     a = ap.parse_args()
-    ratios = defaultdict(lambda: defaultdict(list))  # (m, n, k, layout) -> slot -> ratios over runs
-    for path in a.csv:
-        runs = defaultdict(dict)
-        for r in load(path):
-            if r["timer"] == a.timer and r["status"] == "ok" and r["median_us"]:
-                runs[(int(r["m"]), int(r["n"]), int(r["k"]))][r["method"]] = r
-        for (m, n, k), ms in runs.items():
-            for lay in ("nn", "tn"):
-                first, base = ms.get(f"runtime-{lay}"), ms.get(f"{a.untuned}-{lay}")
-                if not first or not base or float(base["median_us"]) > a.max_us:
-                    continue
-                if json.loads(first["details"] or "{}").get("path") != "cublaslt":
-                    continue
-                for slot in SLOTS:
-                    if slot != a.untuned and f"{slot}-{lay}" in ms:
-                        t = float(ms[f"{slot}-{lay}"]["median_us"])
-                        ratios[(m, n, k, lay)][slot].append(float(base["median_us"]) / t)
-    if not ratios:
+    slots = per_slot(a.csv, a.untuned, a.timer, a.max_us)
+    if not slots:
         sys.exit("compare_tuning: no shape-layout the first slot tunes (path cublaslt) in these runs")
-    per_slot = defaultdict(list)
-    for by_slot in ratios.values():
-        for slot, v in by_slot.items():
-            per_slot[slot].append(gmean(v))
-    print(f"{a.timer}: {len(ratios)} shape-layouts on the tuned path (untuned call under {a.max_us:g} us), "
+    n = max(len(v) for v in slots.values())
+    print(f"{a.timer}: {n} shape-layouts on the tuned path (untuned call under {a.max_us:g} us), "
           f"time of {a.untuned} over each slot's:")
-    for slot, v in per_slot.items():
+    for slot, v in slots.items():
         print(f"  {slot:18s} {gmean(v):.4f}  below 0.97: {sum(x < 0.97 for x in v)}")
 
 

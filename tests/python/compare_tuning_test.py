@@ -23,12 +23,12 @@ _spec = importlib.util.spec_from_file_location("compare_tuning", SCRIPT)
 CT = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(CT)
 
-HEADER = "m,n,k,method,timer,median_us,status,details\n"
+HEADER = "m,n,k,method,mode,timer,median_us,status,details\n"
 
 
 def row(shape, method, us, path=None, timer="graph", status="ok"):
     details = json.dumps({"path": path}).replace('"', '""') if path else ""
-    return f'{shape[0]},{shape[1]},{shape[2]},{method},{timer},{us},{status},"{details}"\n'
+    return f'{shape[0]},{shape[1]},{shape[2]},{method},offline,{timer},{us},{status},"{details}"\n'
 
 
 class CompareTuning(unittest.TestCase):

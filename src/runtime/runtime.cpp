@@ -568,6 +568,34 @@ cudal2_status_t get_plan(cudal2_context* h, int layout, int accum, int64_t m, in
   return CUDAL2_STATUS_SUCCESS;
 }
 
+// Queues the background tuning of the plan a warm call of this shape would run, for a call that ran
+// the cold band's stream kernel instead (and so made no plan). A shape's tuning then starts at its
+// first call whichever kernel that call ran, as for every other shape. Before, it started at the
+// shape's first warm call, in the middle of the caller's work: a program that timed warm calls right
+// after the first one (the bench's runtime methods, after cudal2_tune_wait) had the tuner's replays
+// beside its own and a plan swapped in while it timed (H200, decode shapes of 24-60 MB: one of
+// three copies of the library 10-45% slower than the others in the same process). Nothing happens
+// where the warm call takes a table kernel, or where planning fails (the cold call itself ran).
+void queue_warm_tuning(cudal2_context* h, int layout, int accum, int64_t m, int64_t n, int64_t k, size_t ws_bytes) {
+  bool neighbours = true;
+  if (h->table_on) {
+    if (const Entry* e = find_entry(h->table, accum, layout, m, n, k); e && !stream_preempts(h, e)) {
+      if (h->entry_calls[static_cast<size_t>(e - h->table->entries)].ok) return;
+      neighbours = false;
+    }
+  }
+  const Plan* p = nullptr;
+  std::unique_ptr<Plan> temp;
+  if (get_plan(h, layout, accum, m, n, k, ws_bytes, neighbours, nullptr, temp, p) != CUDAL2_STATUS_SUCCESS) {
+    cudal2::rt::clear_error();
+    return;
+  }
+  if (temp || p->path != CUDAL2_PATH_CUBLASLT || p->queued.exchange(true)) return;
+  const size_t lt_bytes = p->c_scratch ? padded_c_offset(ws_bytes, p->c_scratch) : ws_bytes;
+  queue_tuning(h, p, layout, accum, p->c_scratch ? p->chunk_m : m, p->c_scratch ? n / 8 * 8 : n, k,
+               lt_bytes > kZone ? lt_bytes - kZone : 0);
+}
+
 // The stream kernel of a cold-band shape (runtime/stream_rule.hpp), planned on first use; null if
 // none can run it with this workspace.
 const KernelCall* cold_call(cudal2_context* h, int layout, int accum, int64_t m, int64_t n, int64_t k,
@@ -745,8 +773,12 @@ cudal2_status_t cudal2_gemm(cudal2_handle_t h, cudal2_layout_t layout, cudal2_ac
     // else knows the shape (table entries were tuned, and plans chosen, with the weights in L2).
     const bool warm = h->recency.note(B, n * k * 2, (m * k + n * k + m * n) * 2);
     if (!warm && cudal2::rt::in_cold_band(layout, accum, m, n, k, h->l2_bytes, h->stream_bounds))
-      if (const KernelCall* c = cold_call(h, layout, accum, m, n, k, workspace_bytes))
-        return run_call(h, *c, accum, m, n, k, A, B, C, workspace, workspace_bytes, s_);
+      if (const KernelCall* c = cold_call(h, layout, accum, m, n, k, workspace_bytes)) {
+        const cudal2_status_t rc = run_call(h, *c, accum, m, n, k, A, B, C, workspace, workspace_bytes, s_);
+        if (rc == CUDAL2_STATUS_SUCCESS && h->tune_background)
+          queue_warm_tuning(h, layout, accum, m, n, k, workspace_bytes);
+        return rc;
+      }
   }
   bool neighbours = true;
   if (h->table_on) {

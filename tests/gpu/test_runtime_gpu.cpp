@@ -728,6 +728,43 @@ TEST_F(RuntimeGpu, DeviceSynchronizeWhileTuningInTheBackground) {
   std::printf("  %d device-wide synchronizations beside the tuner, none refused\n", syncs);
 }
 
+// A shape of the cold band (weights between the warm share of the L2 and the L2, 1-8 tokens, TN)
+// whose warm calls take cuBLASLt: its first call finds the weights cold and runs the stream kernel,
+// and that first call queues the tuning of the warm calls' plan, so cudal2_tune_wait after it covers
+// the shape (before, the tuning waited for the first warm call and ran beside the caller's next
+// calls). The warm call then runs the tuned configuration, which the query names, and matches cuBLAS.
+TEST_F(RuntimeGpu, ColdFirstCallQueuesTheWarmPlansTuning) {
+  int major = 0, l2 = 0;
+  CK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));
+  CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
+  if (major != 9) GTEST_SKIP() << "the cold band is sm_90's";
+  // About 60% of the L2 in weights (31 MB on an H200's 60 MB, 26 MB on an H100's 50 MB): above the
+  // warm share, below the L2. N and K are in no table.
+  const int64_t k = 2600, n = int64_t(l2) * 6 / 10 / (2 * k) / 8 * 8;
+  const Problem p{CUDAL2_LAYOUT_TN, CUDAL2_ACCUM_F32, 7, n, k};
+  setenv("CUDAL2_STREAM", "1", 1);
+  cudal2::Handle h(cudal2_options{0, 0.0, 1, CUDAL2_TUNE_BACKGROUND});
+  unsetenv("CUDAL2_STREAM");
+  ASSERT_EQ(cudal2::query(h, p.layout, p.accum, p.m, p.n, p.k).path, CUDAL2_PATH_CUBLASLT)
+      << "7x" << n << "x" << k << ": warm calls are cuBLASLt's";
+  Buffers b(p, 17);
+  reference(cublas_, b);
+  for (const char* when : {"cold", "warm"}) {
+    b.clear_c(nullptr);
+    ASSERT_EQ(cudal2::try_gemm(h, p.layout, p.accum, p.m, p.n, p.k, b.A, b.B, b.C, nullptr), CUDAL2_STATUS_SUCCESS)
+        << cudal2_last_error();
+    CK(cudaDeviceSynchronize());
+    EXPECT_TRUE(matches(b)) << when << " 7x" << n << "x" << k;
+    if (std::string(when) == "cold") {
+      EXPECT_EQ(h.tune_wait(), 1) << "the cold first call queued the shape's tuning";
+      const auto info = cudal2::query(h, p.layout, p.accum, p.m, p.n, p.k);
+      EXPECT_EQ(std::string(info.spec).rfind("cublaslt tn f32 ", 0), 0u)
+          << "the query names the tuned configuration: " << info.spec;
+    }
+  }
+  EXPECT_EQ(h.tune_wait(), 1) << "tuned once";
+}
+
 // CUDAL2_TUNE_PASSES rankings a tuned shape, each a line of CUDAL2_TUNE_LOG naming the shape, the
 // candidates that ran and the one kept; a pass count out of 1..3, or a log that cannot be appended
 // to, is refused at creation by name.

@@ -9,7 +9,11 @@ configurations auto-tuning picks from (added on the GPU machine: `cudal2 lt-spac
       --store bench/results/h100/rl-grid/store --top 4 > confirm.txt
 
 Shapes come furthest behind first. A shape is chosen when any runtime build in the runs (runtime-*, best of NN/TN) measured below
---below times auto-tuning's best of NN/TN (graph timer, ratio of medians). The runners-up are
+--below times auto-tuning's best of NN/TN (graph timer, ratio of medians). A single run puts a few
+shapes below 0.97 by noise alone (two copies of one library in one process, H200:
+bench/results/h200/tuning/entries/), so --min-runs 2 over independent runs (--timers graph,chain:
+either timer) keeps the shapes that lose in every run; --autotune-picks adds the configurations
+auto-tuning itself picked in those runs (the bench records each as `config`). The runners-up are
 each layout's --top `cublaslt` specs by the export's score (time over the same job's heuristic
 time, best measurement per spec; src/export/export.cpp). Only `cublaslt` specs by default: where
 the runtime lost, cuBLASLt's own configurations are what confirmation is for; --family FAMILY
@@ -38,22 +42,63 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from _analysis import load, store_csv  # noqa: E402  (a bench CSV, .gz or not; a store's CSV export)
 
 
-def losing_shapes(paths, below, only_build=None):
-    t = defaultdict(dict)  # (m, n, k) -> method -> graph median
-    for p in paths:
-        for r in load(p):
-            if r["timer"] == "graph" and r["mode"] == "offline" and r["status"] == "ok" and r["median_us"]:
-                t[(int(r["m"]), int(r["n"]), int(r["k"]))][r["method"]] = float(r["median_us"])
-    out = []  # (worst ratio, shape)
-    for shape, m in sorted(t.items()):
-        at = min((m[x] for x in ("cublaslt-autotune-nn", "cublaslt-autotune-tn") if x in m), default=None)
-        builds = {x.rsplit("-", 1)[0] for x in m if x.startswith("runtime")}
+def run_ratios(path, only_build=None, timers=("graph",)):
+    """One run (a runtime bench CSV, PATH or PATH:BUILD to read one runtime build only): per shape and
+    timer, the worst build's ratio (auto-tuning's best of NN/TN over the build's best of NN/TN)."""
+    if ":" in os.path.basename(path):
+        path, only_build = path.rsplit(":", 1)
+    t = defaultdict(dict)  # (m, n, k, timer) -> method -> median
+    for r in load(path):
+        if r["timer"] in timers and r["mode"] == "offline" and r["status"] == "ok" and r["median_us"]:
+            t[(int(r["m"]), int(r["n"]), int(r["k"]), r["timer"])][r["method"]] = float(r["median_us"])
+    out = {}
+    for (m, n, k, timer), ms in t.items():
+        at = min((ms[x] for x in ("cublaslt-autotune-nn", "cublaslt-autotune-tn") if x in ms), default=None)
+        builds = {x.rsplit("-", 1)[0] for x in ms if x.startswith("runtime")}
         if only_build:
             builds &= {only_build}
-        worst = min((at / min(m[b + s] for s in ("-nn", "-tn") if b + s in m) for b in builds), default=None)
-        if at and worst is not None and worst < below:
-            out.append((worst, shape))
+        worst = min((at / min(ms[b + s] for s in ("-nn", "-tn") if b + s in ms) for b in builds), default=None)
+        if at and worst is not None:
+            out[(m, n, k, timer)] = worst
+    return out
+
+
+def losing_shapes(paths, below, only_build=None, timers=("graph",), min_runs=1):
+    """Shapes behind auto-tuning: measured below `below` (any of `timers`) in at least `min_runs` of the
+    runs (each path one run), the furthest behind first."""
+    runs = [run_ratios(p, only_build, timers) for p in paths]
+    worst, behind = {}, defaultdict(int)
+    for ratios in runs:
+        low = set()
+        for (m, n, k, _), r in ratios.items():
+            worst[(m, n, k)] = min(worst.get((m, n, k), r), r)
+            if r < below:
+                low.add((m, n, k))
+        for s in low:
+            behind[s] += 1
+    out = [(worst[s], s) for s, c in behind.items() if c >= min_runs]
     return [s for _, s in sorted(out)]  # the furthest behind first: a time-limited run does those
+
+
+def autotune_picks(paths, shapes):
+    """(m, n, k, layout) -> the configurations auto-tuning picked in the runs (details.config, as
+    `cudal2 bench` records it), most often picked first."""
+    want = set(shapes)
+    count = defaultdict(lambda: defaultdict(int))
+    for p in paths:
+        if ":" in os.path.basename(p):
+            p = p.rsplit(":", 1)[0]
+        for r in load(p):
+            s = (int(r["m"]), int(r["n"]), int(r["k"]))
+            if s not in want or not r["method"].startswith("cublaslt-autotune-") or r["status"] != "ok":
+                continue
+            try:
+                spec = json.loads(r.get("details") or "{}").get("config")
+            except ValueError:
+                continue
+            if spec and spec.startswith("cublaslt "):
+                count[s + (spec.split()[1],)][spec] += 1
+    return {k: sorted(v, key=lambda x: (-v[x], x)) for k, v in count.items()}
 
 
 def measured_shapes(store_dir):
@@ -94,9 +139,17 @@ def runners_up(store_dirs, shapes, top, families=("cublaslt",)):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     src = ap.add_mutually_exclusive_group(required=True)
-    src.add_argument("--runtime-csv", action="append", help="runtime bench CSV (repeatable)")
+    src.add_argument("--runtime-csv", action="append",
+                     help="runtime bench CSV, one run (repeatable); PATH:BUILD reads that runtime build only")
     src.add_argument("--shapes", help="the shapes to confirm, one per line (instead of --runtime-csv's losers)")
     ap.add_argument("--below", type=float, default=0.995)
+    ap.add_argument("--timers", default="graph",
+                    help="timers a run's ratio is read under (comma-separated: graph, chain; a shape is behind "
+                         "in a run when any of them is below --below)")
+    ap.add_argument("--min-runs", type=int, default=1,
+                    help="a shape is chosen when at least this many of the --runtime-csv runs measured it behind")
+    ap.add_argument("--autotune-picks", action="store_true",
+                    help="list the configurations auto-tuning picked in the --runtime-csv runs too (details.config)")
     ap.add_argument("--table", action="append", required=True,
                     help="runtime table JSON (repeatable: each one's entry is listed, the first table's first)")
     ap.add_argument("--compiled", action="store_true",
@@ -116,7 +169,13 @@ def main():
         done |= set(read_shapes(path))
     for d in a.exclude_store:
         done |= measured_shapes(d)
-    chosen = read_shapes(a.shapes) if a.shapes else losing_shapes(a.runtime_csv, a.below, a.build)
+    timers = tuple(t for t in a.timers.split(",") if t)
+    if a.min_runs < 1 or not set(timers) <= {"graph", "chain"}:
+        ap.error("--min-runs is at least 1 and --timers names graph and/or chain")
+    if a.autotune_picks and not a.runtime_csv:
+        ap.error("--autotune-picks reads the --runtime-csv runs")
+    chosen = read_shapes(a.shapes) if a.shapes else losing_shapes(a.runtime_csv, a.below, a.build, timers,
+                                                                  a.min_runs)
     shapes = [s for s in chosen if s not in done]
     entries = defaultdict(list)  # (m, n, k, layout) -> the tables' specs, in --table order
     for path in a.table:
@@ -125,17 +184,18 @@ def main():
                 if e["accum"] == "f32" and (a.compiled or e["spec"].startswith("cublaslt ")):
                     entries[(e["m"], e["n"], e["k"], e["layout"])].append(e["spec"])
     ups = runners_up(a.store, shapes, a.top, tuple(a.family or ["cublaslt"]))
+    picks = autotune_picks(a.runtime_csv, shapes) if a.autotune_picks else {}
     lines = 0
     for s in shapes:
         for lay in ("nn", "tn"):
             specs = []
-            for x in entries.get(s + (lay,), []) + ups.get(s + (lay,), []):
+            for x in entries.get(s + (lay,), []) + ups.get(s + (lay,), []) + picks.get(s + (lay,), []):
                 if x not in specs:
                     specs.append(x)
             for x in specs:
                 print(f"{s[0]},{s[1]},{s[2]} {x}")
                 lines += 1
-    why = f"from {a.shapes}" if a.shapes else f"below {a.below}"
+    why = f"from {a.shapes}" if a.shapes else f"below {a.below} ({'/'.join(timers)}) in {a.min_runs}+ run(s)"
     print(f"confirm_candidates: {len(shapes)} shape(s) {why}, {lines} (shape, spec) line(s)", file=sys.stderr)
 
 

@@ -9,11 +9,16 @@
 # JIT cache and tuning databases live in .jit/ (git-ignored), which survives between calls while
 # the machine stays warm.
 set -u
-# bench/carry_build.sh leaves each carried build as one archive (.dev/build.tgz, .dev/NAME.tgz: the
-# checkout and the carry together must stay under the device tool's 64 MiB): unpack each once per
-# machine.
-for a in .dev/*.tgz; do
-  if [ -f "$a" ] && [ ! -d "${a%.tgz}" ]; then tar xzf "$a" -C .dev; fi
+# bench/carry_build.sh leaves each carried build as one archive (.dev/build.txz, .dev/NAME.txz: the
+# checkout and the carry together must stay under the device tool's 64 MiB; .tgz from before still
+# unpacks): unpack each once per machine, with Python's tarfile where tar has no xz.
+for a in .dev/*.tgz .dev/*.txz; do
+  [ -f "$a" ] && [ ! -d "${a%.*}" ] || continue
+  case "$a" in
+    *.txz) if command -v xz >/dev/null; then tar xJf "$a" -C .dev; else
+      python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(".dev")' "$a"; fi ;;
+    *) tar xzf "$a" -C .dev ;;
+  esac
 done
 if [ "$PWD" != /work/main ] && [ ! -e /work/main ]; then mkdir -p /work && ln -s "$PWD" /work/main; fi
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"

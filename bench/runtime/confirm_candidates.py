@@ -11,7 +11,7 @@ configurations auto-tuning picks from (added on the GPU machine: `cudal2 lt-spac
 Shapes come furthest behind first. A shape is chosen when any runtime build in the runs (runtime-*, best of NN/TN) measured below
 --below times auto-tuning's best of NN/TN (graph timer, ratio of medians). A single run puts a few
 shapes below 0.97 by noise alone (two copies of one library in one process, H200:
-bench/results/h200/tuning/entries/), so --min-runs 2 over independent runs (--timers graph,chain:
+bench/results/h200/reconfirm/), so --min-runs 2 over independent runs (--timers graph,chain:
 either timer) keeps the shapes that lose in every run; --autotune-picks adds the configurations
 auto-tuning itself picked in those runs (the bench records each as `config`). The runners-up are
 each layout's --top `cublaslt` specs by the export's score (time over the same job's heuristic

@@ -574,7 +574,7 @@ cudal2_status_t get_plan(cudal2_context* h, int layout, int accum, int64_t m, in
 // shape's first warm call, in the middle of the caller's work: a program that timed warm calls right
 // after the first one (the bench's runtime methods, after cudal2_tune_wait) had the tuner's replays
 // beside its own and a plan swapped in while it timed (H200, decode shapes of 24-60 MB: one of
-// three copies of the library 10-45% slower than the others in the same process). Nothing happens
+// three copies of the library 8-46% slower than the others in the same process). Nothing happens
 // where the warm call takes a table kernel, or where planning fails (the cold call itself ran).
 void queue_warm_tuning(cudal2_context* h, int layout, int accum, int64_t m, int64_t n, int64_t k, size_t ws_bytes) {
   bool neighbours = true;

@@ -728,7 +728,7 @@ TEST_F(RuntimeGpu, DeviceSynchronizeWhileTuningInTheBackground) {
   std::printf("  %d device-wide synchronizations beside the tuner, none refused\n", syncs);
 }
 
-// A shape of the cold band (weights between the warm share of the L2 and the L2, 1-8 tokens, TN)
+// A shape of the cold band (weights between the warm share of the L2 and the L2, a few tokens, TN)
 // whose warm calls take cuBLASLt: its first call finds the weights cold and runs the stream kernel,
 // and that first call queues the tuning of the warm calls' plan, so cudal2_tune_wait after it covers
 // the shape (before, the tuning waited for the first warm call and ran beside the caller's next
@@ -738,8 +738,8 @@ TEST_F(RuntimeGpu, ColdFirstCallQueuesTheWarmPlansTuning) {
   CK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));
   CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
   if (major != 9) GTEST_SKIP() << "the cold band is sm_90's";
-  // About 60% of the L2 in weights (31 MB on an H200's 60 MB, 26 MB on an H100's 50 MB): above the
-  // warm share, below the L2. N and K are in no table.
+  // 60% of the L2 in weights (36 MiB on an H200, 30 MiB on an H100): above the warm share (40%),
+  // below the L2. N and K are in no table.
   const int64_t k = 2600, n = int64_t(l2) * 6 / 10 / (2 * k) / 8 * 8;
   const Problem p{CUDAL2_LAYOUT_TN, CUDAL2_ACCUM_F32, 7, n, k};
   setenv("CUDAL2_STREAM", "1", 1);

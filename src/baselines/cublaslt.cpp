@@ -6,6 +6,7 @@
 #include <cuda_fp16.h>
 #include <fmt/format.h>
 
+#include <cmath>
 #include <vector>
 
 #include "baselines/baselines.hpp"
@@ -97,6 +98,9 @@ class CublasLtRunner final : public Method {
         }
         if (best >= 1e300) throw MethodUnsupported("cuBLASLt auto-tuning: no candidate algorithm ran");
         chosen_ = results[best_i].algo;
+        // The candidates' times are kept to the nanosecond: their full doubles, digits of noise, made a
+        // third of a grid run's gzipped CSV (H200, server mode, 950 shapes: 595 KB against 395 KB).
+        for (double& x : times) x = std::round(x * 1000.0) / 1000.0;
         details_["chosen_index"] = best_i;
         details_["candidate_us"] = times;
         if (pass == 0 && kAutotunePasses > 1) {

@@ -42,35 +42,41 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from _analysis import load, store_csv  # noqa: E402  (a bench CSV, .gz or not; a store's CSV export)
 
 
-def run_ratios(path, only_build=None, timers=("graph",)):
-    """One run (a runtime bench CSV, PATH or PATH:BUILD to read one runtime build only): per shape and
-    timer, the worst build's ratio (auto-tuning's best of NN/TN over the build's best of NN/TN)."""
-    if ":" in os.path.basename(path):
-        path, only_build = path.rsplit(":", 1)
+def read_run(spec, only_build=None):
+    """One run: the rows of a runtime bench CSV and the runtime build to read in it (PATH:BUILD names
+    one; else only_build, None for every build)."""
+    if ":" in os.path.basename(spec):
+        path, build = spec.rsplit(":", 1)
+        return load(path), build
+    return load(spec), only_build
+
+
+def run_ratios(rows, build=None, timers=("graph",)):
+    """Per shape and timer of one run, the worst build's ratio (auto-tuning's best of NN/TN over the
+    build's best of NN/TN)."""
     t = defaultdict(dict)  # (m, n, k, timer) -> method -> median
-    for r in load(path):
+    for r in rows:
         if r["timer"] in timers and r["mode"] == "offline" and r["status"] == "ok" and r["median_us"]:
             t[(int(r["m"]), int(r["n"]), int(r["k"]), r["timer"])][r["method"]] = float(r["median_us"])
     out = {}
     for (m, n, k, timer), ms in t.items():
         at = min((ms[x] for x in ("cublaslt-autotune-nn", "cublaslt-autotune-tn") if x in ms), default=None)
         builds = {x.rsplit("-", 1)[0] for x in ms if x.startswith("runtime")}
-        if only_build:
-            builds &= {only_build}
+        if build:
+            builds &= {build}
         worst = min((at / min(ms[b + s] for s in ("-nn", "-tn") if b + s in ms) for b in builds), default=None)
         if at and worst is not None:
             out[(m, n, k, timer)] = worst
     return out
 
 
-def losing_shapes(paths, below, only_build=None, timers=("graph",), min_runs=1):
+def losing_shapes(runs, below, timers=("graph",), min_runs=1):
     """Shapes behind auto-tuning: measured below `below` (any of `timers`) in at least `min_runs` of the
-    runs (each path one run), the furthest behind first."""
-    runs = [run_ratios(p, only_build, timers) for p in paths]
+    runs (read_run's), the furthest behind first."""
     worst, behind = {}, defaultdict(int)
-    for ratios in runs:
+    for rows, build in runs:
         low = set()
-        for (m, n, k, _), r in ratios.items():
+        for (m, n, k, _), r in run_ratios(rows, build, timers).items():
             worst[(m, n, k)] = min(worst.get((m, n, k), r), r)
             if r < below:
                 low.add((m, n, k))
@@ -80,15 +86,13 @@ def losing_shapes(paths, below, only_build=None, timers=("graph",), min_runs=1):
     return [s for _, s in sorted(out)]  # the furthest behind first: a time-limited run does those
 
 
-def autotune_picks(paths, shapes):
+def autotune_picks(runs, shapes):
     """(m, n, k, layout) -> the configurations auto-tuning picked in the runs (details.config, as
     `cudal2 bench` records it), most often picked first."""
     want = set(shapes)
     count = defaultdict(lambda: defaultdict(int))
-    for p in paths:
-        if ":" in os.path.basename(p):
-            p = p.rsplit(":", 1)[0]
-        for r in load(p):
+    for rows, _ in runs:
+        for r in rows:
             s = (int(r["m"]), int(r["n"]), int(r["k"]))
             if s not in want or not r["method"].startswith("cublaslt-autotune-") or r["status"] != "ok":
                 continue
@@ -174,8 +178,8 @@ def main():
         ap.error("--min-runs is at least 1 and --timers names graph and/or chain")
     if a.autotune_picks and not a.runtime_csv:
         ap.error("--autotune-picks reads the --runtime-csv runs")
-    chosen = read_shapes(a.shapes) if a.shapes else losing_shapes(a.runtime_csv, a.below, a.build, timers,
-                                                                  a.min_runs)
+    runs = [read_run(p, a.build) for p in a.runtime_csv or []]  # each CSV read once
+    chosen = read_shapes(a.shapes) if a.shapes else losing_shapes(runs, a.below, timers, a.min_runs)
     shapes = [s for s in chosen if s not in done]
     entries = defaultdict(list)  # (m, n, k, layout) -> the tables' specs, in --table order
     for path in a.table:
@@ -184,7 +188,7 @@ def main():
                 if e["accum"] == "f32" and (a.compiled or e["spec"].startswith("cublaslt ")):
                     entries[(e["m"], e["n"], e["k"], e["layout"])].append(e["spec"])
     ups = runners_up(a.store, shapes, a.top, tuple(a.family or ["cublaslt"]))
-    picks = autotune_picks(a.runtime_csv, shapes) if a.autotune_picks else {}
+    picks = autotune_picks(runs, shapes) if a.autotune_picks else {}
     lines = 0
     for s in shapes:
         for lay in ("nn", "tn"):

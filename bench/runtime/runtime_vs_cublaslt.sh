@@ -9,7 +9,8 @@
 # Writes $OUT/runtime-NAME.csv (tidy rows) and .log; summarize with bench/runtime/summarize_runtime.py.
 # $CUDAL2_RUNTIME_LIB_B and _C, when set, add methods runtime-b-* and runtime-c-*: other builds of
 # the library (other tables) in the same process (summarize_runtime.py --runtime runtime-b).
-# $MODE (both), $REPS (20) and $TIMERS (graph,eager,host) narrow the run. Ratios are taken against
+# $MODE (both), $REPS (20) and $TIMERS (graph,eager,host) narrow the run; $BASELINES (auto-tuning and
+# the heuristic, NN and TN) names the cuBLASLt methods beside the runtime. Ratios are taken against
 # auto-tuning (--reference); the CSV's paired_ratio column pairs each round's samples
 # (docs/measuring.md). $CUDAL2_RUNTIME_LIB_B set to a copy of $CUDAL2_RUNTIME_LIB's file under
 # another path (a second instance; the same path would load the same one) is an A/A run: what
@@ -25,7 +26,7 @@ methods=runtime-nn,runtime-tn
 [ -n "${CUDAL2_RUNTIME_LIB_B:-}" ] && methods+=,runtime-b-nn,runtime-b-tn
 [ -n "${CUDAL2_RUNTIME_LIB_C:-}" ] && methods+=,runtime-c-nn,runtime-c-tn
 t0=$(date +%s)
-"$B/cudal2" bench "$@" --methods $methods,cublaslt-autotune-nn,cublaslt-autotune-tn,cublaslt-heuristic-nn,cublaslt-heuristic-tn \
+"$B/cudal2" bench "$@" --methods "$methods,${BASELINES:-cublaslt-autotune-nn,cublaslt-autotune-tn,cublaslt-heuristic-nn,cublaslt-heuristic-tn}" \
   --reference cublaslt-autotune-nn,cublaslt-autotune-tn --mode "${MODE:-both}" --reps "${REPS:-20}" --timers "${TIMERS:-graph,eager,host}" --qps "${QPS:-1000}" --verify-budget 3e7 \
   --csv "$OUT/runtime-$name.csv" --quiet > "$OUT/runtime-$name.log" 2>&1
 echo "runtime bench $name rc=$? in $(( $(date +%s) - t0 ))s"

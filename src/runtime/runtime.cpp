@@ -277,6 +277,25 @@ bool stream_preempts(const cudal2_context* h, const Entry* e) {
   return family != "stream" && family != "stream_sweep";
 }
 
+const KernelCall& entry_call(const cudal2_context* h, const Entry* e) {
+  return h->entry_calls[static_cast<size_t>(e - h->table->entries)];
+}
+
+// The table's entry that serves the shape itself: found, not given way to the stream rule, its
+// kernel planned. *neighbours: whether the shape may take a neighbour's kernel instead; not where
+// the table has the shape but its kernel could not be planned (a table shape on cuBLASLt stays on
+// cuBLASLt).
+const Entry* table_entry(const cudal2_context* h, int accum, int layout, int64_t m, int64_t n, int64_t k,
+                         bool* neighbours) {
+  *neighbours = true;
+  if (!h->table_on) return nullptr;
+  const Entry* e = find_entry(h->table, accum, layout, m, n, k);
+  if (!e || stream_preempts(h, e)) return nullptr;
+  if (entry_call(h, e).ok) return e;
+  *neighbours = false;
+  return nullptr;
+}
+
 // CUDAL2_STREAM (on/off), the class's bounds, CUDAL2_STREAM_MAX_M (tokens) and
 // CUDAL2_STREAM_MIN_MB (weights), the cold band's, CUDAL2_STREAM_COLD_MAX_M and
 // CUDAL2_STREAM_COLD_MIN_MB, and the sweep band's tokens, CUDAL2_STREAM_SWEEP_MAX_M (0: off), and
@@ -539,6 +558,15 @@ void queue_tuning(cudal2_context* h, const Plan* plan, int layout, int accum, in
       [=](const std::atomic<bool>& stop) { tune_job(h, plan, layout, accum, m, n, k, ws_avail, stop); });
 }
 
+// Queues a cuBLASLt plan's background tuning, once, whichever call comes first. lt_bytes: the
+// workspace its calls hand cuBLASLt (the zero zone included, a padded C's buffer not).
+void queue_plan_tuning(cudal2_context* h, const Plan* p, int layout, int accum, int64_t m, int64_t n, int64_t k,
+                       size_t lt_bytes) {
+  if (p->queued.exchange(true)) return;
+  queue_tuning(h, p, layout, accum, p->c_scratch ? p->chunk_m : m, p->c_scratch ? n / 8 * 8 : n, k,
+               lt_bytes > kZone ? lt_bytes - kZone : 0);
+}
+
 // The plan for a shape that has no usable table kernel: from the cache, or made once.
 // tune_unseen: a plan is cached only when made by a call that could tune it (tune non-null);
 // otherwise (cudal2_query, or a call being captured) it is made in *temp, used once, and the
@@ -568,38 +596,31 @@ cudal2_status_t get_plan(cudal2_context* h, int layout, int accum, int64_t m, in
   return CUDAL2_STATUS_SUCCESS;
 }
 
-// Queues the background tuning of the plan a warm call of this shape would run, for a call that ran
-// the cold band's stream kernel instead (and so made no plan). A shape's tuning then starts at its
-// first call whichever kernel that call ran, as for every other shape. Before, it started at the
-// shape's first warm call, in the middle of the caller's work: a program that timed warm calls right
-// after the first one (the bench's runtime methods, after cudal2_tune_wait) had the tuner's replays
-// beside its own and a plan swapped in while it timed (H200, decode shapes of 24-60 MB: one of
-// three copies of the library 8-46% slower than the others in the same process). Nothing happens
-// where the warm call takes a table kernel, or where planning fails (the cold call itself ran).
+// Queues the background tuning of the plan a warm call of this shape would run, from the call that
+// planned the shape's cold-band stream kernel (that call made no other plan). A shape's tuning then
+// starts at its first call whichever kernel that call ran, as for every other shape. Before, it
+// started at the shape's first warm call, in the middle of the caller's work: a program that timed
+// warm calls right after the first one (the bench's runtime methods, after cudal2_tune_wait) had the
+// tuner's replays beside its own and a plan swapped in while it timed (H200, decode shapes of 24-60
+// MB: one of three copies of the library 8-46% slower than the others in the same process). Nothing
+// happens where the warm call takes a table kernel, or where planning fails (the cold call itself ran).
 void queue_warm_tuning(cudal2_context* h, int layout, int accum, int64_t m, int64_t n, int64_t k, size_t ws_bytes) {
   bool neighbours = true;
-  if (h->table_on) {
-    if (const Entry* e = find_entry(h->table, accum, layout, m, n, k); e && !stream_preempts(h, e)) {
-      if (h->entry_calls[static_cast<size_t>(e - h->table->entries)].ok) return;
-      neighbours = false;
-    }
-  }
+  if (table_entry(h, accum, layout, m, n, k, &neighbours)) return;
   const Plan* p = nullptr;
   std::unique_ptr<Plan> temp;
   if (get_plan(h, layout, accum, m, n, k, ws_bytes, neighbours, nullptr, temp, p) != CUDAL2_STATUS_SUCCESS) {
     cudal2::rt::clear_error();
     return;
   }
-  if (temp || p->path != CUDAL2_PATH_CUBLASLT || p->queued.exchange(true)) return;
-  const size_t lt_bytes = p->c_scratch ? padded_c_offset(ws_bytes, p->c_scratch) : ws_bytes;
-  queue_tuning(h, p, layout, accum, p->c_scratch ? p->chunk_m : m, p->c_scratch ? n / 8 * 8 : n, k,
-               lt_bytes > kZone ? lt_bytes - kZone : 0);
+  if (!temp && p->path == CUDAL2_PATH_CUBLASLT)
+    queue_plan_tuning(h, p, layout, accum, m, n, k, p->c_scratch ? padded_c_offset(ws_bytes, p->c_scratch) : ws_bytes);
 }
 
-// The stream kernel of a cold-band shape (runtime/stream_rule.hpp), planned on first use; null if
-// none can run it with this workspace.
-const KernelCall* cold_call(cudal2_context* h, int layout, int accum, int64_t m, int64_t n, int64_t k,
-                            size_t ws_bytes) {
+// The stream kernel of a cold-band shape (runtime/stream_rule.hpp), planned on first use (*planned
+// set for the call that planned it); null if none can run it with this workspace.
+const KernelCall* cold_call(cudal2_context* h, int layout, int accum, int64_t m, int64_t n, int64_t k, size_t ws_bytes,
+                            bool* planned) {
   const PlanKey key{layout, accum, m, n, k, ws_bytes};
   {
     std::shared_lock lock(h->mu);
@@ -607,8 +628,10 @@ const KernelCall* cold_call(cudal2_context* h, int layout, int accum, int64_t m,
   }
   std::unique_lock lock(h->mu);
   auto it = h->cold_calls.find(key);
-  if (it == h->cold_calls.end())
+  if (it == h->cold_calls.end()) {
     it = h->cold_calls.emplace(key, stream_call(h, layout, accum, m, n, k, ws_bytes, /*cold=*/true)).first;
+    *planned = true;
+  }
   return it->second.ok ? &it->second : nullptr;
 }
 
@@ -772,22 +795,18 @@ cudal2_status_t cudal2_gemm(cudal2_handle_t h, cudal2_layout_t layout, cudal2_ac
     // Weights of the cold band that this handle has not read recently stream from DRAM whatever
     // else knows the shape (table entries were tuned, and plans chosen, with the weights in L2).
     const bool warm = h->recency.note(B, n * k * 2, (m * k + n * k + m * n) * 2);
+    bool planned = false;
     if (!warm && cudal2::rt::in_cold_band(layout, accum, m, n, k, h->l2_bytes, h->stream_bounds))
-      if (const KernelCall* c = cold_call(h, layout, accum, m, n, k, workspace_bytes)) {
+      if (const KernelCall* c = cold_call(h, layout, accum, m, n, k, workspace_bytes, &planned)) {
         const cudal2_status_t rc = run_call(h, *c, accum, m, n, k, A, B, C, workspace, workspace_bytes, s_);
-        if (rc == CUDAL2_STATUS_SUCCESS && h->tune_background)
+        if (planned && rc == CUDAL2_STATUS_SUCCESS && h->tune_background)
           queue_warm_tuning(h, layout, accum, m, n, k, workspace_bytes);
         return rc;
       }
   }
   bool neighbours = true;
-  if (h->table_on) {
-    if (const Entry* e = find_entry(h->table, accum, layout, m, n, k); e && !stream_preempts(h, e)) {
-      const KernelCall& c = h->entry_calls[static_cast<size_t>(e - h->table->entries)];
-      if (c.ok) return run_call(h, c, accum, m, n, k, A, B, C, workspace, workspace_bytes, s_);
-      neighbours = false;  // a table shape on cuBLASLt stays on cuBLASLt
-    }
-  }
+  if (const Entry* e = table_entry(h, accum, layout, m, n, k, &neighbours))
+    return run_call(h, entry_call(h, e), accum, m, n, k, A, B, C, workspace, workspace_bytes, s_);
   const Plan* p = nullptr;
   std::unique_ptr<Plan> temp;
   TuneOn on{A, B, C, workspace, workspace_bytes, s_};
@@ -820,9 +839,7 @@ cudal2_status_t cudal2_gemm(cudal2_handle_t h, cudal2_layout_t layout, cudal2_ac
   } else {
     rc = run_lt(h->lt, p->lt_now(), accum, A, B, C, workspace, workspace_bytes, s_);
   }
-  if (rc == CUDAL2_STATUS_SUCCESS && h->tune_background && !p->queued.exchange(true))
-    queue_tuning(h, p, layout, accum, p->c_scratch ? p->chunk_m : m, p->c_scratch ? n / 8 * 8 : n, k,
-                 lt_bytes > kZone ? lt_bytes - kZone : 0);
+  if (rc == CUDAL2_STATUS_SUCCESS && h->tune_background) queue_plan_tuning(h, p, layout, accum, m, n, k, lt_bytes);
   return rc;
 }
 
@@ -847,15 +864,9 @@ cudal2_status_t cudal2_query(cudal2_handle_t h, cudal2_layout_t layout, cudal2_a
   if (auto s = resolve(h)) return s;
   *info = cudal2_dispatch_info{CUDAL2_PATH_CUBLASLT, "cublaslt", 0, 0, 0, 0};
   bool neighbours = true;
-  if (h->table_on) {
-    if (const Entry* e = find_entry(h->table, accum, layout, m, n, k); e && !stream_preempts(h, e)) {
-      const KernelCall& c = h->entry_calls[static_cast<size_t>(e - h->table->entries)];
-      if (c.ok) {
-        *info = {CUDAL2_PATH_TABLE_KERNEL, e->spec, e->m, e->n, e->k, c.need_total};
-        return CUDAL2_STATUS_SUCCESS;
-      }
-      neighbours = false;
-    }
+  if (const Entry* e = table_entry(h, accum, layout, m, n, k, &neighbours)) {
+    *info = {CUDAL2_PATH_TABLE_KERNEL, e->spec, e->m, e->n, e->k, entry_call(h, e).need_total};
+    return CUDAL2_STATUS_SUCCESS;
   }
   const Plan* p = nullptr;
   std::unique_ptr<Plan> temp;

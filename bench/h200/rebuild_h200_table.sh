@@ -18,7 +18,8 @@ python3 "$root/python/cudal2/store_csv.py" import "$root/bench/results/h200/rl-g
 python3 "$root/bench/lat/lat_chain_filter.py" --drop-list "$root/bench/results/h200/runtime-grid/drop_list.txt" \
   --family cublaslt --store "$tmp/grid.db" >/dev/null
 confirmed=()
-for d in "$root"/bench/results/h200/transfer/store*/; do
+# in call order (store2 before store10): the last store named wins a shape both measured
+for d in $(printf '%s\n' "$root"/bench/results/h200/transfer/store*/ | sort -V); do
   [ -d "$d" ] || continue
   n=$(basename "$d")
   python3 "$root/python/cudal2/store_csv.py" import "$d" "$tmp/$n.db" >/dev/null

@@ -21,7 +21,7 @@ the runtime lost, cuBLASLt's own configurations are what confirmation is for; --
 compiles it on the GPU machine).
 
 --shapes FILE names the shapes outright (one "M,N,K" or "MxNxK" per line, in the order given)
-instead of --runtime-csv's losers: e.g. the shapes where another GPU's campaign found one of our
+instead of --runtime-csv's losers (runs given with it only supply --autotune-picks): e.g. the shapes where another GPU's campaign found one of our
 families ahead, to be confirmed with that family's runners-up (bench/results/h200/transfer/ store7:
 the H100's lat winners on the H200).
 
@@ -142,10 +142,10 @@ def runners_up(store_dirs, shapes, top, families=("cublaslt",)):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    src = ap.add_mutually_exclusive_group(required=True)
-    src.add_argument("--runtime-csv", action="append",
-                     help="runtime bench CSV, one run (repeatable); PATH:BUILD reads that runtime build only")
-    src.add_argument("--shapes", help="the shapes to confirm, one per line (instead of --runtime-csv's losers)")
+    ap.add_argument("--runtime-csv", action="append",
+                    help="runtime bench CSV, one run (repeatable); PATH:BUILD reads that runtime build only")
+    ap.add_argument("--shapes", help="the shapes to confirm, one per line (instead of --runtime-csv's losers; "
+                                     "the runs then only give --autotune-picks)")
     ap.add_argument("--below", type=float, default=0.995)
     ap.add_argument("--timers", default="graph",
                     help="timers a run's ratio is read under (comma-separated: graph, chain; a shape is behind "
@@ -176,6 +176,8 @@ def main():
     timers = tuple(t for t in a.timers.split(",") if t)
     if a.min_runs < 1 or not set(timers) <= {"graph", "chain"}:
         ap.error("--min-runs is at least 1 and --timers names graph and/or chain")
+    if not a.runtime_csv and not a.shapes:
+        ap.error("name the shapes: --runtime-csv (the runs' losers) or --shapes FILE")
     if a.autotune_picks and not a.runtime_csv:
         ap.error("--autotune-picks reads the --runtime-csv runs")
     runs = [read_run(p, a.build) for p in a.runtime_csv or []]  # each CSV read once

@@ -29,7 +29,7 @@ GZIP_ABOVE = 16 << 10
 # migrations reach (tests/unit/store_test.cpp keeps both in step). A store of a newer schema is
 # refused, as cudal2 refuses it: a later schema may change what these readers' queries mean.
 APPLICATION_ID = 0x63756432
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 
 class StoreError(Exception):

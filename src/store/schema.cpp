@@ -187,13 +187,21 @@ CREATE TABLE claims (
 );
 )sql";
 
+// Schema version 5: the chain timer's median of a measurement (an unrelated kernel before every
+// call), on the offline graph row of the same candidate, shape and job; NULL where it was not timed
+// chained. timer's CHECK keeps its three values: a chain time is a column, not a row, so that every
+// query over measurements keeps its meaning.
+constexpr std::string_view kV5 = R"sql(
+ALTER TABLE measurements ADD COLUMN chain_us REAL;
+)sql";
+
 #undef CUDAL2_NOW
 
 static_assert(kApplicationId == 1668637746, "keep migration 1's PRAGMA application_id in step");
 
 }  // namespace
 
-const std::array<std::string_view, 4> kMigrations = {kV1, kV2, kV3, kV4};
+const std::array<std::string_view, 5> kMigrations = {kV1, kV2, kV3, kV4, kV5};
 
 int user_version(const sql::Db& db) { return static_cast<int>(pragma_int(db, "PRAGMA user_version")); }
 

@@ -15,7 +15,7 @@ namespace cudal2::store {
 // something else is refused rather than migrated into.
 inline constexpr std::int32_t kApplicationId = 0x63756432;
 
-extern const std::array<std::string_view, 4> kMigrations;
+extern const std::array<std::string_view, 5> kMigrations;
 
 // Refuses a file that is not a cudal2 database (or a fresh, empty one) and a schema newer than
 // `migrations` knows, before writing anything to it. Reads only.

@@ -27,7 +27,7 @@ namespace {
 
 constexpr std::string_view kMeasurementColumns =
     "spec_hash, gpu, gpu_json, dtype, layout, m, n, k, mode, timer, status, failure, median_us, p10_us, p90_us, "
-    "min_us, samples_json, rel_err, baseline_json, run_id, n_samples, reward";
+    "min_us, samples_json, rel_err, baseline_json, run_id, n_samples, reward, chain_us";
 
 // The journal mode the switch to WAL leaves. Two processes opening a fresh store at once both
 // hold a read lock and ask for the exclusive lock the switch needs: SQLite answers one of them
@@ -102,6 +102,7 @@ MeasurementRow read_measurement(const sql::Db& db, const sql::Stmt& s) {
   r.run_id = s.text(c++);
   c++;  // n_samples: derived from samples_json, kept as a column for SQL queries only
   r.reward = s.opt_real(c++);
+  r.chain_us = s.opt_real(c++);
   r.created_at = s.text(c++);
   try {
     r.samples_us = nlohmann::json::parse(samples).get<std::vector<double>>();
@@ -211,13 +212,14 @@ void check_measurement(const sql::Db& db, const MeasurementRow& m) {
 PutMeasurementResult insert_measurement(const sql::Db& db, const MeasurementRow& m) {
   const std::string samples = samples_to_json(db, m.samples_us);
   sql::Stmt ins(db, fmt::format("INSERT INTO measurements ({}) VALUES "
-                                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                                 kMeasurementColumns));
   ins.bind_all(m.spec_hash, m.gpu, m.gpu_json, m.dtype, m.layout, m.m, m.n, m.k, m.mode, m.timer, m.status, m.failure,
                m.median_us, m.p10_us, m.p90_us, m.min_us, samples, m.rel_err, m.baseline_json)
       .bind_or_null(20, m.run_id)
       .bind(21, static_cast<std::int64_t>(m.samples_us.size()))
       .bind(22, m.reward)
+      .bind(23, m.chain_us)
       .run();
   PutMeasurementResult out{sqlite3_last_insert_rowid(db.get()), false};
 
@@ -322,7 +324,7 @@ std::vector<BestWithSpec> Store::best_with_specs(std::string_view dtype, std::st
 
 std::vector<TimedSpec> Store::timed_specs(std::string_view gpu) const {
   sql::Stmt s(impl_->db, R"sql(
-      SELECT m.dtype, m.layout, m.m, m.n, m.k, s.text, s.family, m.median_us, m.baseline_json, m.run_id
+      SELECT m.dtype, m.layout, m.m, m.n, m.k, s.text, s.family, m.median_us, m.baseline_json, m.run_id, m.chain_us
       FROM measurements m JOIN specs s ON s.hash = m.spec_hash
       WHERE m.gpu = ? AND m.status = 'ok' AND m.mode = 'offline' AND m.timer = 'graph'
         AND m.median_us IS NOT NULL
@@ -331,7 +333,7 @@ std::vector<TimedSpec> Store::timed_specs(std::string_view gpu) const {
   std::vector<TimedSpec> out;
   while (s.step())
     out.push_back({s.text(0), s.text(1), s.int64(2), s.int64(3), s.int64(4), s.text(5), s.text(6), s.real(7), s.text(8),
-                   s.text(9)});
+                   s.text(9), s.opt_real(10)});
   return out;
 }
 

@@ -61,6 +61,9 @@ struct MeasurementRow {
   // search::reward() of this row (docs/tuning.md, "Reward"); none for rows written before schema
   // 2 or by a caller that scores nothing.
   std::optional<double> reward;
+  // The same candidate's chain-timer median in the same job (offline graph rows of a job timed
+  // with --timers ...,chain; schema 5); none otherwise.
+  std::optional<double> chain_us;
   std::string created_at;
   bool operator==(const MeasurementRow&) const = default;
 };
@@ -146,6 +149,7 @@ struct TimedSpec {
   std::string spec_text, family;
   double median_us = 0;
   std::string baseline_json, run_id;
+  std::optional<double> chain_us;  // the same job's chain-timer median, where it was timed chained
 };
 
 struct PutMeasurementResult {

@@ -25,6 +25,7 @@ store::MeasurementRow measurement_row(const MeasurementRecord& m, const std::str
   r.baseline_json = m.baseline_json;
   r.run_id = run_id;
   r.reward = m.reward;
+  r.chain_us = m.chain_us;
   return r;
 }
 

@@ -43,6 +43,7 @@ struct MeasurementRecord {
   std::optional<double> rel_err;
   std::string baseline_json = "{}";  // the job's baselines: {name: {mode: {timer: summary}}}
   std::optional<double> reward;      // EvalRequest::score of this row (none without a scorer)
+  std::optional<double> chain_us;    // a graph row's chain-timer median, where the job timed chained
 };
 
 // Called on the thread that called evaluate_candidates, in the order things happen: every spec

@@ -2,7 +2,7 @@
 """bench/runtime/confirm_candidates.py on hand-made runs: which shapes a confirmation lists when it
 asks for shapes behind auto-tuning in several runs (--min-runs), under which timers (--timers),
 for one runtime build of a run (PATH:BUILD), and the configurations auto-tuning picked in the runs
-(--autotune-picks, from the bench's `config` detail). Standard library only.
+(--autotune-picks, from the bench's `config` detail; with --shapes too). Standard library only.
 
     python3 tests/python/confirm_candidates_test.py [-v]
 """
@@ -103,6 +103,18 @@ class ConfirmCandidates(unittest.TestCase):
         plain = self.listing("--runtime-csv", r1, "--runtime-csv", r2 + ":runtime", "--below", "0.98", "--min-runs",
                              "2", "--timers", "graph,chain")
         self.assertEqual(plain, [(A, lt("nn", 1)), (A, lt("tn", 1))])
+
+    def test_named_shapes_take_the_runs_picks(self):
+        r1, r2 = self.runs()
+        named = os.path.join(self.tmp.name, "shapes.txt")
+        with open(named, "w") as f:
+            f.write("# chosen by hand\n512x512x512\n64,2048,4096\n")
+        got = self.listing("--shapes", named, "--runtime-csv", r1, "--runtime-csv", r2, "--autotune-picks")
+        self.assertEqual(self.shapes(got), [C, A], "the file's shapes in its order, whatever the runs measured")
+        self.assertIn((A, lt("tn", 7)), got, "auto-tuning's pick in run 2")
+        r = subprocess.run([sys.executable, SCRIPT, "--table", self.table], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 2, "no shapes named")
+        self.assertIn("--shapes", r.stderr)
 
     def test_bad_options_are_refused(self):
         r1, _ = self.runs()

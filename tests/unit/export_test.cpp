@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -35,7 +36,7 @@ class ExportTest : public ::testing::Test {
   // One ok offline graph measurement of `spec` (its canonical text is stored) on a shape.
   static void put(store::Store& db, const std::string& spec_text, Shape s, double us, double cublas_us,
                   const std::string& gpu = kGpu, const std::string& timer = "graph", const std::string& status = "ok",
-                  const std::string& run_id = "") {
+                  const std::string& run_id = "", double chain_us = 0, double chain_cublas_us = 0) {
     const auto spec = parse_spec(spec_text);
     db.put_spec({spec.hash(), spec.family, spec.text(), ""});
     store::MeasurementRow m;
@@ -47,9 +48,14 @@ class ExportTest : public ::testing::Test {
     m.mode = "offline", m.timer = timer, m.status = status;
     if (status == "ok") m.median_us = m.p10_us = m.p90_us = m.min_us = us;
     const std::string lt = "cublaslt-heuristic-" + m.layout;
-    m.baseline_json = nlohmann::json{{"cublas-nn", {{"offline", {{"graph", {{"median", cublas_us}}}}}}},
-                                     {lt, {{"offline", {{"graph", {{"median", cublas_us * 1.1}}}}}}}}
-                          .dump();
+    auto base = nlohmann::json{{"cublas-nn", {{"offline", {{"graph", {{"median", cublas_us}}}}}}},
+                               {lt, {{"offline", {{"graph", {{"median", cublas_us * 1.1}}}}}}}};
+    if (chain_us > 0) {  // timed chained too: the row's chain_us, the baselines' chain times
+      m.chain_us = chain_us;
+      base["cublas-nn"]["offline"]["chain"] = {{"median", chain_cublas_us}};
+      base[lt]["offline"]["chain"] = {{"median", chain_cublas_us * 1.1}};
+    }
+    m.baseline_json = base.dump();
     m.run_id = run_id;
     db.put_measurement(m);
   }
@@ -215,6 +221,50 @@ TEST_F(ExportTest, ConfirmationJobDecidesItsShapes) {
   EXPECT_EQ(t.shapes[0].specs[0].text, parse_spec(kTinyA).text());
   EXPECT_EQ(t.shapes[1].specs[0].text, parse_spec(kTinyA).text());  // not confirmed: the search's
   EXPECT_DOUBLE_EQ(t.shapes[1].best_us(), 3.0);
+}
+
+// A confirmation job timed with --timers graph,chain: its shapes rank by the geometric mean of both
+// timers (each against the job's baseline), the entry still reports its graph time; a shape where
+// a spec has no chain time ranks by the graph timer alone.
+TEST_F(ExportTest, ConfirmationTimedChainedRanksByBothTimers) {
+  const std::string fast_graph =
+      "cublaslt nn f32 algo=66 tile=20 stages=8 reduction=0 swizzle=0 custom=0 inner=0 cluster=auto";
+  const std::string even = "cublaslt nn f32 algo=66 tile=24 stages=8 reduction=0 swizzle=0 custom=7 inner=0 cluster=auto";
+  {
+    auto db = store::Store::open(dir_ / "confirm.db");
+    const auto job = db.begin_run("eval --timers graph,chain");
+    // fast_graph: 2% ahead back to back, 10% behind chained (the heuristic is 1.1 x cublas-nn in
+    // both timers, the clock reference)
+    put(db, fast_graph, {512, 512, 16384}, 9.8, 10.0, kGpu, "graph", "ok", job, 13.2, 12.0);
+    put(db, even, {512, 512, 16384}, 10.0, 10.0, kGpu, "graph", "ok", job, 12.0, 12.0);
+    // a shape where one spec has no chain time: the graph timer decides
+    put(db, fast_graph, {64, 64, 64}, 1.9, 2.0, kGpu, "graph", "ok", job);
+    put(db, even, {64, 64, 64}, 2.0, 2.0, kGpu, "graph", "ok", job, 1.0, 2.0);
+  }
+  Options o;
+  o.dbs = {(dir_ / "confirm.db").string()};
+  const auto t = collect(o);
+  ASSERT_EQ(t.shapes.size(), 2u);
+  const auto& small = t.shapes[0];
+  const auto& kheavy = t.shapes[1];
+  ASSERT_EQ(kheavy.k, 16384);
+  ASSERT_EQ(kheavy.specs.size(), 2u);
+  EXPECT_EQ(kheavy.specs[0].text, parse_spec(even).text());
+  EXPECT_DOUBLE_EQ(kheavy.best_us(), 10.0);   // the entry reports its graph time
+  EXPECT_DOUBLE_EQ(kheavy.specs[1].us, 9.8);  // the other's graph time, at the same job's clock
+  // rank: sqrt(graph score x chain score) against the heuristic (11.0 graph, 13.2 chain), in graph us
+  EXPECT_NEAR(kheavy.specs[1].rank_us, std::sqrt(9.8 / 11.0 * (13.2 / 13.2)) * 11.0, 1e-9);
+  EXPECT_NEAR(kheavy.specs[0].rank_us, std::sqrt(10.0 / 11.0 * (12.0 / 13.2)) * 11.0, 1e-9);
+  // The fallback (the heuristic itself) ranks by both timers as well.
+  EXPECT_DOUBLE_EQ(kheavy.fallback_us, 11.0);
+  EXPECT_NEAR(kheavy.fallback_rank(), 11.0, 1e-9);
+  EXPECT_EQ(small.specs[0].text, parse_spec(fast_graph).text());
+  EXPECT_DOUBLE_EQ(small.specs[0].rank_us, 1.9);
+  // chain_us survives the store (schema 5)
+  auto db = store::Store::open_to_read((dir_ / "confirm.db").string(), store::Verify::Full);
+  int chained = 0;
+  for (const auto& r : db.timed_specs(kGpu)) chained += r.chain_us.has_value();
+  EXPECT_EQ(chained, 3);
 }
 
 TEST_F(ExportTest, FamilyFilter) {

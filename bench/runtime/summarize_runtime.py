@@ -17,6 +17,11 @@ shape measured by several runs is taken whole from the last one named.
 
 --runtime names which build of the library to summarize when the run measured several
 (runtime_vs_cublaslt.sh with CUDAL2_RUNTIME_LIB_B/_C: methods runtime-b-nn/tn, runtime-c-nn/tn).
+
+--per-layout adds, per mode and timer, each layout on its own: runtime-nn against auto-tuning NN and
+runtime-tn against auto-tuning TN (a caller whose data is NN compares with what cuBLASLt gives NN
+data), with the count below 0.97 and the worst shapes. --shapes FILE (repeatable; "M,N,K" lines,
+'#' comments) keeps only those shapes.
 """
 import argparse
 import json
@@ -28,13 +33,33 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from _analysis import CLASSES, best_of_layouts, gmean, load, paired_ratios, write_rows  # noqa: E402
 
 
+def print_per_layout(t, runtime, mode, timer):
+    """Each layout against auto-tuning of the same layout (runtime-nn / cublaslt-autotune-nn, ...)."""
+    for lay in ("nn", "tn"):
+        r = [(key, m["cublaslt-autotune-" + lay] / m[f"{runtime}-{lay}"]) for key, m in sorted(t.items())
+             if key[4] == mode and key[5] == timer and f"{runtime}-{lay}" in m and "cublaslt-autotune-" + lay in m]
+        if not r:
+            continue
+        low = sorted((x for x in r if x[1] < 0.97), key=lambda x: x[1])
+        print(f"{'':8s} {'':6s} {lay}: {len(r):4d} shapes  {runtime}-{lay} vs auto-tuning {lay}: all "
+              f"{gmean([x for _, x in r]):.4f}  below 0.99: {sum(x < 0.99 for _, x in r)}  below 0.97: {len(low)}"
+              + "".join(f"  {k[0]}x{k[1]}x{k[2]} {x:.3f}" for k, x in low[:6]))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("csv")
     ap.add_argument("out", nargs="?")
     ap.add_argument("--runtime", default="runtime", help="method prefix: runtime, runtime-b or runtime-c")
     ap.add_argument("--more", action="append", default=[], help="another run's CSV (repeatable; the last wins a shape)")
+    ap.add_argument("--per-layout", action="store_true", help="each layout against auto-tuning of that layout too")
+    ap.add_argument("--shapes", action="append", default=[], help="only the shapes of this file (repeatable)")
     a = ap.parse_args()
+    keep = set()
+    for path in a.shapes:
+        with open(path) as f:
+            keep |= {tuple(int(x) for x in line.split()[0].replace("x", ",").split(","))
+                     for line in f if line.strip() and not line.startswith("#")}
     rt_nn, rt_tn = a.runtime + "-nn", a.runtime + "-tn"
     rows = load(a.csv)
     for more in a.more:
@@ -54,6 +79,8 @@ def main():
         if r["status"] != "ok" or not r["median_us"]:
             continue
         key = (int(r["m"]), int(r["n"]), int(r["k"]), r["class"], r["mode"], r["timer"])
+        if keep and key[:3] not in keep:
+            continue
         t[key][r["method"]] = float(r["median_us"])
         if r["method"] in (rt_nn, rt_tn) and r["details"]:
             try:
@@ -92,8 +119,11 @@ def main():
             paths[o["path"]] += 1
         print(f"{mode:8s} {timer:6s} shapes {len(sel):4d}  vs auto-tuning: all {gmean([o['vs_autotune'] for o in sel]):.4f} "
               + " ".join(f"{c} {gmean(by[c]):.4f}({len(by[c])})" for c in classes)
-              + f"  below 0.99: {below}  worst {worst['m']}x{worst['n']}x{worst['k']} {worst['vs_autotune']:.3f}"
+              + f"  below 0.99: {below}  below 0.97: {sum(o['vs_autotune'] < 0.97 for o in sel)}"
+              + f"  worst {worst['m']}x{worst['n']}x{worst['k']} {worst['vs_autotune']:.3f}"
               + f"  vs heuristic {gmean(heur):.4f}  paths {dict(paths)}")
+        if a.per_layout:
+            print_per_layout(t, a.runtime, mode, timer)
         pr = [o for o in sel if o["paired_vs_best"] != ""]
         if pr:
             pw = min(pr, key=lambda o: o["paired_vs_best"])

@@ -229,7 +229,8 @@ TEST_F(ExportTest, ConfirmationJobDecidesItsShapes) {
 TEST_F(ExportTest, ConfirmationTimedChainedRanksByBothTimers) {
   const std::string fast_graph =
       "cublaslt nn f32 algo=66 tile=20 stages=8 reduction=0 swizzle=0 custom=0 inner=0 cluster=auto";
-  const std::string even = "cublaslt nn f32 algo=66 tile=24 stages=8 reduction=0 swizzle=0 custom=7 inner=0 cluster=auto";
+  const std::string even =
+      "cublaslt nn f32 algo=66 tile=24 stages=8 reduction=0 swizzle=0 custom=7 inner=0 cluster=auto";
   {
     auto db = store::Store::open(dir_ / "confirm.db");
     const auto job = db.begin_run("eval --timers graph,chain");

@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""bench/runtime/summarize_runtime.py on a hand-made run: the best-of-layouts line with its count
+below 0.97, each layout against auto-tuning of the same layout (--per-layout), and a run narrowed to
+the shapes of a file (--shapes). Standard library only.
+
+    python3 tests/python/summarize_runtime_test.py [-v]
+"""
+import gzip
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+
+REPO = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+SCRIPT = os.path.join(REPO, "bench", "runtime", "summarize_runtime.py")
+HEADER = "m,n,k,class,method,layout,mode,timer,median_us,status,failure,details\n"
+A, B = (64, 2048, 4096), (512, 512, 16384)
+
+
+def rows(shape, times, cls="skinny"):
+    """One shape's rows under the graph timer: times = {method: us}."""
+    return "".join(f"{shape[0]},{shape[1]},{shape[2]},{cls},{m},{m[-2:]},offline,graph,{us},ok,,\n"
+                   for m, us in times.items())
+
+
+class SummarizeRuntime(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        # A: NN behind NN auto-tuning by 10%, yet level on the best of layouts (TN carries it);
+        # B: both layouts ahead.
+        run = rows(A, {"runtime-nn": 11.0, "runtime-tn": 10.0, "cublaslt-autotune-nn": 10.0,
+                       "cublaslt-autotune-tn": 10.0}) + \
+            rows(B, {"runtime-nn": 9.0, "runtime-tn": 9.5, "cublaslt-autotune-nn": 10.0,
+                     "cublaslt-autotune-tn": 10.0}, "medium")
+        self.csv = os.path.join(self.tmp.name, "run.csv.gz")
+        with gzip.open(self.csv, "wt") as f:
+            f.write("# cudal2 bench test\n" + HEADER + run)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def summary(self, *args):
+        r = subprocess.run([sys.executable, SCRIPT, self.csv, *args], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return r.stdout
+
+    def test_best_of_layouts_hides_a_layout_behind(self):
+        out = self.summary()
+        self.assertIn("shapes    2", out)
+        self.assertIn("below 0.97: 0", out)
+        self.assertNotIn("runtime-nn vs auto-tuning nn", out)
+
+    def test_per_layout_shows_it(self):
+        out = self.summary("--per-layout")
+        nn = next(x for x in out.splitlines() if "runtime-nn vs auto-tuning nn" in x)
+        self.assertIn("below 0.97: 1", nn)
+        self.assertIn("64x2048x4096 0.909", nn)
+        gm = float(re.search(r"all (\d\.\d+)", nn).group(1))
+        self.assertAlmostEqual(gm, ((10 / 11) * (10 / 9)) ** 0.5, places=4)
+        tn = next(x for x in out.splitlines() if "runtime-tn vs auto-tuning tn" in x)
+        self.assertIn("below 0.97: 0", tn)
+
+    def test_shapes_narrow_the_run(self):
+        listing = os.path.join(self.tmp.name, "shapes.txt")
+        with open(listing, "w") as f:
+            f.write("# M,N,K\n512,512,16384\n")
+        out = self.summary("--shapes", listing, "--per-layout")
+        self.assertIn("shapes    1", out)
+        self.assertNotIn("64x2048x4096", out)
+
+
+if __name__ == "__main__":
+    unittest.main()

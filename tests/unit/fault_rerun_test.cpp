@@ -82,7 +82,7 @@ class FaultRerun : public ::testing::Test {
     in >> n;
     return n;
   }
-  CandidateOutcome run(const std::string& w) {
+  CandidateOutcome run(const std::string& w, bool chained = false) {
     EvalRequest req;
     req.free_sources = {R"(#include "cudal2_kernel_abi.h"
 extern "C" int cudal2_abi_version(void) { return CUDAL2_KERNEL_ABI_VERSION; }
@@ -92,7 +92,7 @@ extern "C" size_t cudal2_workspace_size(const cudal2_gemm_args*) { return 0; }
 extern "C" int cudal2_run(const cudal2_gemm_args*, void*, char*, size_t) { return 0; }
 )"};
     req.shapes = {{64, 64, 64}};
-    req.timers = {true, false, false, false};
+    req.timers = {true, false, false, chained};  // graph, eager, host, chain
     req.baselines = {};
     req.judge_exe = w;
     req.timeout_s = 5;
@@ -120,6 +120,22 @@ TEST_F(FaultRerun, AFaultThatDoesNotComeBackIsTransientAndTheRerunStands) {
   EXPECT_NE(sink_.rows[0].failure.find("transient, not reproduced in a fresh runner"), std::string::npos)
       << sink_.rows[0].failure;
   EXPECT_EQ(canaries(), 1);
+}
+
+// Beside the faults: a job timed with the chain timer records the chain median on the graph row
+// (the store keeps graph, eager and host rows only; `cudal2 export` ranks by both timers).
+TEST_F(FaultRerun, AChainTimeGoesOnTheGraphRow) {
+  const std::string chained =
+      R"({"ok":true,"gpu":"g","shapes":[{"m":64,"n":64,"k":64,"methods":[{"method":"candidate-0","status":"ok","failure":"","reason":"","rel_err":0.0002,"timing":{"offline":{"graph":{"median":2.5,"p10":2.4,"p90":2.6,"min":2.3,"n":20},"chain":{"median":3.25,"p10":3.2,"p90":3.3,"min":3.1,"n":20}}}}]}]})";
+  const auto out = run(judge({chained}), true);
+  EXPECT_EQ(out.status, Status::Ok) << out.detail;
+  ASSERT_EQ(sink_.rows.size(), 1u);  // no row of its own for the chain timer
+  EXPECT_EQ(sink_.rows[0].timer, "graph");
+  ASSERT_TRUE(sink_.rows[0].chain_us.has_value());
+  EXPECT_DOUBLE_EQ(*sink_.rows[0].chain_us, 3.25);
+  run(judge({kOk}));  // timed back to back only: none
+  ASSERT_EQ(sink_.rows.size(), 1u);
+  EXPECT_FALSE(sink_.rows[0].chain_us.has_value());
 }
 
 TEST_F(FaultRerun, AFaultThatComesBackIsTheCandidates) {

@@ -21,9 +21,9 @@ the runtime lost, cuBLASLt's own configurations are what confirmation is for; --
 compiles it on the GPU machine).
 
 --shapes FILE names the shapes outright (one "M,N,K" or "MxNxK" per line, in the order given)
-instead of --runtime-csv's losers (runs given with it only supply --autotune-picks): e.g. the shapes where another GPU's campaign found one of our
-families ahead, to be confirmed with that family's runners-up (bench/results/h200/transfer/ store7:
-the H100's lat winners on the H200).
+instead of --runtime-csv's losers (runs given with it then only supply --autotune-picks): e.g. the
+shapes where another GPU's campaign found one of our families ahead, to be confirmed with that
+family's runners-up (bench/results/h200/transfer/ store7: the H100's lat winners on the H200).
 
 Transfer from another GPU (a new GPU's table seeded from an older one's): pass --table more than
 once (this GPU's table and the other GPU's), --compiled to list their compiled entries too (the
@@ -39,7 +39,7 @@ import sys
 from collections import defaultdict
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # bench/: _analysis
-from _analysis import load, store_csv  # noqa: E402  (a bench CSV, .gz or not; a store's CSV export)
+from _analysis import load, read_shapes, store_csv  # noqa: E402  (a bench CSV, .gz or not; a store's CSV export)
 
 
 def read_run(spec, only_build=None):
@@ -108,12 +108,6 @@ def autotune_picks(runs, shapes):
 def measured_shapes(store_dir):
     with store_csv.open_csv(os.path.join(store_dir, "measurements.csv")) as f:
         return {(int(r["m"]), int(r["n"]), int(r["k"])) for r in csv.DictReader(f) if r["status"] == "ok"}
-
-
-def read_shapes(path):
-    with open(path) as f:
-        return [tuple(int(x) for x in line.split()[0].replace("x", ",").split(","))
-                for line in f if line.strip() and not line.startswith("#")]
 
 
 def runners_up(store_dirs, shapes, top, families=("cublaslt",)):

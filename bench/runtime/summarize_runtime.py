@@ -30,7 +30,7 @@ import sys
 from collections import defaultdict
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # bench/: _analysis
-from _analysis import CLASSES, best_of_layouts, gmean, load, paired_ratios, write_rows  # noqa: E402
+from _analysis import CLASSES, best_of_layouts, gmean, load, paired_ratios, read_shapes, write_rows  # noqa: E402
 
 
 def print_per_layout(t, runtime, mode, timer):
@@ -55,11 +55,7 @@ def main():
     ap.add_argument("--per-layout", action="store_true", help="each layout against auto-tuning of that layout too")
     ap.add_argument("--shapes", action="append", default=[], help="only the shapes of this file (repeatable)")
     a = ap.parse_args()
-    keep = set()
-    for path in a.shapes:
-        with open(path) as f:
-            keep |= {tuple(int(x) for x in line.split()[0].replace("x", ",").split(","))
-                     for line in f if line.strip() and not line.startswith("#")}
+    keep = {s for path in a.shapes for s in read_shapes(path)}
     rt_nn, rt_tn = a.runtime + "-nn", a.runtime + "-tn"
     rows = load(a.csv)
     for more in a.more:
@@ -71,6 +67,8 @@ def main():
     paired = paired_ratios(rows)  # (m,n,k,class,mode,timer) -> method -> paired ratio to the reference
     failed = {}  # (m, n, k, layout) -> status and failure of a runtime method that did not run ok
     for r in rows:
+        if keep and (int(r["m"]), int(r["n"]), int(r["k"])) not in keep:
+            continue
         # (not-capturable on the eager or host timer: a bench run before --timers wrote rows for
         # timers it did not run)
         if r["method"] in (rt_nn, rt_tn) and r["status"] not in ("ok", "unsupported") \
@@ -79,8 +77,6 @@ def main():
         if r["status"] != "ok" or not r["median_us"]:
             continue
         key = (int(r["m"]), int(r["n"]), int(r["k"]), r["class"], r["mode"], r["timer"])
-        if keep and key[:3] not in keep:
-            continue
         t[key][r["method"]] = float(r["median_us"])
         if r["method"] in (rt_nn, rt_tn) and r["details"]:
             try:

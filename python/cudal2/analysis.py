@@ -29,7 +29,7 @@ StoreError = store_csv.StoreError
 __all__ = ["CLASSES", "shape_class", "row_class", "load", "expand", "load_many", "gmean", "family",
            "best_of_layouts", "add_best_of_layouts", "times", "paired_ratios", "StoreError", "store_measurements",
            "best_store_measurements", "offline_graph_rows", "best_spec_times", "spec_measurements", "measured_shapes", "llm_turns", "measurement_counts",
-           "compute_us", "memory_us", "roof_us", "write_rows"]
+           "compute_us", "memory_us", "roof_us", "write_rows", "read_shapes"]
 
 CLASSES = ["small", "skinny", "medium", "large"]
 
@@ -55,6 +55,14 @@ def row_class(r):
 
 
 # ---------------------------------------------------------------------------------------------- input
+
+
+def read_shapes(path):
+    """The (m, n, k) of a shape list in file order: one "M,N,K" or "MxNxK" first on each line, '#'
+    lines and blank lines skipped (bench/shapes/*.txt; a `cudal2 eval --spec-list` file's shapes)."""
+    with open(path) as f:
+        return [tuple(int(x) for x in line.split()[0].replace("x", ",").split(","))
+                for line in f if line.strip() and not line.startswith("#")]
 
 
 def load(path):

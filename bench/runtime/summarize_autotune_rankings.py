@@ -5,26 +5,22 @@ docs/measuring.md): for every auto-tuning row of `cudal2 bench` CSVs that carrie
 first ranking alone would have kept another algorithm, and what that algorithm costs by the second
 ranking's times (its time over the kept one's: 1.00 = nothing lost).
 
-    python3 bench/runtime/summarize_autotune_rankings.py RUN.csv[.gz] [RUN.csv[.gz] ...]
+    python3 bench/runtime/summarize_autotune_rankings.py RUN.csv[.gz|.xz] [RUN.csv[.gz|.xz] ...]
 """
-import csv
-import gzip
 import json
 import math
+import os
 import sys
 
-
-def rows(path):
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt") as f:
-        yield from csv.DictReader(line for line in f if not line.startswith("#"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # bench/: _analysis
+from _analysis import load  # noqa: E402  (.csv, .csv.gz or .csv.xz)
 
 
 def rankings(paths):
     """One entry per (shape, method): (shape text, method, first pick, kept pick, cost of the first pick)."""
     seen = set()
     for path in paths:
-        for r in rows(path):
+        for r in load(path):
             if "autotune" not in r["method"] or not r.get("details"):
                 continue
             key = (r["m"], r["n"], r["k"], r["method"])

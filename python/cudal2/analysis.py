@@ -12,6 +12,7 @@ queries below are every question the Python side asks a store.
 import csv
 import glob
 import gzip
+import lzma
 import math
 import os
 import sqlite3
@@ -66,8 +67,9 @@ def read_shapes(path):
 
 
 def load(path):
-    """The rows (dicts) of a `cudal2 bench`/`eval`/`tune` CSV (.csv or .csv.gz), its '#' lines skipped."""
-    opener = gzip.open if str(path).endswith(".gz") else open
+    """The rows (dicts) of a `cudal2 bench`/`eval`/`tune` CSV (.csv, .csv.gz, or .csv.xz: the
+    committed whole-grid runs, a third smaller than gzipped), its '#' lines skipped."""
+    opener = gzip.open if str(path).endswith(".gz") else lzma.open if str(path).endswith(".xz") else open
     with opener(path, "rt") as f:
         return list(csv.DictReader(line for line in f if not line.startswith("#")))
 

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """bench/runtime/summarize_runtime.py on a hand-made run: the best-of-layouts line with its count
-below 0.97, each layout against auto-tuning of the same layout (--per-layout), and a run narrowed to
-the shapes of a file (--shapes). Standard library only.
+below 0.97, each layout against auto-tuning of the same layout (--per-layout), a run narrowed to
+the shapes of a file (--shapes), and a run committed as .csv.xz. Standard library only.
 
     python3 tests/python/summarize_runtime_test.py [-v]
 """
 import gzip
+import lzma
 import os
 import re
 import subprocess
@@ -61,6 +62,15 @@ class SummarizeRuntime(unittest.TestCase):
         self.assertAlmostEqual(gm, ((10 / 11) * (10 / 9)) ** 0.5, places=4)
         tn = next(x for x in out.splitlines() if "runtime-tn vs auto-tuning tn" in x)
         self.assertIn("below 0.97: 0", tn)
+
+    def test_an_xz_run_reads_as_the_gzipped_one(self):
+        # the committed whole-grid runs are .csv.xz (python/cudal2/analysis.py `load`)
+        xz = os.path.join(self.tmp.name, "run.csv.xz")
+        with gzip.open(self.csv, "rb") as src, lzma.open(xz, "wb") as dst:
+            dst.write(src.read())
+        r = subprocess.run([sys.executable, SCRIPT, xz, "--per-layout"], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, self.summary("--per-layout"))
 
     def test_shapes_narrow_the_run(self):
         listing = os.path.join(self.tmp.name, "shapes.txt")

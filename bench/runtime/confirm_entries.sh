@@ -2,12 +2,14 @@
 # Confirmation on the GPU machine: per shape, the table's entry and the search's runners-up
 # (LIST, from bench/runtime/confirm_candidates.py) timed side by side in one job with the configurations
 # cuBLASLt's auto-tuning picks from (the heuristic's suggestions, `cudal2 lt-space`) and with
-# auto-tuning itself as a baseline, many rounds, graph timer (and chained: $TIMERS), offline. `cudal2 export --confirmed
-# STORE` then chooses those shapes' entries from this job alone (docs/runtime.md).
+# auto-tuning itself as a baseline, many rounds, graph timer (and chained: $TIMERS), offline (and
+# cold: $MODE). `cudal2 export --confirmed STORE` then chooses those shapes' entries from this job
+# alone (docs/runtime.md).
 #   bash bench/runtime/confirm_entries.sh LIST STORE.db [MINUTES]
 # $REPS (40) samples per candidate; MINUTES (8): no new shape after that. Log: $OUT/confirm.log.
-# $TIMERS (graph): graph,chain times every candidate chained too, and `cudal2 export` then ranks
-# those shapes by both timers (docs/runtime.md).
+# $TIMERS (graph): graph,chain times every candidate chained too; $MODE (offline): both times it
+# cold too (server mode); `cudal2 export` then ranks those shapes by every way they were timed
+# (docs/runtime.md).
 # $LAYOUTS ("nn tn"): the layouts whose suggestions are added (a model's layers: "tn"; set and
 # empty: none, LIST alone, for a short job on a large shape); $BASELINES
 # (auto-tuning and heuristic of both layouts): those timed beside them; $EVAL_ARGS: more
@@ -30,7 +32,7 @@ done
 # shapes keep LIST's order (furthest behind first), each pair once; shape-only lines have done their part
 awk 'NF > 1 && !seen[$0]++' "$full" > "$full.tmp" && mv "$full.tmp" "$full"
 echo "confirm: $(wc -l < "$full") (shape, spec) pairs on $(cut -d' ' -f1 "$full" | sort -u | wc -l) shapes ($(( $(date +%s) - t0 ))s to list)"
-"$B/cudal2" eval --spec-list "$full" --db "$db" --mode offline --timers "${TIMERS:-graph}" --reps "${REPS:-40}" --batch 200 \
+"$B/cudal2" eval --spec-list "$full" --db "$db" --mode "${MODE:-offline}" --timers "${TIMERS:-graph}" --reps "${REPS:-40}" --batch 200 \
   --budget-minutes "$minutes" ${EVAL_ARGS:-} \
   --baselines "${BASELINES:-cublaslt-autotune-nn,cublaslt-autotune-tn,cublaslt-heuristic-nn,cublaslt-heuristic-tn}" \
   > "$OUT/confirm.log" 2>&1

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -28,24 +29,29 @@ namespace {
 
 using Key = std::tuple<std::string, std::string, std::int64_t, std::int64_t, std::int64_t>;
 
-// One ok offline graph measurement, with the trusted baselines timed in its job; chain_us > 0 when
-// the job also timed the spec under the chain timer (an unrelated kernel before every call; the
-// row's chain_us), with the baselines' chain times.
+// The other ways a job may have timed a spec beside back to back (offline, graph timer): chained
+// (an unrelated kernel before every call; the graph row's chain_us) and cold (server mode: L2
+// flushed, idle gaps; a row of its own in the same job).
+enum Context : std::size_t { kChain = 0, kCold = 1, kContexts = 2 };
+
+// One ok offline graph measurement, with the trusted baselines timed in its job; ctx_us[c] > 0 where
+// the job also timed the spec in context c, with the baselines' times there.
 struct Seen {
   std::string text;
   double us = 0;
   std::map<std::string, double> baselines;
-  double chain_us = 0;
-  std::map<std::string, double> chain_baselines;
+  std::array<double, kContexts> ctx_us{};
+  std::array<std::map<std::string, double>, kContexts> ctx_baselines;
 };
 
-std::map<std::string, double> parse_baselines(const std::string& text, const char* timer = "graph") {
+std::map<std::string, double> parse_baselines(const std::string& text, const char* mode = "offline",
+                                              const char* timer = "graph") {
   std::map<std::string, double> out;
   const auto j = nlohmann::json::parse(text, nullptr, false);
   if (!j.is_object()) return out;
   for (const auto& [name, timing] : j.items()) {
-    if (!timing.is_object() || !timing.contains("offline") || !timing["offline"].contains(timer)) continue;
-    const auto& g = timing["offline"][timer];
+    if (!timing.is_object() || !timing.contains(mode) || !timing[mode].contains(timer)) continue;
+    const auto& g = timing[mode][timer];
     if (g.contains("median") && g["median"].is_number() && g["median"].get<double>() > 0)
       out[name] = g["median"].get<double>();
   }
@@ -68,24 +74,28 @@ double fallback_time(const ShapeEntry& e, std::string& source) {
 // several jobs, each measurement is scored against a baseline of its own job: the first name here
 // that every measurement of the shape has (cuBLASLt's heuristic runs one fixed algorithm, a steadier
 // clock than auto-tuning, which may pick differently in each job). None in common: raw times.
-std::string clock_reference(const std::vector<Seen>& seen, const std::string& layout) {
+template <class Of>
+std::string common_reference(const std::vector<Seen>& seen, const std::string& layout, Of baselines_of) {
   for (const auto& name : {"cublaslt-heuristic-" + layout, "cublas-" + layout, std::string("cublas-nn"),
                            std::string("cublaslt-autotune-") + layout})
-    if (std::all_of(seen.begin(), seen.end(), [&](const Seen& x) { return x.baselines.count(name) > 0; })) return name;
+    if (std::all_of(seen.begin(), seen.end(), [&](const Seen& x) { return baselines_of(x).count(name) > 0; }))
+      return name;
   return "";
 }
 
-// The same under the chain timer, where every measurement of the shape has a chain time: then a
-// spec ranks by the geometric mean of its graph and chain scores. Entries chosen under the graph
-// timer alone lost under the chain timer on a few K-heavy shapes in every whole-grid run (H200:
-// bench/results/h200/reconfirm/), and a call between other kernels is how a model runs them.
-std::string chain_reference(const std::vector<Seen>& seen, const std::string& layout) {
-  if (!std::all_of(seen.begin(), seen.end(), [](const Seen& x) { return x.chain_us > 0; })) return "";
-  for (const auto& name : {"cublaslt-heuristic-" + layout, "cublas-" + layout, std::string("cublas-nn"),
-                           std::string("cublaslt-autotune-") + layout})
-    if (std::all_of(seen.begin(), seen.end(), [&](const Seen& x) { return x.chain_baselines.count(name) > 0; }))
-      return name;
-  return "";
+std::string clock_reference(const std::vector<Seen>& seen, const std::string& layout) {
+  return common_reference(
+      seen, layout, [](const Seen& x) -> const auto& { return x.baselines; });
+}
+
+// The same in context c, where every measurement of the shape was timed there too: then a spec
+// ranks by the geometric mean of its scores in every such context and back to back. Entries chosen
+// back to back alone lost chained on a few K-heavy shapes in every whole-grid run (H200:
+// bench/results/h200/reconfirm/), and a model calls its GEMMs between other kernels.
+std::string context_reference(const std::vector<Seen>& seen, const std::string& layout, Context c) {
+  if (!std::all_of(seen.begin(), seen.end(), [c](const Seen& x) { return x.ctx_us[c] > 0; })) return "";
+  return common_reference(
+      seen, layout, [c](const Seen& x) -> const auto& { return x.ctx_baselines[c]; });
 }
 
 std::string num(double v, int digits) {
@@ -139,6 +149,13 @@ Table collect(const Options& opt) {
   // shape -> (run, its measurements) of the newest confirmation run (the last store named wins)
   std::map<Key, std::pair<std::string, std::vector<Seen>>> confirmed;
   for (const auto& o : dbs) {
+    // The cold (server mode) measurements by job, shape and spec, joined below to the offline
+    // measurement of the same job.
+    std::map<std::tuple<std::string, Key, std::string>, std::pair<double, std::map<std::string, double>>> cold;
+    for (auto& row : o.db.timed_specs(gpu, "server")) {
+      auto& [us, base] = cold[{row.run_id, Key{row.dtype, row.layout, row.m, row.n, row.k}, row.spec_text}];
+      if (us == 0 || row.median_us < us) us = row.median_us, base = parse_baselines(row.baseline_json, "server");
+    }
     // Per (shape, spec) the fastest ok offline graph measurement, with the baselines of its job.
     for (auto& row : o.db.timed_specs(gpu)) {
       if (!fams.empty() && !fams.count(row.family)) continue;
@@ -146,9 +163,12 @@ Table collect(const Options& opt) {
       // could rebuild them from.
       if (row.family == "source" || row.family == "artifact") continue;
       const Key key{row.dtype, row.layout, row.m, row.n, row.k};
-      Seen seen{std::move(row.spec_text), row.median_us, parse_baselines(row.baseline_json)};
+      Seen seen{std::move(row.spec_text), row.median_us, parse_baselines(row.baseline_json), {}, {}};
       if (row.chain_us && *row.chain_us > 0)
-        seen.chain_us = *row.chain_us, seen.chain_baselines = parse_baselines(row.baseline_json, "chain");
+        seen.ctx_us[kChain] = *row.chain_us,
+        seen.ctx_baselines[kChain] = parse_baselines(row.baseline_json, "offline", "chain");
+      if (auto it = cold.find({row.run_id, key, seen.text}); it != cold.end())
+        seen.ctx_us[kCold] = it->second.first, seen.ctx_baselines[kCold] = it->second.second;
       if (!o.confirmation) {
         all[key].push_back(std::move(seen));
         continue;
@@ -169,12 +189,20 @@ Table collect(const Options& opt) {
     ShapeEntry e;
     std::tie(e.accum, e.layout, e.m, e.n, e.k) = key;
     const std::string ref = clock_reference(seen, e.layout);
-    const std::string chain_ref = ref.empty() ? "" : chain_reference(seen, e.layout);
+    std::array<std::string, kContexts> ctx_ref;  // "" = that context does not rank this shape
+    if (!ref.empty())
+      for (std::size_t c = 0; c < kContexts; ++c) ctx_ref[c] = context_reference(seen, e.layout, Context(c));
+    const auto ranked = static_cast<double>(
+        1 + std::count_if(ctx_ref.begin(), ctx_ref.end(), [](const std::string& r) { return !r.empty(); }));
     const auto graph_score = [&](const Seen& x) { return ref.empty() ? x.us : x.us / x.baselines.at(ref); };
-    // Graph timer alone, or (every measurement timed chained too) the geometric mean of both.
+    // Back to back alone, or the geometric mean over it and every context all the shape's
+    // measurements were timed in (chained, cold).
     const auto score = [&](const Seen& x) {
-      return chain_ref.empty() ? graph_score(x)
-                               : std::sqrt(graph_score(x) * x.chain_us / x.chain_baselines.at(chain_ref));
+      if (ranked == 1) return graph_score(x);
+      double log_sum = std::log(graph_score(x));
+      for (std::size_t c = 0; c < kContexts; ++c)
+        if (!ctx_ref[c].empty()) log_sum += std::log(x.ctx_us[c] / x.ctx_baselines[c].at(ctx_ref[c]));
+      return std::exp(log_sum / ranked);
     };
     const auto handicap = [&](const std::string& text) {
       return text.rfind("cublaslt ", 0) == 0 ? 1.0 : 1.0 + opt.compiled_margin;
@@ -192,7 +220,7 @@ Table collect(const Options& opt) {
     const double clock = ref.empty() ? 1.0 : best->baselines.at(ref);
     for (const auto& [text, x] : per_spec) {
       const double us = x == best ? x->us : graph_score(*x) * clock;
-      const double rank = chain_ref.empty() ? us : score(*x) * clock;
+      const double rank = ranked == 1 ? us : score(*x) * clock;
       e.specs.push_back({text, parse_spec(text).compile_text(), us, rank * handicap(text)});
     }
     std::stable_sort(e.specs.begin(), e.specs.end(), [](const SpecTime& a, const SpecTime& b) {
@@ -200,12 +228,18 @@ Table collect(const Options& opt) {
     });
     e.baselines = best->baselines;
     e.fallback_us = fallback_time(e, e.fallback_source);
-    // Against the fallback too, a spec ranks by both timers: the fallback's graph time times its
-    // chain score over its graph score (both from the best's job).
-    if (!chain_ref.empty() && e.fallback_us > 0 && best->chain_baselines.count(e.fallback_source)) {
-      const double g = best->baselines.at(e.fallback_source) / best->baselines.at(ref);
-      const double c = best->chain_baselines.at(e.fallback_source) / best->chain_baselines.at(chain_ref);
-      e.fallback_rank_us = std::sqrt(g * c) * clock;
+    // Against the fallback too, a spec ranks by the same contexts: the fallback's score in each,
+    // from the best's job (where that job timed the fallback in all of them).
+    if (ranked > 1 && e.fallback_us > 0) {
+      double log_sum = std::log(best->baselines.at(e.fallback_source) / best->baselines.at(ref));
+      bool all = true;
+      for (std::size_t c = 0; c < kContexts; ++c) {
+        if (ctx_ref[c].empty()) continue;
+        const auto& b = best->ctx_baselines[c];
+        all = all && b.count(e.fallback_source);
+        if (all) log_sum += std::log(b.at(e.fallback_source) / b.at(ctx_ref[c]));
+      }
+      if (all) e.fallback_rank_us = std::exp(log_sum / ranked) * clock;
     }
     t.shapes.push_back(std::move(e));
   }

@@ -19,8 +19,9 @@ struct SpecTime {
   // What choices compare: us, times 1 + Options::compiled_margin for a compiled kernel (any
   // family but `cublaslt`), so that one displaces a cuBLASLt configuration or the fallback only
   // where it measured faster by that margin. Where every measurement of the shape was also timed
-  // chained (a confirmation run with --timers graph,chain), the geometric mean of the spec's graph
-  // and chain times, each relative to the same job's baseline, in place of us.
+  // chained (a confirmation run with --timers graph,chain) or cold (with --mode offline,server: the
+  // same job's server-mode graph timer), the geometric mean of the spec's scores back to back and
+  // in each such context, each relative to the same job's baseline there, in place of us.
   double rank_us = 0;
 };
 
@@ -33,8 +34,8 @@ struct ShapeEntry {
   // "cublaslt-heuristic-<layout>", else "cublas-<layout>" as a proxy (fallback_source says which).
   double fallback_us = 0;
   std::string fallback_source;
-  // The fallback's graph-and-chain rank, as a spec's rank_us, where the shape ranks by both
-  // timers; 0 = fallback_us. What specs' rank_us are compared with: fallback_rank().
+  // The fallback's rank over the same contexts as a spec's rank_us, where the shape ranks by more
+  // than the graph timer; 0 = fallback_us. What specs' rank_us are compared with: fallback_rank().
   double fallback_rank_us = 0;
   double fallback_rank() const { return fallback_rank_us > 0 ? fallback_rank_us : fallback_us; }
   double best_us() const { return specs.empty() ? 0 : specs.front().us; }

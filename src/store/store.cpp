@@ -322,14 +322,14 @@ std::vector<BestWithSpec> Store::best_with_specs(std::string_view dtype, std::st
   return out;
 }
 
-std::vector<TimedSpec> Store::timed_specs(std::string_view gpu) const {
+std::vector<TimedSpec> Store::timed_specs(std::string_view gpu, std::string_view mode) const {
   sql::Stmt s(impl_->db, R"sql(
       SELECT m.dtype, m.layout, m.m, m.n, m.k, s.text, s.family, m.median_us, m.baseline_json, m.run_id, m.chain_us
       FROM measurements m JOIN specs s ON s.hash = m.spec_hash
-      WHERE m.gpu = ? AND m.status = 'ok' AND m.mode = 'offline' AND m.timer = 'graph'
+      WHERE m.gpu = ? AND m.status = 'ok' AND m.mode = ? AND m.timer = 'graph'
         AND m.median_us IS NOT NULL
       ORDER BY m.id)sql");
-  s.bind_all(gpu);
+  s.bind_all(gpu, mode);
   std::vector<TimedSpec> out;
   while (s.step())
     out.push_back({s.text(0), s.text(1), s.int64(2), s.int64(3), s.int64(4), s.text(5), s.text(6), s.real(7), s.text(8),

@@ -142,7 +142,8 @@ struct BestWithSpec {
   std::string family, text;
 };
 
-// One ok offline graph measurement with a time, with its spec: what `cudal2 export` ranks.
+// One ok graph-timer measurement with a time (offline, or the mode timed_specs names), with its
+// spec: what `cudal2 export` ranks.
 struct TimedSpec {
   std::string dtype, layout;
   std::int64_t m = 0, n = 0, k = 0;
@@ -220,8 +221,9 @@ class Store {
   // Every best row of a data type and layout with its spec, on one GPU ("": every GPU).
   std::vector<BestWithSpec> best_with_specs(std::string_view dtype, std::string_view layout,
                                             std::string_view gpu) const;
-  // Every ok offline graph measurement with a time on the GPU, with its spec, oldest first.
-  std::vector<TimedSpec> timed_specs(std::string_view gpu) const;
+  // Every ok graph-timer measurement with a time on the GPU in `mode` (offline; server: L2 flushed,
+  // idle gaps), with its spec, oldest first.
+  std::vector<TimedSpec> timed_specs(std::string_view gpu, std::string_view mode = "offline") const;
 
   // What the LLM proposer records (llm/records.hpp).
   std::int64_t put_turn(const TurnRow& t);

@@ -59,6 +59,25 @@ class ExportTest : public ::testing::Test {
     m.run_id = run_id;
     db.put_measurement(m);
   }
+  // The same job's server-mode (cold) measurement of a spec, its baselines timed cold too.
+  static void put_cold(store::Store& db, const std::string& spec_text, Shape s, double us, double cublas_us,
+                       const std::string& run_id) {
+    const auto spec = parse_spec(spec_text);
+    store::MeasurementRow m;
+    m.spec_hash = spec.hash();
+    m.gpu = kGpu;
+    m.dtype = std::string(to_string(spec.accum));
+    m.layout = std::string(to_string(spec.layout));
+    m.m = s.m, m.n = s.n, m.k = s.k;
+    m.mode = "server", m.timer = "graph", m.status = "ok";
+    m.median_us = m.p10_us = m.p90_us = m.min_us = us;
+    const std::string lt = "cublaslt-heuristic-" + m.layout;
+    m.baseline_json = nlohmann::json{{"cublas-nn", {{"server", {{"graph", {{"median", cublas_us}}}}}}},
+                                     {lt, {{"server", {{"graph", {{"median", cublas_us * 1.1}}}}}}}}
+                          .dump();
+    m.run_id = run_id;
+    db.put_measurement(m);
+  }
   fs::path dir_;
 };
 
@@ -266,6 +285,41 @@ TEST_F(ExportTest, ConfirmationTimedChainedRanksByBothTimers) {
   int chained = 0;
   for (const auto& r : db.timed_specs(kGpu)) chained += r.chain_us.has_value();
   EXPECT_EQ(chained, 3);
+}
+
+// Timed cold as well (the job ran --mode offline,server): the rank is the geometric mean over back
+// to back, chained and cold. A latency kernel slow back to back but ahead chained and cold wins.
+TEST_F(ExportTest, ConfirmationTimedColdRanksByEveryContext) {
+  const std::string lt = "cublaslt tn f32 algo=66 tile=12 stages=8 reduction=2 swizzle=0 custom=0 inner=0 cluster=auto";
+  const std::string lat = "lat_staged tn f32 tile=32x32x128 warps=1x1 kwarps=4 stages=6 | splits=8";
+  const Shape s{128, 64, 8192};
+  {
+    auto db = store::Store::open(dir_ / "confirm.db");
+    const auto job = db.begin_run("eval --mode offline,server --timers graph,chain");
+    // back to back: lat 19% behind; chained 7% ahead; cold 13% ahead (heuristic = 1.1 x cublas-nn)
+    put(db, lt, s, 6.2, 6.2, kGpu, "graph", "ok", job, 6.2, 6.2);
+    put(db, lat, s, 7.4, 6.2, kGpu, "graph", "ok", job, 5.8, 6.2);
+    put_cold(db, lt, s, 12.3, 12.3, job);
+    put_cold(db, lat, s, 10.8, 12.3, job);
+  }
+  Options o;
+  o.confirmed = {(dir_ / "confirm.db").string()};
+  o.dbs = {(dir_ / "confirm.db").string()};
+  const auto t = collect(o);
+  ASSERT_EQ(t.shapes.size(), 1u);
+  const auto& e = t.shapes[0];
+  ASSERT_EQ(e.specs.size(), 2u);
+  // lat: (7.4/6.82 * 5.8/6.82 * 10.8/13.53)^(1/3) = 0.903 against the configuration's 0.909, and
+  // the compiled margin (3%) on top: the configuration stays
+  EXPECT_EQ(e.specs[0].text, parse_spec(lt).text());
+  const double h = 6.2 * 1.1, hc = 12.3 * 1.1;
+  EXPECT_NEAR(e.specs[1].rank_us, std::cbrt(7.4 / h * (5.8 / h) * (10.8 / hc)) * h * 1.03, 1e-9);
+  EXPECT_DOUBLE_EQ(e.specs[1].us, 7.4);  // the reported time stays back to back
+  // Without the margin the latency kernel wins by its cold and chained lead.
+  o.compiled_margin = 0;
+  EXPECT_EQ(collect(o).shapes[0].specs[0].text, parse_spec(lat).text());
+  // The fallback ranks over the same three: the heuristic's score is 1 in each.
+  EXPECT_NEAR(e.fallback_rank(), h, 1e-9);
 }
 
 TEST_F(ExportTest, FamilyFilter) {

@@ -667,12 +667,14 @@ def section_readers(e):
         "report": lambda d: ["report", "--db", d, "--out", e.path("read-report")],
         "merge --from": lambda d: ["merge", "--db", e.path("read-merged.db"), "--from", d],
     }
-    # A store of schema 3 (before work claims) in rollback-journal mode: read as it is.
+    # A store of schema 3 (before work claims and the chain time) in rollback-journal mode: read as
+    # it is.
     shutil.copy(e.clean, old)
     c = sqlite3.connect(old)
     c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     c.execute("PRAGMA journal_mode = DELETE")
     c.execute("DROP TABLE claims")
+    c.execute("ALTER TABLE measurements DROP COLUMN chain_us")
     c.execute("PRAGMA user_version = 3")
     c.commit()
     c.close()

@@ -44,10 +44,10 @@ struct Seen {
   std::array<std::map<std::string, double>, kContexts> ctx_baselines;
 };
 
-std::map<std::string, double> parse_baselines(const std::string& text, const char* mode = "offline",
-                                              const char* timer = "graph") {
+// The baselines' medians under one mode and timer, from a measurement's parsed baseline_json.
+std::map<std::string, double> baselines_at(const nlohmann::json& j, const char* mode = "offline",
+                                           const char* timer = "graph") {
   std::map<std::string, double> out;
-  const auto j = nlohmann::json::parse(text, nullptr, false);
   if (!j.is_object()) return out;
   for (const auto& [name, timing] : j.items()) {
     if (!timing.is_object() || !timing.contains(mode) || !timing[mode].contains(timer)) continue;
@@ -96,6 +96,23 @@ std::string context_reference(const std::vector<Seen>& seen, const std::string& 
   if (!std::all_of(seen.begin(), seen.end(), [c](const Seen& x) { return x.ctx_us[c] > 0; })) return "";
   return common_reference(
       seen, layout, [c](const Seen& x) -> const auto& { return x.ctx_baselines[c]; });
+}
+
+// The geometric mean of a back-to-back score and the scores in every context that ranks the shape
+// (ctx_ref[c] set); score_in(c) is the score there, 0 where it is missing (then the mean is 0).
+// With no such context, the back-to-back score itself.
+template <class ScoreIn>
+double context_mean(double graph, const std::array<std::string, kContexts>& ctx_ref, ScoreIn score_in) {
+  double log_sum = std::log(graph);
+  int n = 1;
+  for (std::size_t c = 0; c < kContexts; ++c) {
+    if (ctx_ref[c].empty()) continue;
+    const double x = score_in(Context(c));
+    if (!(x > 0)) return 0;
+    log_sum += std::log(x);
+    ++n;
+  }
+  return n == 1 ? graph : std::exp(log_sum / n);
 }
 
 std::string num(double v, int digits) {
@@ -154,7 +171,8 @@ Table collect(const Options& opt) {
     std::map<std::tuple<std::string, Key, std::string>, std::pair<double, std::map<std::string, double>>> cold;
     for (auto& row : o.db.timed_specs(gpu, "server")) {
       auto& [us, base] = cold[{row.run_id, Key{row.dtype, row.layout, row.m, row.n, row.k}, row.spec_text}];
-      if (us == 0 || row.median_us < us) us = row.median_us, base = parse_baselines(row.baseline_json, "server");
+      if (us == 0 || row.median_us < us)
+        us = row.median_us, base = baselines_at(nlohmann::json::parse(row.baseline_json, nullptr, false), "server");
     }
     // Per (shape, spec) the fastest ok offline graph measurement, with the baselines of its job.
     for (auto& row : o.db.timed_specs(gpu)) {
@@ -163,10 +181,10 @@ Table collect(const Options& opt) {
       // could rebuild them from.
       if (row.family == "source" || row.family == "artifact") continue;
       const Key key{row.dtype, row.layout, row.m, row.n, row.k};
-      Seen seen{std::move(row.spec_text), row.median_us, parse_baselines(row.baseline_json), {}, {}};
+      const auto base = nlohmann::json::parse(row.baseline_json, nullptr, false);  // once for both timers
+      Seen seen{std::move(row.spec_text), row.median_us, baselines_at(base), {}, {}};
       if (row.chain_us && *row.chain_us > 0)
-        seen.ctx_us[kChain] = *row.chain_us,
-        seen.ctx_baselines[kChain] = parse_baselines(row.baseline_json, "offline", "chain");
+        seen.ctx_us[kChain] = *row.chain_us, seen.ctx_baselines[kChain] = baselines_at(base, "offline", "chain");
       if (auto it = cold.find({row.run_id, key, seen.text}); it != cold.end())
         seen.ctx_us[kCold] = it->second.first, seen.ctx_baselines[kCold] = it->second.second;
       if (!o.confirmation) {
@@ -192,17 +210,14 @@ Table collect(const Options& opt) {
     std::array<std::string, kContexts> ctx_ref;  // "" = that context does not rank this shape
     if (!ref.empty())
       for (std::size_t c = 0; c < kContexts; ++c) ctx_ref[c] = context_reference(seen, e.layout, Context(c));
-    const auto ranked = static_cast<double>(
-        1 + std::count_if(ctx_ref.begin(), ctx_ref.end(), [](const std::string& r) { return !r.empty(); }));
+    const bool by_contexts =
+        std::any_of(ctx_ref.begin(), ctx_ref.end(), [](const std::string& r) { return !r.empty(); });
     const auto graph_score = [&](const Seen& x) { return ref.empty() ? x.us : x.us / x.baselines.at(ref); };
     // Back to back alone, or the geometric mean over it and every context all the shape's
     // measurements were timed in (chained, cold).
     const auto score = [&](const Seen& x) {
-      if (ranked == 1) return graph_score(x);
-      double log_sum = std::log(graph_score(x));
-      for (std::size_t c = 0; c < kContexts; ++c)
-        if (!ctx_ref[c].empty()) log_sum += std::log(x.ctx_us[c] / x.ctx_baselines[c].at(ctx_ref[c]));
-      return std::exp(log_sum / ranked);
+      return context_mean(graph_score(x), ctx_ref,
+                          [&](Context c) { return x.ctx_us[c] / x.ctx_baselines[c].at(ctx_ref[c]); });
     };
     const auto handicap = [&](const std::string& text) {
       return text.rfind("cublaslt ", 0) == 0 ? 1.0 : 1.0 + opt.compiled_margin;
@@ -220,7 +235,7 @@ Table collect(const Options& opt) {
     const double clock = ref.empty() ? 1.0 : best->baselines.at(ref);
     for (const auto& [text, x] : per_spec) {
       const double us = x == best ? x->us : graph_score(*x) * clock;
-      const double rank = ranked == 1 ? us : score(*x) * clock;
+      const double rank = by_contexts ? score(*x) * clock : us;
       e.specs.push_back({text, parse_spec(text).compile_text(), us, rank * handicap(text)});
     }
     std::stable_sort(e.specs.begin(), e.specs.end(), [](const SpecTime& a, const SpecTime& b) {
@@ -230,16 +245,14 @@ Table collect(const Options& opt) {
     e.fallback_us = fallback_time(e, e.fallback_source);
     // Against the fallback too, a spec ranks by the same contexts: the fallback's score in each,
     // from the best's job (where that job timed the fallback in all of them).
-    if (ranked > 1 && e.fallback_us > 0) {
-      double log_sum = std::log(best->baselines.at(e.fallback_source) / best->baselines.at(ref));
-      bool all = true;
-      for (std::size_t c = 0; c < kContexts; ++c) {
-        if (ctx_ref[c].empty()) continue;
-        const auto& b = best->ctx_baselines[c];
-        all = all && b.count(e.fallback_source);
-        if (all) log_sum += std::log(b.at(e.fallback_source) / b.at(ctx_ref[c]));
-      }
-      if (all) e.fallback_rank_us = std::exp(log_sum / ranked) * clock;
+    if (by_contexts && e.fallback_us > 0) {
+      const double mean =
+          context_mean(best->baselines.at(e.fallback_source) / best->baselines.at(ref), ctx_ref, [&](Context c) {
+            const auto& b = best->ctx_baselines[c];
+            const auto it = b.find(e.fallback_source);
+            return it == b.end() ? 0.0 : it->second / b.at(ctx_ref[c]);
+          });
+      if (mean > 0) e.fallback_rank_us = mean * clock;
     }
     t.shapes.push_back(std::move(e));
   }

@@ -61,8 +61,9 @@ struct MeasurementRow {
   // search::reward() of this row (docs/tuning.md, "Reward"); none for rows written before schema
   // 2 or by a caller that scores nothing.
   std::optional<double> reward;
-  // The same candidate's chain-timer median in the same job (offline graph rows of a job timed
-  // with --timers ...,chain; schema 5); none otherwise.
+  // The same candidate's chain-timer median in the same job and mode (graph rows of a job timed
+  // with --timers ...,chain; schema 5; `cudal2 export` reads the offline one: in server mode the
+  // chain sample is the one-call graph's); none otherwise.
   std::optional<double> chain_us;
   std::string created_at;
   bool operator==(const MeasurementRow&) const = default;

@@ -5,18 +5,22 @@ time; a kernel that needs two changes at once (a tile with another cluster shape
 with another custom option) is not in it. Two steps, both from what lt-space listed for the shape
 on the GPU (so every value is one cuBLASLt names for that shape):
 
-  product LTSPACE M,N,K [--max N]
-      every (tile, cluster, custom) of the listed specs' values, one split, the first suggestion's
-      stages, no swizzle: the kernel's shape and placement.
+  product LTSPACE M,N,K [--clusters C,..] [--customs U,..] [--tiles-from CSV --top T] [--max N]
+      every (tile, cluster, custom) of the listed specs' values (or of those given; with
+      --tiles-from, only the T fastest tiles of an earlier step's eval CSV), one split, the first
+      suggestion's stages, no swizzle: the kernel's shape and placement. A sweep of every tile
+      with one cluster first, then every cluster and custom option of its fastest tiles, covers
+      what the whole product (some 18,000 specs a shape) would at a tenth of the cost.
   refine LTSPACE M,N,K CSV [--top T] [--max N]
-      the T fastest (tile, cluster, custom) of an eval CSV of the product (graph timer), each with
-      every listed split count (the reduction schemes lt-space paired with it) and stages id, and
-      CTA swizzling on and off: the knobs on top of the shape.
+      the T fastest (tile, cluster, custom) of an eval CSV (graph timer), each with every listed
+      split count (the reduction schemes lt-space paired with it) and stages id, and CTA
+      swizzling on and off: the knobs on top of the shape.
 
 LTSPACE: the output of `cudal2 lt-space --shape M,N,K --layout L --max 0` (one spec a line, a `#`
-comment allowed after it). Writes `M,N,K spec` lines; specs lt-space already listed are left out
-(the product's and refine's own duplicates too). cublasLtMatmulAlgoCheck in the judge's
-can_implement rejects the combinations cuBLASLt does not run; they cost a compile each.
+comment allowed after it). Writes `M,N,K spec` lines, each once; lt-space's own specs are among them
+where the product holds them, so a step ranks against them in its own job. cublasLtMatmulAlgoCheck in the judge's
+can_implement rejects the combinations cuBLASLt does not run before anything is timed (the
+`cublaslt` family compiles nothing), so a step of a thousand specs takes a few minutes.
 """
 import argparse
 import csv
@@ -59,24 +63,24 @@ def ordered(values):
     return out
 
 
-def emit(shape, specs, listed, limit):
-    out, seen = [], set(listed)
+def emit(shape, specs, limit):
+    out, seen = [], set()
     for s in specs:
         t = spec_text(*s)
         if t not in seen:
             seen.add(t), out.append(t)
     for t in out[:limit] if limit > 0 else out:
         print(f"{shape} {t}")
-    print(f"lt_joint_space: {shape}: {len(out)} new spec(s), {min(len(out), limit) if limit > 0 else len(out)} "
+    print(f"lt_joint_space: {shape}: {len(out)} spec(s), {min(len(out), limit) if limit > 0 else len(out)} "
           "written", file=sys.stderr)
 
 
-def product(space):
+def product(space, tiles=None, clusters=None, customs=None):
     layout, accum, first, _ = space[0]
     same_algo = [s for s in space if s[2]["algo"] == first["algo"]]
-    tiles = ordered(s[2]["tile"] for s in same_algo)
-    clusters = ordered(s[2]["cluster"] for s in same_algo)
-    customs = ordered(s[2]["custom"] for s in same_algo)
+    tiles = tiles or ordered(s[2]["tile"] for s in same_algo)
+    clusters = clusters or ordered(s[2]["cluster"] for s in same_algo)
+    customs = customs or ordered(s[2]["custom"] for s in same_algo)
     specs = []
     for tile in tiles:
         for cluster in clusters:
@@ -86,8 +90,8 @@ def product(space):
     return specs
 
 
-def fastest(csv_path, shape, top):
-    """The top (tile, cluster, custom) of k- methods on shape in an eval CSV, graph timer."""
+def fastest(csv_path, shape, top, fields=("tile", "cluster", "custom")):
+    """The top `fields` tuples of k- methods on shape in an eval CSV, graph timer."""
     opener = gzip.open if csv_path.endswith(".gz") else open
     m, n, k = shape.split(",")
     best = {}
@@ -100,7 +104,7 @@ def fastest(csv_path, shape, top):
             p = parse_spec(json.loads(r["details"]).get("spec", ""))
             if not p:
                 continue
-            key = (p[2]["tile"], p[2]["cluster"], p[2]["custom"])
+            key = tuple(p[2][f] for f in fields)
             best[key] = min(best.get(key, float("inf")), float(r["median_us"]))
     return sorted(best, key=best.get)[:top]
 
@@ -130,17 +134,23 @@ def main():
     ap.add_argument("csv", nargs="?", help="refine: the product's eval CSV (.csv or .csv.gz)")
     ap.add_argument("--top", type=int, default=6)
     ap.add_argument("--max", type=int, default=0, help="at most this many specs (0: all)")
+    ap.add_argument("--clusters", help="product: only these cluster shapes (comma-separated, e.g. 1x1,2x1)")
+    ap.add_argument("--customs", help="product: only these custom options (comma-separated)")
+    ap.add_argument("--tiles-from", help="product: only the --top fastest tiles of this eval CSV")
     a = ap.parse_args()
     if not re.fullmatch(r"\d+,\d+,\d+", a.shape):
         ap.error(f"shape {a.shape!r}: not M,N,K")
     space = read_space(a.ltspace)
-    listed = [spec_text(*s) for s in space]
     if a.step == "product":
-        emit(a.shape, product(space), listed, a.max)
+        tiles = [t for (t,) in fastest(a.tiles_from, a.shape, a.top, ("tile",))] if a.tiles_from else None
+        if a.tiles_from and not tiles:
+            sys.exit(f"lt_joint_space: {a.tiles_from}: no measured tile on {a.shape}")
+        split = lambda v: [x for x in v.split(",") if x] if v else None  # noqa: E731
+        emit(a.shape, product(space, tiles, split(a.clusters), split(a.customs)), a.max)
     else:
         if not a.csv:
             ap.error("refine needs the product's eval CSV")
-        emit(a.shape, refine(space, a.shape, a.csv, a.top), listed, a.max)
+        emit(a.shape, refine(space, a.shape, a.csv, a.top), a.max)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,12 @@ shape measured by several runs is taken whole from the last one named.
 runtime-tn against auto-tuning TN (a caller whose data is NN compares with what cuBLASLt gives NN
 data), with the count below 0.97 and the worst shapes. --shapes FILE (repeatable; "M,N,K" lines,
 '#' comments) keeps only those shapes.
+
+Every mode/timer line is followed, where the run has such pairs, by the same-configuration
+control: the (shape, layout) pairs where the runtime ran exactly the configuration auto-tuning
+picked in the same process (the runtime's `spec` is auto-tuning's `config`), so that any ratio
+away from 1 is the measurement's own spread. How many of them fall below 0.97 is what noise alone
+puts below the floor at this run's sample count.
 """
 import argparse
 import json
@@ -46,6 +52,30 @@ def print_per_layout(t, runtime, mode, timer):
               + "".join(f"  {k[0]}x{k[1]}x{k[2]} {x:.3f}" for k, x in low[:6]))
 
 
+def spec_of(r, field):
+    """A row's details[field] ('' where it has none or the details do not parse)."""
+    try:
+        return json.loads(r["details"]).get(field, "") if r.get("details") else ""
+    except ValueError:
+        return ""
+
+
+def print_control(t, specs, runtime, mode, timer):
+    """The same-configuration control (module docstring) for one mode and timer."""
+    r = []
+    for key, m in t.items():
+        if key[4] != mode or key[5] != timer:
+            continue
+        for lay in ("nn", "tn"):
+            mine, theirs = f"{runtime}-{lay}", "cublaslt-autotune-" + lay
+            spec = specs.get((key, mine), "")
+            if spec and spec == specs.get((key, theirs)) and mine in m and theirs in m:
+                r.append(m[theirs] / m[mine])
+    if r:
+        print(f"{'':8s} {'':6s} control: {len(r):4d} (shape, layout) pairs running auto-tuning's own configuration: "
+              f"all {gmean(r):.4f}  below 0.99: {sum(x < 0.99 for x in r)}  below 0.97: {sum(x < 0.97 for x in r)}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("csv")
@@ -64,6 +94,7 @@ def main():
         rows = [r for r in rows if (r["m"], r["n"], r["k"]) not in shapes] + extra
     t = defaultdict(dict)  # (m,n,k,class,mode,timer) -> method -> us
     path = {}
+    specs = {}  # ((m,n,k,class,mode,timer), method) -> the configuration it ran (runtime and auto-tuning)
     paired = paired_ratios(rows)  # (m,n,k,class,mode,timer) -> method -> paired ratio to the reference
     failed = {}  # (m, n, k, layout) -> status and failure of a runtime method that did not run ok
     for r in rows:
@@ -78,6 +109,10 @@ def main():
             continue
         key = (int(r["m"]), int(r["n"]), int(r["k"]), r["class"], r["mode"], r["timer"])
         t[key][r["method"]] = float(r["median_us"])
+        if r["method"] in (rt_nn, rt_tn):
+            specs[(key, r["method"])] = spec_of(r, "spec")
+        elif r["method"].startswith("cublaslt-autotune-"):
+            specs[(key, r["method"])] = spec_of(r, "config")
         if r["method"] in (rt_nn, rt_tn) and r["details"]:
             try:
                 path[(key[:3], r["layout"])] = json.loads(r["details"]).get("path", "?")
@@ -120,6 +155,7 @@ def main():
               + f"  vs heuristic {gmean(heur):.4f}  paths {dict(paths)}")
         if a.per_layout:
             print_per_layout(t, a.runtime, mode, timer)
+        print_control(t, specs, a.runtime, mode, timer)
         pr = [o for o in sel if o["paired_vs_best"] != ""]
         if pr:
             pw = min(pr, key=lambda o: o["paired_vs_best"])

@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
 """bench/runtime/summarize_runtime.py on a hand-made run: the best-of-layouts line with its count
 below 0.97, each layout against auto-tuning of the same layout (--per-layout), a run narrowed to
-the shapes of a file (--shapes), and a run committed as .csv.xz. Standard library only.
+the shapes of a file (--shapes), a run committed as .csv.xz, and the same-configuration control
+(pairs where the runtime ran auto-tuning's own configuration). Standard library only.
 
     python3 tests/python/summarize_runtime_test.py [-v]
 """
+import csv
 import gzip
+import io
+import json
 import lzma
 import os
 import re
@@ -71,6 +75,25 @@ class SummarizeRuntime(unittest.TestCase):
         r = subprocess.run([sys.executable, SCRIPT, xz, "--per-layout"], capture_output=True, text=True)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(r.stdout, self.summary("--per-layout"))
+
+    def test_control_counts_only_pairs_running_autotunings_configuration(self):
+        # Shape C: TN runs auto-tuning's own configuration 5% slower (noise: counted); NN runs
+        # another configuration 10% slower (selection: not the control's business).
+        same = "cublaslt tn f32 algo=66 tile=12 stages=35 reduction=0 swizzle=0 custom=0 inner=0 cluster=2x1 | splits=1"
+        other = "cublaslt nn f32 algo=66 tile=15 stages=35 reduction=0 swizzle=0 custom=3 inner=0 cluster=1x1 | splits=1"
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        for method, us, details in (("runtime-tn", 10.5, {"spec": same}), ("cublaslt-autotune-tn", 10.0, {"config": same}),
+                                    ("runtime-nn", 11.0, {"spec": other}),
+                                    ("cublaslt-autotune-nn", 10.0, {"config": other.replace("tile=15", "tile=13")})):
+            w.writerow([2048, 64, 4096, "skinny", method, method[-2:], "offline", "graph", us, "ok", "",
+                        json.dumps(details)])
+        with gzip.open(self.csv, "at") as f:
+            f.write(buf.getvalue())
+        control = next(x for x in self.summary().splitlines() if "control:" in x)
+        self.assertIn("   1 (shape, layout) pairs", control)
+        self.assertIn("below 0.97: 1", control)
+        self.assertAlmostEqual(float(re.search(r"all (\d\.\d+)", control).group(1)), 10.0 / 10.5, places=4)
 
     def test_shapes_narrow_the_run(self):
         listing = os.path.join(self.tmp.name, "shapes.txt")

@@ -25,7 +25,8 @@ data), with the count below 0.97 and the worst shapes. --shapes FILE (repeatable
 
 Every mode/timer line is followed, where the run has such pairs, by the same-configuration
 control: the (shape, layout) pairs where the runtime ran exactly the configuration auto-tuning
-picked in the same process (the runtime's `spec` is auto-tuning's `config`), so that any ratio
+picked in the same process (what the runtime ran after its first call, `spec_after_first_call`, or
+its `spec`, is auto-tuning's `config`), so that any ratio
 away from 1 is the measurement's own spread. How many of them fall below 0.97 is what noise alone
 puts below the floor at this run's sample count.
 """
@@ -52,12 +53,12 @@ def print_per_layout(t, runtime, mode, timer):
               + "".join(f"  {k[0]}x{k[1]}x{k[2]} {x:.3f}" for k, x in low[:6]))
 
 
-def spec_of(r, field):
-    """A row's details[field] ('' where it has none or the details do not parse)."""
+def details_of(r):
+    """A row's details as a dict ({} where there are none or they do not parse)."""
     try:
-        return json.loads(r["details"]).get(field, "") if r.get("details") else ""
+        return json.loads(r["details"]) if r.get("details") else {}
     except ValueError:
-        return ""
+        return {}
 
 
 def print_control(t, specs, runtime, mode, timer):
@@ -110,14 +111,13 @@ def main():
         key = (int(r["m"]), int(r["n"]), int(r["k"]), r["class"], r["mode"], r["timer"])
         t[key][r["method"]] = float(r["median_us"])
         if r["method"] in (rt_nn, rt_tn):
-            specs[(key, r["method"])] = spec_of(r, "spec")
+            d = details_of(r)
+            # what the timed calls ran: a shape tuned in the background runs its tuned plan
+            specs[(key, r["method"])] = d.get("spec_after_first_call") or d.get("spec", "")
+            if r["details"]:
+                path[(key[:3], r["layout"])] = d.get("path", "?")
         elif r["method"].startswith("cublaslt-autotune-"):
-            specs[(key, r["method"])] = spec_of(r, "config")
-        if r["method"] in (rt_nn, rt_tn) and r["details"]:
-            try:
-                path[(key[:3], r["layout"])] = json.loads(r["details"]).get("path", "?")
-            except ValueError:
-                pass
+            specs[(key, r["method"])] = details_of(r).get("config", "")
     out = []
     for key, m in sorted(t.items()):
         rt = best_of_layouts(m, a.runtime)

@@ -17,10 +17,11 @@ on the GPU (so every value is one cuBLASLt names for that shape):
       swizzling on and off: the knobs on top of the shape.
 
 LTSPACE: the output of `cudal2 lt-space --shape M,N,K --layout L --max 0` (one spec a line, a `#`
-comment allowed after it). Writes `M,N,K spec` lines, each once; lt-space's own specs are among them
-where the product holds them, so a step ranks against them in its own job. cublasLtMatmulAlgoCheck in the judge's
-can_implement rejects the combinations cuBLASLt does not run before anything is timed (the
-`cublaslt` family compiles nothing), so a step of a thousand specs takes a few minutes.
+comment allowed after it). Writes `M,N,K spec` lines, each once; lt-space's own specs are among
+them where the product holds them, so a step ranks against them in its own job. The judge's
+can_implement (cublasLtMatmulAlgoCheck) rejects the combinations cuBLASLt does not run before
+anything is timed, and the `cublaslt` family compiles nothing, so a step of a thousand specs takes
+a minute or two (bench/results/h200/floor/).
 """
 import argparse
 import csv
@@ -49,13 +50,15 @@ def spec_text(layout, accum, kv, splits):
 
 
 def read_space(path):
-    specs = [s for s in (parse_spec(line) for line in open(path)) if s]
+    with open(path) as f:
+        specs = [s for s in (parse_spec(line) for line in f) if s]
     if not specs:
         sys.exit(f"lt_joint_space: {path}: no cublaslt spec lines")
     return specs
 
 
 def ordered(values):
+    """values without repeats, in first-seen order."""
     seen, out = set(), []
     for v in values:
         if v not in seen:
@@ -64,6 +67,7 @@ def ordered(values):
 
 
 def emit(shape, specs, limit):
+    """Prints each spec once as a spec-list line, at most limit (0: all); the counts on stderr."""
     out, seen = [], set()
     for s in specs:
         t = spec_text(*s)
@@ -76,6 +80,7 @@ def emit(shape, specs, limit):
 
 
 def product(space, tiles=None, clusters=None, customs=None):
+    """The first suggestion's algorithm with every (tile, cluster, custom) given or listed."""
     layout, accum, first, _ = space[0]
     same_algo = [s for s in space if s[2]["algo"] == first["algo"]]
     tiles = tiles or ordered(s[2]["tile"] for s in same_algo)
@@ -101,7 +106,10 @@ def fastest(csv_path, shape, top, fields=("tile", "cluster", "custom")):
                 continue
             if not r["method"].startswith("k-") or not r["median_us"]:
                 continue
-            p = parse_spec(json.loads(r["details"]).get("spec", ""))
+            try:
+                p = parse_spec(json.loads(r["details"] or "{}").get("spec", ""))
+            except ValueError:
+                continue
             if not p:
                 continue
             key = tuple(p[2][f] for f in fields)
@@ -110,6 +118,7 @@ def fastest(csv_path, shape, top, fields=("tile", "cluster", "custom")):
 
 
 def refine(space, shape, csv_path, top):
+    """The top (tile, cluster, custom) of csv_path with every listed split, stages id and swizzle."""
     layout, accum, first, _ = space[0]
     same_algo = [s for s in space if s[2]["algo"] == first["algo"]]
     # The split counts lt-space listed, each with the reduction schemes it was listed with.

@@ -29,6 +29,10 @@ picked in the same process (what the runtime ran after its first call, `spec_aft
 its `spec`, is auto-tuning's `config`), so that any ratio
 away from 1 is the measurement's own spread. How many of them fall below 0.97 is what noise alone
 puts below the floor at this run's sample count.
+
+Where the CSV has the paired ratio's confidence interval (paired_lo, paired_hi: bench writes them
+since that change), the paired line counts the shapes whose whole interval lies below 0.97: behind
+by more than the rounds' spread, not merely measured low.
 """
 import argparse
 import json
@@ -37,7 +41,8 @@ import sys
 from collections import defaultdict
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # bench/: _analysis
-from _analysis import CLASSES, best_of_layouts, gmean, load, paired_ratios, read_shapes, write_rows  # noqa: E402
+from _analysis import (CLASSES, best_of_layouts, gmean, load, paired_intervals, paired_ratios, read_shapes,  # noqa: E402
+                       write_rows)
 
 
 def print_per_layout(t, runtime, mode, timer):
@@ -77,6 +82,15 @@ def print_control(t, specs, runtime, mode, timer):
               f"all {gmean(r):.4f}  below 0.99: {sum(x < 0.99 for x in r)}  below 0.97: {sum(x < 0.97 for x in r)}")
 
 
+def interval_text(sel):
+    """The shapes whose paired interval lies wholly below 0.97 ('' where the run has no intervals)."""
+    if not sel:
+        return ""
+    low = sorted((o for o in sel if o["paired_hi"] < 0.97), key=lambda o: o["paired_hi"])
+    return (f"  interval below 0.97: {len(low)} of {len(sel)}"
+            + "".join(f"  {o['m']}x{o['n']}x{o['k']} <{o['paired_hi']:.3f}" for o in low[:6]))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("csv")
@@ -97,6 +111,7 @@ def main():
     path = {}
     specs = {}  # ((m,n,k,class,mode,timer), method) -> the configuration it ran (runtime and auto-tuning)
     paired = paired_ratios(rows)  # (m,n,k,class,mode,timer) -> method -> paired ratio to the reference
+    interval = paired_intervals(rows)  # the same keys -> method -> (paired_lo, paired_hi)
     failed = {}  # (m, n, k, layout) -> status and failure of a runtime method that did not run ok
     for r in rows:
         if keep and (int(r["m"]), int(r["n"]), int(r["k"])) not in keep:
@@ -130,6 +145,7 @@ def main():
                     "runtime_us": rt, "autotune_us": at, "heuristic_us": he if he is not None else "",
                     "vs_autotune": at / rt, "vs_heuristic": he / rt if he is not None else "",
                     "paired_vs_best": paired.get(key, {}).get(a.runtime + "-" + layout, ""),
+                    "paired_hi": interval.get(key, {}).get(a.runtime + "-" + layout, ("", ""))[1],
                     "path": path.get((key[:3], layout), "?")})
     if not out:
         sys.exit(f"{a.csv}: no shape with {rt_nn}/{rt_tn} and auto-tuning both measured")
@@ -164,7 +180,8 @@ def main():
                   + " ".join(f"{c} {gmean([o['paired_vs_best'] for o in pr if o['class'] == c]):.4f}" for c in classes
                              if any(o["class"] == c for o in pr))
                   + f"  below 0.99: {sum(o['paired_vs_best'] < 0.99 for o in pr)}"
-                  + f"  worst {pw['m']}x{pw['n']}x{pw['k']} {pw['paired_vs_best']:.3f}")
+                  + f"  worst {pw['m']}x{pw['n']}x{pw['k']} {pw['paired_vs_best']:.3f}"
+                  + interval_text([o for o in sel if o["paired_hi"] != ""]))
 
 
 if __name__ == "__main__":

@@ -28,7 +28,8 @@ except ImportError:  # loaded as a file (bench/_analysis.py, the installed repor
 StoreError = store_csv.StoreError
 
 __all__ = ["CLASSES", "shape_class", "row_class", "load", "expand", "load_many", "gmean", "family",
-           "best_of_layouts", "add_best_of_layouts", "times", "paired_ratios", "StoreError", "store_measurements",
+           "best_of_layouts", "add_best_of_layouts", "times", "paired_ratios", "paired_intervals",
+           "StoreError", "store_measurements",
            "best_store_measurements", "offline_graph_rows", "best_spec_times", "spec_measurements", "measured_shapes", "llm_turns", "measurement_counts",
            "compute_us", "memory_us", "roof_us", "write_rows", "read_shapes"]
 
@@ -172,6 +173,19 @@ def paired_ratios(rows):
             continue
         key = (int(r["m"]), int(r["n"]), int(r["k"]), row_class(r), r["mode"], r["timer"])
         out.setdefault(key, {})[r["method"]] = float(r["paired_ratio"])
+    return out
+
+
+def paired_intervals(rows):
+    """{(m, n, k, class, mode, timer): {method: (paired_lo, paired_hi)}} from the CSV's `paired_lo` and
+    `paired_hi` columns (bench writes them since the paired ratio's confidence interval: the 95%
+    distribution-free interval of the median over rounds, docs/measuring.md); rows with both only."""
+    out = {}
+    for r in rows:
+        if r["status"] != "ok" or not r["median_us"] or not r.get("paired_lo") or not r.get("paired_hi"):
+            continue
+        key = (int(r["m"]), int(r["n"]), int(r["k"]), row_class(r), r["mode"], r["timer"])
+        out.setdefault(key, {})[r["method"]] = (float(r["paired_lo"]), float(r["paired_hi"]))
     return out
 
 

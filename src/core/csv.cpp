@@ -1,6 +1,7 @@
 #include "core/csv.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <filesystem>
 #include <sstream>
 
@@ -54,11 +55,25 @@ CsvWriter::CsvWriter(const std::string& path, std::vector<std::string> columns, 
                      const std::vector<std::string>& comments)
     : columns_(std::move(columns)) {
   std::error_code ec;
-  const bool fresh = !append || !std::filesystem::exists(path, ec) || std::filesystem::file_size(path, ec) == 0;
+  bool fresh = !append || !std::filesystem::exists(path, ec) || std::filesystem::file_size(path, ec) == 0;
+  bool header = fresh;
+  if (!fresh) {
+    // Rows appended under another header would make the whole file unreadable (read_csv counts
+    // fields against the header): a file written with other columns is refused, untouched.
+    std::ifstream in(path);
+    std::string line;
+    while (std::getline(in, line) && (line.empty() || line[0] == '#')) {
+    }
+    header = line.empty() || line[0] == '#';  // comments only: the header is still to come
+    if (!header && csv_split(line) != columns_)
+      throw InputError(fmt::format("cannot append to CSV file '{}': its columns ({}) are not these ({})", path,
+                                   fmt::join(csv_split(line), ","), fmt::join(columns_, ",")));
+  }
   out_.open(path, fresh ? std::ios::trunc : std::ios::app);
   if (!out_) throw InputError(fmt::format("cannot write CSV file '{}'", path));
-  if (fresh) {
+  if (fresh)
     for (const auto& c : comments) out_ << "# " << c << '\n';
+  if (header) {
     for (size_t i = 0; i < columns_.size(); ++i) out_ << (i ? "," : "") << csv_escape(columns_[i]);
     out_ << '\n';
   }

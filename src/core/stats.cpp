@@ -42,4 +42,24 @@ double geometric_mean(const std::vector<double>& v) {
   return std::exp(acc / static_cast<double>(v.size()));
 }
 
+std::optional<std::pair<double, double>> median_interval(std::vector<double> v, double confidence) {
+  const size_t n = v.size();
+  if (n == 0 || !(confidence > 0 && confidence < 1)) return std::nullopt;
+  // P(Binomial(n, 1/2) <= i), summed term by term (C(n, i) / 2^n, in logs: no overflow at any n)
+  std::vector<double> cdf(n + 1);
+  double acc = 0;
+  for (size_t i = 0; i <= n; ++i) {
+    const double log_term = std::lgamma(static_cast<double>(n) + 1) - std::lgamma(static_cast<double>(i) + 1) -
+                            std::lgamma(static_cast<double>(n - i) + 1) - static_cast<double>(n) * std::log(2.0);
+    acc += std::exp(log_term);
+    cdf[i] = acc;
+  }
+  size_t j = 0;  // 1-based rank of the lower bound; 0: none covers enough
+  for (size_t r = 1; 2 * r <= n + 1; ++r)
+    if (1 - 2 * cdf[r - 1] >= confidence) j = r;
+  if (j == 0) return std::nullopt;
+  std::sort(v.begin(), v.end());
+  return std::make_pair(v[j - 1], v[n - j]);
+}
+
 }  // namespace cudal2

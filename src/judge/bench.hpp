@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/roofline.hpp"
@@ -87,6 +88,14 @@ struct ShapeResult {
   // the ratio of medians keeps it. nullopt without a baseline or when the two did not sample
   // the same rounds.
   std::optional<double> paired_ratio(const MethodResult& mr, Mode m, TimerKind t) const;
+  // A 95% confidence interval for that median (core/stats.hpp median_interval over the rounds'
+  // ratios; 10 rounds: the 2nd and 9th of them): whether a ratio away from 1 is more than the
+  // rounds' spread. nullopt where paired_ratio is, and with fewer than 6 rounds.
+  std::optional<std::pair<double, double>> paired_interval(const MethodResult& mr, Mode m, TimerKind t) const;
+
+ private:
+  // The rounds' ratios (fastest baseline's sample / mr's sample), or nullopt (paired_ratio says when).
+  std::optional<std::vector<double>> round_ratios(const MethodResult& mr, Mode m, TimerKind t) const;
 };
 
 struct BenchReport {

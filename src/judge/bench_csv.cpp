@@ -56,6 +56,9 @@ std::vector<std::string> csv_rows_for(const ShapeResult& sr, const MethodResult&
   const double lim = limit.limit_us(s, mode == Mode::Server);
   f.push_back(lim > 0 ? fmt_num(lim, 6) : "");
   f.push_back(lim > 0 && sum ? fmt_num(100.0 * lim / sum->median) : "");
+  const auto interval = sum ? sr.paired_interval(mr, mode, t) : std::nullopt;
+  f.push_back(interval ? fmt_num(interval->first) : "");
+  f.push_back(interval ? fmt_num(interval->second) : "");
   return f;
 }
 
@@ -94,7 +97,9 @@ const std::vector<std::string>& csv_columns() {
                                           "seed",
                                           "details",
                                           "limit_us",
-                                          "pct_of_limit"};
+                                          "pct_of_limit",
+                                          "paired_lo",
+                                          "paired_hi"};
   return c;
 }
 

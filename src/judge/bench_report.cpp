@@ -31,7 +31,7 @@ std::optional<double> ShapeResult::best_baseline(Mode m, TimerKind t) const {
   return best ? std::optional<double>(best->timing.at(m)[static_cast<int>(t)]->median) : std::nullopt;
 }
 
-std::optional<double> ShapeResult::paired_ratio(const MethodResult& mr, Mode m, TimerKind t) const {
+std::optional<std::vector<double>> ShapeResult::round_ratios(const MethodResult& mr, Mode m, TimerKind t) const {
   const MethodResult* best = fastest_baseline(m, t);
   if (!best || !mr.samples.count(m) || !best->samples.count(m)) return std::nullopt;
   const auto& ours = mr.samples.at(m)[static_cast<int>(t)];
@@ -39,7 +39,18 @@ std::optional<double> ShapeResult::paired_ratio(const MethodResult& mr, Mode m, 
   if (ours.empty() || ours.size() != theirs.size()) return std::nullopt;
   std::vector<double> ratios(ours.size());
   for (size_t r = 0; r < ours.size(); ++r) ratios[r] = theirs[r] / ours[r];
-  return percentile(std::move(ratios), 50);
+  return ratios;
+}
+
+std::optional<double> ShapeResult::paired_ratio(const MethodResult& mr, Mode m, TimerKind t) const {
+  auto ratios = round_ratios(mr, m, t);
+  return ratios ? std::optional<double>(percentile(std::move(*ratios), 50)) : std::nullopt;
+}
+
+std::optional<std::pair<double, double>> ShapeResult::paired_interval(const MethodResult& mr, Mode m,
+                                                                      TimerKind t) const {
+  auto ratios = round_ratios(mr, m, t);
+  return ratios ? median_interval(std::move(*ratios)) : std::nullopt;
 }
 
 size_t bench_bytes(const Shape& s) {

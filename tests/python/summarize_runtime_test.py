@@ -2,7 +2,8 @@
 """bench/runtime/summarize_runtime.py on a hand-made run: the best-of-layouts line with its count
 below 0.97, each layout against auto-tuning of the same layout (--per-layout), a run narrowed to
 the shapes of a file (--shapes), a run committed as .csv.xz, and the same-configuration control
-(pairs where the runtime ran auto-tuning's own configuration). Standard library only.
+(pairs where the runtime ran auto-tuning's own configuration), and the shapes whose paired interval
+lies below 0.97. Standard library only.
 
     python3 tests/python/summarize_runtime_test.py [-v]
 """
@@ -101,6 +102,24 @@ class SummarizeRuntime(unittest.TestCase):
         self.assertIn("below 0.97: 1", control)
         self.assertAlmostEqual(float(re.search(r"all (\d\.\d+)", control).group(1)),
                                ((10.0 / 10.5) * (10.0 / 9.8)) ** 0.5, places=4)
+
+    def test_interval_counts_shapes_behind_by_more_than_the_rounds_spread(self):
+        # A: measured 0.95 and its interval wholly below 0.97 (counted); B: measured 0.96 but the
+        # interval reaches 1.01 (the rounds disagree: not counted).
+        header = "m,n,k,class,method,layout,mode,timer,median_us,paired_ratio,paired_lo,paired_hi,status,details\n"
+        body = ""
+        for shape, ratio, lo, hi in ((A, 0.95, 0.93, 0.96), (B, 0.96, 0.90, 1.01)):
+            for m, us in (("runtime-nn", 10 / ratio), ("runtime-tn", 11.0), ("cublaslt-autotune-nn", 10.0),
+                          ("cublaslt-autotune-tn", 11.0)):
+                pr = (ratio, lo, hi) if m == "runtime-nn" else (10 / 11,) * 3 if m.endswith("tn") else (1, 1, 1)
+                body += (f"{shape[0]},{shape[1]},{shape[2]},skinny,{m},{m[-2:]},offline,graph,{us},"
+                         f"{pr[0]},{pr[1]},{pr[2]},ok,\n")
+        with gzip.open(self.csv, "wt") as f:
+            f.write(header + body)
+        line = next(x for x in self.summary().splitlines() if "paired vs reference" in x)
+        self.assertIn("interval below 0.97: 1 of 2", line)
+        self.assertIn("64x2048x4096 <0.960", line)
+        self.assertNotIn("512x512x16384 <", line)
 
     def test_shapes_narrow_the_run(self):
         listing = os.path.join(self.tmp.name, "shapes.txt")

@@ -1,4 +1,5 @@
-// ShapeResult::paired_ratio: the bench's round-by-round ratio to the fastest baseline.
+// ShapeResult::paired_ratio and paired_interval: the bench's round-by-round ratio to the fastest
+// baseline, and the confidence interval around it.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -61,6 +62,32 @@ TEST(PairedRatio, NothingWhenTheRoundsDoNotMatchOrNoBaselineRan) {
   sr.methods[0].status = Status::Ok;
   EXPECT_TRUE(sr.paired_ratio(sr.methods[1], Mode::Offline, TimerKind::Graph).has_value());
   EXPECT_FALSE(sr.paired_ratio(sr.methods[1], Mode::Server, TimerKind::Graph).has_value());
+}
+
+// The interval around the paired ratio: the 2nd and 9th of 10 rounds' ratios. A method behind in
+// every round has all of it below 1; one level with the baseline but noisy straddles 1.
+TEST(PairedRatio, IntervalSaysWhetherTheRoundsAgree) {
+  const std::vector<double> base{100, 100, 100, 100, 100, 100, 100, 100, 100, 100};
+  ShapeResult sr;
+  sr.methods = {timed("autotune", true, base),
+                timed("behind", false, {105, 104, 106, 105, 103, 107, 105, 104, 106, 105}),
+                timed("noisy", false, {96, 104, 99, 101, 103, 97, 100, 102, 98, 100})};
+  const auto behind = sr.paired_interval(sr.methods[1], Mode::Offline, TimerKind::Graph);
+  ASSERT_TRUE(behind.has_value());
+  EXPECT_DOUBLE_EQ(behind->first, 100.0 / 106);  // sorted ratios: 100/107, 100/106, ..., 100/104, 100/103
+  EXPECT_DOUBLE_EQ(behind->second, 100.0 / 104);
+  EXPECT_LT(behind->second, 1.0);
+  const auto noisy = sr.paired_interval(sr.methods[2], Mode::Offline, TimerKind::Graph);
+  EXPECT_LT(noisy->first, 1.0);
+  EXPECT_GT(noisy->second, 1.0);
+  EXPECT_GE(*sr.paired_ratio(sr.methods[1], Mode::Offline, TimerKind::Graph), behind->first);
+  EXPECT_LE(*sr.paired_ratio(sr.methods[1], Mode::Offline, TimerKind::Graph), behind->second);
+  // fewer than 6 rounds: no 95% interval, though the paired ratio is there
+  ShapeResult few;
+  few.methods = {timed("autotune", true, {10, 10, 10, 10, 10}), timed("ours", false, {9, 9, 9, 9, 9})};
+  EXPECT_TRUE(few.paired_ratio(few.methods[1], Mode::Offline, TimerKind::Graph).has_value());
+  EXPECT_FALSE(few.paired_interval(few.methods[1], Mode::Offline, TimerKind::Graph).has_value());
+  EXPECT_FALSE(few.paired_interval(few.methods[1], Mode::Server, TimerKind::Graph).has_value());
 }
 
 }  // namespace

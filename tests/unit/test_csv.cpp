@@ -172,6 +172,32 @@ TEST_F(CsvFiles, AppendDoesNotRepeatHeaderOrComments) {
   EXPECT_EQ(rows[1].at("b"), "y");
 }
 
+// Rows under another header would leave a file read_csv refuses: the writer refuses to append,
+// and the file keeps what it had.
+TEST_F(CsvFiles, AppendRefusesAFileWithOtherColumns) {
+  const auto p = path("other.csv");
+  {
+    CsvWriter w(p, {"a", "b"}, false, {"an older run"});
+    w.row({"1", "x"});
+  }
+  const std::string before = slurp(p);
+  try {
+    CsvWriter w(p, {"a", "b", "c"}, true);
+    FAIL() << "appended under another header";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("its columns (a,b) are not these (a,b,c)"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(slurp(p), before);
+  // comments only (a run killed before its header): the header follows them
+  const auto c = path("comments.csv");
+  std::ofstream(c) << "# started\n";
+  {
+    CsvWriter w(c, {"a"}, true, {"not repeated"});
+    w.row({"1"});
+  }
+  EXPECT_EQ(slurp(c), "# started\na\n1\n");
+}
+
 TEST_F(CsvFiles, AppendToMissingOrEmptyFileWritesHeader) {
   const auto missing = path("new.csv");
   {

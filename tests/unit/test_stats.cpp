@@ -1,11 +1,14 @@
-// core/stats: percentiles (numpy's linear interpolation), summaries, geometric mean.
+// core/stats: percentiles (numpy's linear interpolation), summaries, geometric mean, the median's
+// confidence interval.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <random>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include <filesystem>
@@ -226,6 +229,32 @@ TEST(Stats, SummaryAndGeometricMean) {
   EXPECT_NEAR(geometric_mean({0.5, 2, 8}), 2.0, 1e-12);
   EXPECT_THROW(geometric_mean({1, 0}), std::invalid_argument);
   EXPECT_THROW(geometric_mean({}), std::invalid_argument);
+}
+
+// The median's confidence interval: order statistics at ranks whose binomial coverage is enough.
+TEST(Stats, MedianIntervalTakesTheRanksTheBinomialAllows) {
+  std::vector<double> ten;
+  for (int i = 10; i >= 1; --i) ten.push_back(i);  // unsorted on purpose
+  const auto i10 = median_interval(ten);           // 10 samples: x(2)..x(9), 97.9% (x(3)..x(8) is 89%)
+  ASSERT_TRUE(i10.has_value());
+  EXPECT_DOUBLE_EQ(i10->first, 2);
+  EXPECT_DOUBLE_EQ(i10->second, 9);
+  const auto i10_80 = median_interval(ten, 0.8);  // x(3)..x(8) covers 89%, x(4)..x(7) 66%
+  EXPECT_DOUBLE_EQ(i10_80->first, 3);
+  EXPECT_DOUBLE_EQ(i10_80->second, 8);
+  std::vector<double> thirty;
+  for (int i = 1; i <= 30; ++i) thirty.push_back(i);
+  const auto i30 = median_interval(thirty);  // x(10)..x(21): 95.7%; x(11)..x(20) is 90.1%
+  EXPECT_DOUBLE_EQ(i30->first, 10);
+  EXPECT_DOUBLE_EQ(i30->second, 21);
+  // 6 samples: only the extremes, 96.9%; 5: even they cover 93.8%, none
+  EXPECT_EQ(median_interval({3, 1, 2, 6, 5, 4}), std::make_optional(std::make_pair(1.0, 6.0)));
+  EXPECT_FALSE(median_interval({1, 2, 3, 4, 5}).has_value());
+  EXPECT_FALSE(median_interval({}).has_value());
+  EXPECT_FALSE(median_interval(ten, 1.0).has_value());
+  // the interval holds the median
+  EXPECT_LE(i30->first, percentile(thirty, 50));
+  EXPECT_GE(i30->second, percentile(thirty, 50));
 }
 
 }  // namespace core_stats_cases

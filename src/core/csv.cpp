@@ -55,7 +55,7 @@ CsvWriter::CsvWriter(const std::string& path, std::vector<std::string> columns, 
                      const std::vector<std::string>& comments)
     : columns_(std::move(columns)) {
   std::error_code ec;
-  bool fresh = !append || !std::filesystem::exists(path, ec) || std::filesystem::file_size(path, ec) == 0;
+  const bool fresh = !append || !std::filesystem::exists(path, ec) || std::filesystem::file_size(path, ec) == 0;
   bool header = fresh;
   if (!fresh) {
     // Rows appended under another header would make the whole file unreadable (read_csv counts

@@ -1,6 +1,7 @@
 // What a bench's report says (judge/bench.hpp): the best baseline and paired ratios of a shape,
 // the console tables, and the device memory a shape needs.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -178,6 +179,23 @@ void print_runtime_against_baselines(const BenchReport& r, const BenchOptions& o
       };
       for (const auto& b : baselines) row(b, [&](const ShapeResult& sr) { return graph_median(sr, b, mode); });
       row("best baseline", [&](const ShapeResult& sr) { return sr.best_baseline(mode, TimerKind::Graph); });
+      // Which shapes are behind the best baseline by more than the rounds' spread: the whole
+      // paired interval below 0.97 (a class ratio under 1 can be noise alone; docs/measuring.md).
+      std::vector<std::string> behind;
+      size_t with_interval = 0;
+      for (const auto& sr : r.shapes)
+        for (const auto& mr : sr.methods) {
+          if (mr.method != f.name || mr.status != Status::Ok) continue;
+          const auto iv = sr.paired_interval(mr, mode, TimerKind::Graph);
+          if (!iv) continue;
+          ++with_interval;
+          if (iv->second < 0.97)
+            behind.push_back(fmt::format("{} ({:.3f}-{:.3f})", sr.shape.str(), iv->first, iv->second));
+        }
+      if (with_interval > 0)
+        std::printf("behind the best baseline beyond the rounds' spread (paired interval below 0.97): %zu of %zu%s%s\n",
+                    behind.size(), with_interval, behind.empty() ? "" : ": ",
+                    fmt::format("{}", fmt::join(behind, ", ")).c_str());
     }
 }
 

@@ -71,6 +71,35 @@ TEST(BenchReport, RuntimeAgainstEveryBaselineByClass) {
   EXPECT_EQ(line_of(out, "runtime-tn"), "") << "the runtime is the subject, not a row";
 }
 
+// Under the table: the shapes where the runtime is behind the best baseline by more than the
+// rounds' spread (its paired interval wholly below 0.97), and none where the rounds disagree.
+TEST(BenchReport, RuntimeBehindBeyondTheRoundsSpread) {
+  BenchOptions opt;
+  opt.methods = {factory("cublaslt-autotune-tn", true), factory("runtime-tn", false)};
+  BenchReport r;
+  r.gpu = "NVIDIA H200";
+  auto rounds = [](const std::string& name, bool baseline, const std::vector<double>& us) {
+    MethodResult m = timed(name, baseline, percentile(us, 50));
+    m.samples[Mode::Offline][0] = us;
+    return m;
+  };
+  const std::vector<double> base(10, 100.0);
+  ShapeResult behind;  // 5-7% behind in every round
+  behind.shape = Shape{2048, 64, 4096};
+  behind.methods = {rounds("cublaslt-autotune-tn", true, base),
+                    rounds("runtime-tn", false, {105, 106, 107, 105, 106, 105, 107, 106, 105, 106})};
+  ShapeResult noisy;  // a median ratio of 0.96, but rounds from 0.91 to 1.05
+  noisy.shape = Shape{512, 1024, 8192};
+  noisy.methods = {rounds("cublaslt-autotune-tn", true, base),
+                   rounds("runtime-tn", false, {110, 95, 104, 108, 96, 103, 106, 98, 104, 105})};
+  r.shapes = {behind, noisy};
+  testing::internal::CaptureStdout();
+  print_runtime_against_baselines(r, opt);
+  const std::string out = testing::internal::GetCapturedStdout();
+  EXPECT_NE(out.find("(paired interval below 0.97): 1 of 2: 2048x64x4096 (0.935-0.952)"), std::string::npos) << out;
+  EXPECT_EQ(out.find("512x1024x8192"), std::string::npos) << out;
+}
+
 TEST(BenchReport, NoTableWithoutARuntimeMethod) {
   BenchOptions opt;
   opt.methods = {factory("cublas-nn", true), factory("k-0123456789abcdef", false)};

@@ -23,24 +23,25 @@ candidates would replace it, and with it the job compiles on the GPU.
 import argparse
 import json
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # bench/: _analysis
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # bench/h200/: lt_joint_space
 from _analysis import load, read_shapes  # noqa: E402
+from lt_joint_space import parse_spec, spec_text  # noqa: E402
 
 
 def lt_variants(spec, layout):
     """A cuBLASLt configuration of either layout run in `layout`: as it is, then custom 0-3 with its own
     cluster and with 1x1 (nothing for a compiled kernel's spec)."""
-    m = re.match(r"cublaslt (?:nn|tn) (f32|f16) (.*) \| splits=(\d+)$", spec)
-    if not m:
+    p = parse_spec(spec)
+    if not p:
         return []
-    base = f"cublaslt {layout} {m.group(1)} {m.group(2)} | splits={m.group(3)}"
-    out = [base]
+    _, accum, kv, splits = p
+    out = [spec_text(layout, accum, kv, splits)]
     for custom in range(4):
-        c = re.sub(r"custom=\d+", f"custom={custom}", base)
-        out += [c, re.sub(r"cluster=\S+", "cluster=1x1", c)]
+        c = dict(kv, custom=str(custom))
+        out += [spec_text(layout, accum, c, splits), spec_text(layout, accum, dict(c, cluster="1x1"), splits)]
     return out
 
 

@@ -24,11 +24,13 @@ anything is timed, and the `cublaslt` family compiles nothing, so a step of a th
 a minute or two (bench/results/h200/floor/).
 """
 import argparse
-import csv
-import gzip
 import json
+import os
 import re
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # bench/: _analysis
+from _analysis import load  # noqa: E402  (.csv, .csv.gz or .csv.xz)
 
 FIELDS = ("algo", "tile", "stages", "reduction", "swizzle", "custom", "inner", "cluster")
 
@@ -97,23 +99,21 @@ def product(space, tiles=None, clusters=None, customs=None):
 
 def fastest(csv_path, shape, top, fields=("tile", "cluster", "custom")):
     """The top `fields` tuples of k- methods on shape in an eval CSV, graph timer."""
-    opener = gzip.open if csv_path.endswith(".gz") else open
     m, n, k = shape.split(",")
     best = {}
-    with opener(csv_path, "rt") as f:
-        for r in csv.DictReader(line for line in f if not line.startswith("#")):
-            if (r["m"], r["n"], r["k"]) != (m, n, k) or r["timer"] != "graph" or r["status"] != "ok":
-                continue
-            if not r["method"].startswith("k-") or not r["median_us"]:
-                continue
-            try:
-                p = parse_spec(json.loads(r["details"] or "{}").get("spec", ""))
-            except ValueError:
-                continue
-            if not p:
-                continue
-            key = tuple(p[2][f] for f in fields)
-            best[key] = min(best.get(key, float("inf")), float(r["median_us"]))
+    for r in load(csv_path):
+        if (r["m"], r["n"], r["k"]) != (m, n, k) or r["timer"] != "graph" or r["status"] != "ok":
+            continue
+        if not r["method"].startswith("k-") or not r["median_us"]:
+            continue
+        try:
+            p = parse_spec(json.loads(r["details"] or "{}").get("spec", ""))
+        except ValueError:
+            continue
+        if not p:
+            continue
+        key = tuple(p[2][f] for f in fields)
+        best[key] = min(best.get(key, float("inf")), float(r["median_us"]))
     return sorted(best, key=best.get)[:top]
 
 

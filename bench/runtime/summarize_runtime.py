@@ -26,9 +26,9 @@ data), with the count below 0.97 and the worst shapes. --shapes FILE (repeatable
 Every mode/timer line is followed, where the run has such pairs, by the same-configuration
 control: the (shape, layout) pairs where the runtime ran exactly the configuration auto-tuning
 picked in the same process (what the runtime ran after its first call, `spec_after_first_call`, or
-its `spec`, is auto-tuning's `config`), so that any ratio
-away from 1 is the measurement's own spread. How many of them fall below 0.97 is what noise alone
-puts below the floor at this run's sample count.
+its `spec`, is auto-tuning's `config`), so that any ratio away from 1 is the measurement's own
+spread. How many of them fall below 0.97 is what noise alone puts below the floor at this run's
+sample count.
 
 Where the CSV has the paired ratio's confidence interval (paired_lo, paired_hi: bench writes them
 since that change), the paired line counts the shapes whose whole interval lies below 0.97: behind
@@ -129,8 +129,7 @@ def main():
             d = details_of(r)
             # what the timed calls ran: a shape tuned in the background runs its tuned plan
             specs[(key, r["method"])] = d.get("spec_after_first_call") or d.get("spec", "")
-            if r["details"]:
-                path[(key[:3], r["layout"])] = d.get("path", "?")
+            path[(key[:3], r["layout"])] = d.get("path", "?")
         elif r["method"].startswith("cublaslt-autotune-"):
             specs[(key, r["method"])] = details_of(r).get("config", "")
     out = []

@@ -163,30 +163,30 @@ def times(rows, mode="offline", timer="graph"):
     return t
 
 
+def _per_method(rows, columns, value):
+    """{(m, n, k, class, mode, timer): {method: value(row)}} over the ok rows that have every one of
+    `columns`."""
+    out = {}
+    for r in rows:
+        if r["status"] != "ok" or not r["median_us"] or not all(r.get(c) for c in columns):
+            continue
+        key = (int(r["m"]), int(r["n"]), int(r["k"]), row_class(r), r["mode"], r["timer"])
+        out.setdefault(key, {})[r["method"]] = value(r)
+    return out
+
+
 def paired_ratios(rows):
     """{(m, n, k, class, mode, timer): {method: paired_ratio}} from the CSV's `paired_ratio` column
     (bench writes it where a run has a reference method: the median over rounds of the reference's
     time / the method's time in the same round, docs/measuring.md); ok rows with a value only."""
-    out = {}
-    for r in rows:
-        if r["status"] != "ok" or not r["median_us"] or not r.get("paired_ratio"):
-            continue
-        key = (int(r["m"]), int(r["n"]), int(r["k"]), row_class(r), r["mode"], r["timer"])
-        out.setdefault(key, {})[r["method"]] = float(r["paired_ratio"])
-    return out
+    return _per_method(rows, ("paired_ratio",), lambda r: float(r["paired_ratio"]))
 
 
 def paired_intervals(rows):
     """{(m, n, k, class, mode, timer): {method: (paired_lo, paired_hi)}} from the CSV's `paired_lo` and
     `paired_hi` columns (bench writes them since the paired ratio's confidence interval: the 95%
     distribution-free interval of the median over rounds, docs/measuring.md); rows with both only."""
-    out = {}
-    for r in rows:
-        if r["status"] != "ok" or not r["median_us"] or not r.get("paired_lo") or not r.get("paired_hi"):
-            continue
-        key = (int(r["m"]), int(r["n"]), int(r["k"]), row_class(r), r["mode"], r["timer"])
-        out.setdefault(key, {})[r["method"]] = (float(r["paired_lo"]), float(r["paired_hi"]))
-    return out
+    return _per_method(rows, ("paired_lo", "paired_hi"), lambda r: (float(r["paired_lo"]), float(r["paired_hi"])))
 
 
 # ---------------------------------------------------------------------------------------------- stores

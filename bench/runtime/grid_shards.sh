@@ -8,7 +8,8 @@
 #   bash bench/runtime/grid_shards.sh TAG [SHARDS]      (SHARDS: 20)
 # $CUDAL2_RUNTIME_LIB (the carried build's library), _B, _C: the slots; $BASELINES (auto-tuning NN
 # and TN), $MODE (offline), $TIMERS (graph,chain; server: graph), $REPS (10), $QPS (1000),
-# $STOP_AFTER (420), $GPUS (every GPU nvidia-smi lists).
+# $STOP_AFTER (420), $GPUS (every GPU nvidia-smi lists), $FIRST (0: the shards before it are not
+# run, so that a second call goes on where the first one stopped; the merge keeps whichever ran).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/../device_env.sh" >/dev/null
@@ -22,7 +23,8 @@ gpus=${GPUS:-$(nvidia-smi -L | wc -l)}
 t0=$(date +%s)
 run_gpu() {  # gpu
   local g=$1 i
-  for ((i = g * shards / gpus; i < (g + 1) * shards / gpus; ++i)); do
+  local first=${FIRST:-0}
+  for ((i = first + g * (shards - first) / gpus; i < first + (g + 1) * (shards - first) / gpus; ++i)); do
     if [ $(( $(date +%s) - t0 )) -gt "${STOP_AFTER:-420}" ]; then echo "grid_shards: shard $i not started"; break; fi
     CUDA_VISIBLE_DEVICES=$g bash "$here/runtime_vs_cublaslt.sh" "$tag-$i" --grid paper --shard "$i/$shards"
   done

@@ -284,15 +284,21 @@ const KernelCall& entry_call(const cudal2_context* h, const Entry* e) {
 // The table's entry that serves the shape itself: found, not given way to the stream rule, its
 // kernel planned. *neighbours: whether the shape may take a neighbour's kernel instead; not where
 // the table has the shape but its kernel could not be planned (a table shape on cuBLASLt stays on
-// cuBLASLt).
+// cuBLASLt). *held (optional): whether the table chose cuBLASLt's heuristic for the shape itself,
+// having measured it ahead of the configurations its job tried. Such a shape is not tuned again:
+// on the H200 table's 180 such (shape, layout) pairs, the runtime's own ranking moved 47 to another
+// configuration, which ran 0.4-0.5% behind auto-tuning back to back and 2.4% behind it cold, where
+// the heuristic ran 0.4% and 0.8% ahead (one process; bench/results/h200/floor/README.md).
 const Entry* table_entry(const cudal2_context* h, int accum, int layout, int64_t m, int64_t n, int64_t k,
-                         bool* neighbours) {
+                         bool* neighbours, bool* held = nullptr) {
   *neighbours = true;
+  if (held) *held = false;
   if (!h->table_on) return nullptr;
   const Entry* e = find_entry(h->table, accum, layout, m, n, k);
   if (!e || stream_preempts(h, e)) return nullptr;
   if (entry_call(h, e).ok) return e;
   *neighbours = false;
+  if (held) *held = e->kernel < 0;
   return nullptr;
 }
 
@@ -568,11 +574,12 @@ void queue_plan_tuning(cudal2_context* h, const Plan* p, int layout, int accum, 
 }
 
 // The plan for a shape that has no usable table kernel: from the cache, or made once.
-// tune_unseen: a plan is cached only when made by a call that could tune it (tune non-null);
-// otherwise (cudal2_query, or a call being captured) it is made in *temp, used once, and the
-// shape stays unseen.
+// tune_unseen: a plan is cached only when made by a call that could tune it (tune non-null) or
+// for a shape the table holds on the heuristic (held: never tuned); otherwise (cudal2_query, or a
+// call being captured) it is made in *temp, used once, and the shape stays unseen.
 cudal2_status_t get_plan(cudal2_context* h, int layout, int accum, int64_t m, int64_t n, int64_t k, size_t ws_bytes,
-                         bool neighbours, const TuneOn* tune, std::unique_ptr<Plan>& temp, const Plan*& plan) {
+                         bool neighbours, const TuneOn* tune, std::unique_ptr<Plan>& temp, const Plan*& plan,
+                         bool held = false) {
   const PlanKey key{layout, accum, m, n, k, ws_bytes > kZone ? ws_bytes - kZone : 0};
   {
     std::shared_lock lock(h->mu);
@@ -589,7 +596,7 @@ cudal2_status_t get_plan(cudal2_context* h, int layout, int accum, int64_t m, in
   std::unique_ptr<Plan> p;
   if (auto s = make_plan(h, layout, accum, m, n, k, ws_bytes, neighbours, tune, p)) return s;
   plan = p.get();
-  if (h->tune_unseen && !tune && p->path == CUDAL2_PATH_CUBLASLT)
+  if (h->tune_unseen && !tune && !held && p->path == CUDAL2_PATH_CUBLASLT)
     temp = std::move(p);
   else
     h->plans.emplace(key, std::move(p));
@@ -605,8 +612,8 @@ cudal2_status_t get_plan(cudal2_context* h, int layout, int accum, int64_t m, in
 // MB: one of three copies of the library 8-46% slower than the others in the same process). Nothing
 // happens where the warm call takes a table kernel, or where planning fails (the cold call itself ran).
 void queue_warm_tuning(cudal2_context* h, int layout, int accum, int64_t m, int64_t n, int64_t k, size_t ws_bytes) {
-  bool neighbours = true;
-  if (table_entry(h, accum, layout, m, n, k, &neighbours)) return;
+  bool neighbours = true, held = false;
+  if (table_entry(h, accum, layout, m, n, k, &neighbours, &held) || held) return;
   const Plan* p = nullptr;
   std::unique_ptr<Plan> temp;
   if (get_plan(h, layout, accum, m, n, k, ws_bytes, neighbours, nullptr, temp, p) != CUDAL2_STATUS_SUCCESS) {
@@ -804,16 +811,17 @@ cudal2_status_t cudal2_gemm(cudal2_handle_t h, cudal2_layout_t layout, cudal2_ac
         return rc;
       }
   }
-  bool neighbours = true;
-  if (const Entry* e = table_entry(h, accum, layout, m, n, k, &neighbours))
+  bool neighbours = true, held = false;
+  if (const Entry* e = table_entry(h, accum, layout, m, n, k, &neighbours, &held))
     return run_call(h, entry_call(h, e), accum, m, n, k, A, B, C, workspace, workspace_bytes, s_);
   const Plan* p = nullptr;
   std::unique_ptr<Plan> temp;
   TuneOn on{A, B, C, workspace, workspace_bytes, s_};
   cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
   const bool can_tune =
-      h->tune_unseen && cudaStreamIsCapturing(s_, &cs) == cudaSuccess && cs == cudaStreamCaptureStatusNone;
-  if (auto s = get_plan(h, layout, accum, m, n, k, workspace_bytes, neighbours, can_tune ? &on : nullptr, temp, p))
+      h->tune_unseen && !held && cudaStreamIsCapturing(s_, &cs) == cudaSuccess && cs == cudaStreamCaptureStatusNone;
+  if (auto s =
+          get_plan(h, layout, accum, m, n, k, workspace_bytes, neighbours, can_tune ? &on : nullptr, temp, p, held))
     return s;
   if (p->path != CUDAL2_PATH_CUBLASLT)
     return run_call(h, p->call, accum, m, n, k, A, B, C, workspace, workspace_bytes, s_);
@@ -839,7 +847,8 @@ cudal2_status_t cudal2_gemm(cudal2_handle_t h, cudal2_layout_t layout, cudal2_ac
   } else {
     rc = run_lt(h->lt, p->lt_now(), accum, A, B, C, workspace, workspace_bytes, s_);
   }
-  if (rc == CUDAL2_STATUS_SUCCESS && h->tune_background) queue_plan_tuning(h, p, layout, accum, m, n, k, lt_bytes);
+  if (rc == CUDAL2_STATUS_SUCCESS && h->tune_background && !held)
+    queue_plan_tuning(h, p, layout, accum, m, n, k, lt_bytes);
   return rc;
 }
 
@@ -863,14 +872,14 @@ cudal2_status_t cudal2_query(cudal2_handle_t h, cudal2_layout_t layout, cudal2_a
   if (auto s = check_problem(layout, accum, m, n, k)) return s;
   if (auto s = resolve(h)) return s;
   *info = cudal2_dispatch_info{CUDAL2_PATH_CUBLASLT, "cublaslt", 0, 0, 0, 0};
-  bool neighbours = true;
-  if (const Entry* e = table_entry(h, accum, layout, m, n, k, &neighbours)) {
+  bool neighbours = true, held = false;
+  if (const Entry* e = table_entry(h, accum, layout, m, n, k, &neighbours, &held)) {
     *info = {CUDAL2_PATH_TABLE_KERNEL, e->spec, e->m, e->n, e->k, entry_call(h, e).need_total};
     return CUDAL2_STATUS_SUCCESS;
   }
   const Plan* p = nullptr;
   std::unique_ptr<Plan> temp;
-  if (auto s = get_plan(h, layout, accum, m, n, k, h->ws_bytes, neighbours, nullptr, temp, p)) return s;
+  if (auto s = get_plan(h, layout, accum, m, n, k, h->ws_bytes, neighbours, nullptr, temp, p, held)) return s;
   if (p->path == CUDAL2_PATH_STREAM_KERNEL)
     *info = {p->path, p->call.table->kernels[p->call.kernel].spec, m, n, k, p->call.need_total};
   else if (p->path != CUDAL2_PATH_CUBLASLT)

@@ -696,6 +696,41 @@ TEST_F(RuntimeGpu, BackgroundTuningNeverBlocksTheCaller) {
   cudaStreamDestroy(s);
 }
 
+// A table shape whose entry is cuBLASLt's heuristic (the table measured it ahead of every
+// configuration tried, auto-tuning's own included) runs the heuristic and is not tuned again, in
+// the background or blocking: results are right and the handle's tuner takes no shape.
+TEST_F(RuntimeGpu, TableShapesOnTheHeuristicAreNotTunedAgain) {
+  if (cudal2_get_table_info().entries == 0) GTEST_SKIP() << "no table for this GPU";
+  cudal2::Handle bg(cudal2_options{0, 0.0, 1, CUDAL2_TUNE_BACKGROUND});
+  const int64_t sizes[] = {64, 128, 256, 512, 1024};
+  std::vector<Problem> held;
+  for (const auto layout : {CUDAL2_LAYOUT_NN, CUDAL2_LAYOUT_TN})
+    for (const int64_t m : sizes)
+      for (const int64_t n : sizes)
+        for (const int64_t k : sizes)
+          if (held.size() < 3 && cudal2::query(bg, layout, CUDAL2_ACCUM_F32, m, n, k).path == CUDAL2_PATH_CUBLASLT)
+            held.push_back({layout, CUDAL2_ACCUM_F32, m, n, k});
+  if (held.empty()) GTEST_SKIP() << "the table " << cudal2_get_table_info().source << " runs a kernel on every shape";
+  cudal2::Handle blocking(cudal2_options{0, 0.0, 1, CUDAL2_TUNE_BLOCKING});
+  for (const auto& p : held) {
+    Buffers b(p, 23);
+    reference(cublas_, b);
+    for (const cudal2::Handle* h : {&bg, &blocking})
+      for (int call = 0; call < 2; ++call) {
+        b.clear_c(nullptr);
+        ASSERT_EQ(cudal2::try_gemm(*h, p.layout, p.accum, p.m, p.n, p.k, b.A, b.B, b.C, nullptr), CUDAL2_STATUS_SUCCESS)
+            << cudal2_last_error();
+        CK(cudaDeviceSynchronize());
+        EXPECT_TRUE(matches(b)) << p.m << "x" << p.n << "x" << p.k << " call " << call;
+      }
+    const cudal2_dispatch_info q = cudal2::query(blocking, p.layout, p.accum, p.m, p.n, p.k);
+    EXPECT_EQ(q.path, CUDAL2_PATH_CUBLASLT);
+    std::printf("  %s %lldx%lldx%lld: %s\n", p.layout == CUDAL2_LAYOUT_TN ? "tn" : "nn", (long long)p.m, (long long)p.n,
+                (long long)p.k, q.spec);
+  }
+  EXPECT_EQ(bg.tune_wait(), 0) << "a table shape was tuned in the background";
+}
+
 // A program that synchronizes its whole device while the handle tunes in the background gets no
 // error: the tuner captures no graph (CUDA refuses cudaDeviceSynchronize, in every thread, while
 // any stream of the context captures), and every result before, during and after is right.

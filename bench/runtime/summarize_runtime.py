@@ -33,6 +33,11 @@ sample count.
 Where the CSV has the paired ratio's confidence interval (paired_lo, paired_hi: bench writes them
 since that change), the paired line counts the shapes whose whole interval lies below 0.97: behind
 by more than the rounds' spread, not merely measured low.
+
+--against runtime-c (another slot of the same run) compares that slot with --runtime's pair by pair:
+per mode and timer, its time over --runtime's and both against auto-tuning of the layout, in two
+groups: the (shape, layout) pairs where the other slot's plan changed after its first call (tuned in
+the background) and those where it did not, which are the A/A control of that comparison.
 """
 import argparse
 import json
@@ -82,6 +87,26 @@ def print_control(t, specs, runtime, mode, timer):
               f"all {gmean(r):.4f}  below 0.99: {sum(x < 0.99 for x in r)}  below 0.97: {sum(x < 0.97 for x in r)}")
 
 
+def print_against(t, changed, runtime, other, mode, timer):
+    """--against: OTHER's time over RUNTIME's per (shape, layout) pair, in two groups: the pairs where
+    OTHER's plan changed after its first call (tuned in the background) and those where it did not."""
+    groups = defaultdict(list)
+    for key, m in t.items():
+        if key[4] != mode or key[5] != timer:
+            continue
+        for lay in ("nn", "tn"):
+            mine, theirs, auto = f"{runtime}-{lay}", f"{other}-{lay}", "cublaslt-autotune-" + lay
+            if mine in m and theirs in m and auto in m and (key, theirs) in changed:
+                groups[changed[(key, theirs)]].append((m[theirs] / m[mine], m[auto] / m[mine], m[auto] / m[theirs]))
+    for tuned in (True, False):
+        r = groups.get(tuned)
+        if r:
+            print(f"{'':8s} {'':6s} against {other}, {'its plan tuned to another' if tuned else 'its plan kept':25s}"
+                  f" {len(r):4d} pairs: {other} / {runtime} {gmean([x[0] for x in r]):.4f}  vs auto-tuning: "
+                  f"{runtime} {gmean([x[1] for x in r]):.4f} {other} {gmean([x[2] for x in r]):.4f}  below 0.97: "
+                  f"{runtime} {sum(x[1] < 0.97 for x in r)} {other} {sum(x[2] < 0.97 for x in r)}")
+
+
 def interval_text(sel):
     """The shapes whose paired interval lies wholly below 0.97 ('' where the run has no intervals)."""
     if not sel:
@@ -99,6 +124,7 @@ def main():
     ap.add_argument("--more", action="append", default=[], help="another run's CSV (repeatable; the last wins a shape)")
     ap.add_argument("--per-layout", action="store_true", help="each layout against auto-tuning of that layout too")
     ap.add_argument("--shapes", action="append", default=[], help="only the shapes of this file (repeatable)")
+    ap.add_argument("--against", help="another slot of the run (runtime-b, runtime-c) measured pair by pair")
     a = ap.parse_args()
     keep = {s for path in a.shapes for s in read_shapes(path)}
     rt_nn, rt_tn = a.runtime + "-nn", a.runtime + "-tn"
@@ -113,6 +139,7 @@ def main():
     paired = paired_ratios(rows)  # (m,n,k,class,mode,timer) -> method -> paired ratio to the reference
     interval = paired_intervals(rows)  # the same keys -> method -> (paired_lo, paired_hi)
     failed = {}  # (m, n, k, layout) -> status and failure of a runtime method that did not run ok
+    changed = {}  # ((m,n,k,class,mode,timer), --against's method) -> whether its plan changed after its first call
     for r in rows:
         if keep and (int(r["m"]), int(r["n"]), int(r["k"])) not in keep:
             continue
@@ -130,6 +157,9 @@ def main():
             # what the timed calls ran: a shape tuned in the background runs its tuned plan
             specs[(key, r["method"])] = d.get("spec_after_first_call") or d.get("spec", "")
             path[(key[:3], r["layout"])] = d.get("path", "?")
+        elif a.against and r["method"] in (a.against + "-nn", a.against + "-tn"):
+            d = details_of(r)
+            changed[(key, r["method"])] = d.get("spec_after_first_call", d.get("spec")) != d.get("spec")
         elif r["method"].startswith("cublaslt-autotune-"):
             specs[(key, r["method"])] = details_of(r).get("config", "")
     out = []
@@ -171,6 +201,8 @@ def main():
         if a.per_layout:
             print_per_layout(t, a.runtime, mode, timer)
         print_control(t, specs, a.runtime, mode, timer)
+        if a.against:
+            print_against(t, changed, a.runtime, a.against, mode, timer)
         pr = [o for o in sel if o["paired_vs_best"] != ""]
         if pr:
             pw = min(pr, key=lambda o: o["paired_vs_best"])

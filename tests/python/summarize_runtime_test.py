@@ -2,8 +2,8 @@
 """bench/runtime/summarize_runtime.py on a hand-made run: the best-of-layouts line with its count
 below 0.97, each layout against auto-tuning of the same layout (--per-layout), a run narrowed to
 the shapes of a file (--shapes), a run committed as .csv.xz, and the same-configuration control
-(pairs where the runtime ran auto-tuning's own configuration), and the shapes whose paired interval
-lies below 0.97. Standard library only.
+(pairs where the runtime ran auto-tuning's own configuration), the shapes whose paired interval
+lies below 0.97, and another slot of the run pair by pair (--against). Standard library only.
 
     python3 tests/python/summarize_runtime_test.py [-v]
 """
@@ -120,6 +120,29 @@ class SummarizeRuntime(unittest.TestCase):
         self.assertIn("interval below 0.97: 1 of 2", line)
         self.assertIn("64x2048x4096 <0.960", line)
         self.assertNotIn("512x512x16384 <", line)
+
+    def test_against_splits_the_pairs_by_whether_the_other_slot_tuned(self):
+        # Shape E, both slots on cuBLASLt: NN, the other slot tuned its plan after the first call and
+        # runs 8% slower; TN, it kept its plan and runs level.
+        tuned = {"spec": "cublaslt nn f32 algo=66 tile=24", "spec_after_first_call": "cublaslt nn f32 algo=66 tile=20"}
+        kept = {"spec": "cublaslt tn f32 algo=66 tile=24", "spec_after_first_call": "cublaslt tn f32 algo=66 tile=24"}
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        for method, us, details in (("runtime-nn", 10.0, {"spec": tuned["spec"]}), ("runtime-c-nn", 10.8, tuned),
+                                    ("cublaslt-autotune-nn", 10.4, {}), ("runtime-tn", 10.0, {"spec": kept["spec"]}),
+                                    ("runtime-c-tn", 10.0, kept), ("cublaslt-autotune-tn", 10.0, {})):
+            w.writerow([8192, 2048, 12288, "large", method, method[-2:], "offline", "graph", us, "ok", "",
+                        json.dumps(details)])
+        with gzip.open(self.csv, "wt") as f:
+            f.write(HEADER + buf.getvalue())
+        lines = self.summary("--against", "runtime-c").splitlines()
+        moved = next(x for x in lines if "tuned to another" in x)
+        self.assertIn("   1 pairs: runtime-c / runtime 1.0800", moved)
+        self.assertIn("vs auto-tuning: runtime 1.0400 runtime-c 0.9630", moved)
+        self.assertIn("below 0.97: runtime 0 runtime-c 1", moved)
+        stayed = next(x for x in lines if "its plan kept" in x)
+        self.assertIn("   1 pairs: runtime-c / runtime 1.0000", stayed)
+        self.assertNotIn("against", self.summary())
 
     def test_shapes_narrow_the_run(self):
         listing = os.path.join(self.tmp.name, "shapes.txt")

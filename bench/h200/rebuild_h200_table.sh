@@ -28,8 +28,13 @@ for d in $(printf '%s\n' "$root"/bench/results/h200/transfer/store*/ | sort -V);
   # job's best cuBLASLt candidate.
   # STORE-chain-revert-FAMILY.log: the store's picks that ran slower chained than the entries they
   # replaced; the store's measurements of those entries go, so they keep the entry from before it.
-  # stores-chain-revert-FAMILY-RUN.log: reverted in every store (back to the rl round's entry).
-  for f in "$root"/bench/results/h200/transfer/{"$n"-chain-filter-,"$n"-chain-revert-,stores-chain-revert-}*.log; do
+  # stores-chain-revert-FAMILY-RUN.log: reverted in every store up to store16 (back to the rl round's
+  # entry). Those runs measured the rl round's heuristic entries as the runtime then ran them, tuned
+  # in the background after their first call; the runtime now runs such an entry's heuristic as it
+  # is, so a later confirmation (beside auto-tuning in its own job) decides those shapes again.
+  logs=("$root"/bench/results/h200/transfer/{"$n"-chain-filter-,"$n"-chain-revert-}*.log)
+  [ "${n#store}" -le 16 ] && logs+=("$root"/bench/results/h200/transfer/stores-chain-revert-*.log)
+  for f in "${logs[@]}"; do
     [ -f "$f" ] || continue
     fam=${f##*-chain-filter-}
     revert=()

@@ -696,9 +696,10 @@ TEST_F(RuntimeGpu, BackgroundTuningNeverBlocksTheCaller) {
   cudaStreamDestroy(s);
 }
 
-// A table shape whose entry is cuBLASLt's heuristic (the table measured it ahead of every
-// configuration tried, auto-tuning's own included) runs the heuristic and is not tuned again, in
-// the background or blocking: results are right and the handle's tuner takes no shape.
+// A table shape whose entry is cuBLASLt's heuristic (the table measured it ahead of the
+// configurations its job tried) runs the heuristic and is not tuned again, in the background or
+// blocking: results are right, the background handle's tuner takes no shape, and the blocking
+// handle runs the same configuration as the background one after its calls.
 TEST_F(RuntimeGpu, TableShapesOnTheHeuristicAreNotTunedAgain) {
   if (cudal2_get_table_info().entries == 0) GTEST_SKIP() << "no table for this GPU";
   cudal2::Handle bg(cudal2_options{0, 0.0, 1, CUDAL2_TUNE_BACKGROUND});
@@ -725,6 +726,7 @@ TEST_F(RuntimeGpu, TableShapesOnTheHeuristicAreNotTunedAgain) {
       }
     const cudal2_dispatch_info q = cudal2::query(blocking, p.layout, p.accum, p.m, p.n, p.k);
     EXPECT_EQ(q.path, CUDAL2_PATH_CUBLASLT);
+    EXPECT_STREQ(q.spec, cudal2::query(bg, p.layout, p.accum, p.m, p.n, p.k).spec) << "the blocking handle tuned it";
     std::printf("  %s %lldx%lldx%lld: %s\n", p.layout == CUDAL2_LAYOUT_TN ? "tn" : "nn", (long long)p.m, (long long)p.n,
                 (long long)p.k, q.spec);
   }

@@ -71,17 +71,28 @@ def details_of(r):
         return {}
 
 
+def ran_spec(d):
+    """The configuration a runtime row's timed calls ran: a shape tuned in the background after its
+    first call runs its tuned plan (`spec_after_first_call`), any other its `spec`."""
+    return d.get("spec_after_first_call") or d.get("spec", "")
+
+
+def layout_pairs(t, mode, timer):
+    """(shape key, layout, {method: us}) for every shape of one mode and timer, NN then TN."""
+    for key, m in t.items():
+        if key[4] == mode and key[5] == timer:
+            for lay in ("nn", "tn"):
+                yield key, lay, m
+
+
 def print_control(t, specs, runtime, mode, timer):
     """The same-configuration control (module docstring) for one mode and timer."""
     r = []
-    for key, m in t.items():
-        if key[4] != mode or key[5] != timer:
-            continue
-        for lay in ("nn", "tn"):
-            mine, theirs = f"{runtime}-{lay}", "cublaslt-autotune-" + lay
-            spec = specs.get((key, mine), "")
-            if spec and spec == specs.get((key, theirs)) and mine in m and theirs in m:
-                r.append(m[theirs] / m[mine])
+    for key, lay, m in layout_pairs(t, mode, timer):
+        mine, theirs = f"{runtime}-{lay}", "cublaslt-autotune-" + lay
+        spec = specs.get((key, mine), "")
+        if spec and spec == specs.get((key, theirs)) and mine in m and theirs in m:
+            r.append(m[theirs] / m[mine])
     if r:
         print(f"{'':8s} {'':6s} control: {len(r):4d} (shape, layout) pairs running auto-tuning's own configuration: "
               f"all {gmean(r):.4f}  below 0.99: {sum(x < 0.99 for x in r)}  below 0.97: {sum(x < 0.97 for x in r)}")
@@ -91,13 +102,10 @@ def print_against(t, changed, runtime, other, mode, timer):
     """--against: OTHER's time over RUNTIME's per (shape, layout) pair, in two groups: the pairs where
     OTHER's plan changed after its first call (tuned in the background) and those where it did not."""
     groups = defaultdict(list)
-    for key, m in t.items():
-        if key[4] != mode or key[5] != timer:
-            continue
-        for lay in ("nn", "tn"):
-            mine, theirs, auto = f"{runtime}-{lay}", f"{other}-{lay}", "cublaslt-autotune-" + lay
-            if mine in m and theirs in m and auto in m and (key, theirs) in changed:
-                groups[changed[(key, theirs)]].append((m[theirs] / m[mine], m[auto] / m[mine], m[auto] / m[theirs]))
+    for key, lay, m in layout_pairs(t, mode, timer):
+        mine, theirs, auto = f"{runtime}-{lay}", f"{other}-{lay}", "cublaslt-autotune-" + lay
+        if mine in m and theirs in m and auto in m and (key, theirs) in changed:
+            groups[changed[(key, theirs)]].append((m[theirs] / m[mine], m[auto] / m[mine], m[auto] / m[theirs]))
     for tuned in (True, False):
         r = groups.get(tuned)
         if r:
@@ -154,12 +162,11 @@ def main():
         t[key][r["method"]] = float(r["median_us"])
         if r["method"] in (rt_nn, rt_tn):
             d = details_of(r)
-            # what the timed calls ran: a shape tuned in the background runs its tuned plan
-            specs[(key, r["method"])] = d.get("spec_after_first_call") or d.get("spec", "")
+            specs[(key, r["method"])] = ran_spec(d)
             path[(key[:3], r["layout"])] = d.get("path", "?")
         elif a.against and r["method"] in (a.against + "-nn", a.against + "-tn"):
             d = details_of(r)
-            changed[(key, r["method"])] = d.get("spec_after_first_call", d.get("spec")) != d.get("spec")
+            changed[(key, r["method"])] = ran_spec(d) != d.get("spec", "")
         elif r["method"].startswith("cublaslt-autotune-"):
             specs[(key, r["method"])] = details_of(r).get("config", "")
     out = []

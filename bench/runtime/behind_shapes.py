@@ -6,7 +6,7 @@ furthest behind first: the shape list of a confirmation (bench/runtime/confirm_c
       [--timers graph,chain] [--per-layout] [--interval-below 0.99] [--min-runs 2] [--skip-compiled TABLE]
 
 A run is one or more bench CSVs (bench/runtime/grid_shards.sh writes a grid as shards, sometimes over
-two device calls: name them comma-separated; a shape in several takes the last one's rows). Per shape
+two device calls: name them comma-separated or as a glob; a shape in several takes the last one's rows). Per shape
 and timer (and mode: offline runs read graph and chain, server runs graph), the ratio is auto-tuning's
 best of NN/TN over the runtime's best of NN/TN, ratio of medians, as summarize_runtime.py prints it:
 - a shape is behind in a run when that ratio is below --below under any of --timers;
@@ -28,13 +28,14 @@ import sys
 from collections import defaultdict
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # bench/: _analysis
-from _analysis import load  # noqa: E402  (a bench CSV, .gz/.xz or not)
+from _analysis import expand, load  # noqa: E402  (a comma list or glob of files; a bench CSV, .gz/.xz or not)
 
 
 def read_run(paths):
-    """The rows of one run given as comma-separated CSVs; a shape in several files takes the last one's."""
+    """The rows of one run given as CSVs (comma-separated, globs sorted); a shape in several files takes
+    the last one's."""
     rows = []
-    for path in paths.split(","):
+    for path in expand(paths):
         extra = load(path)
         shapes = {(r["m"], r["n"], r["k"]) for r in extra}
         rows = [r for r in rows if (r["m"], r["n"], r["k"]) not in shapes] + extra
@@ -93,7 +94,7 @@ def behind(runs, below, min_runs):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--run", action="append", required=True,
-                    help="one run: a bench CSV, or its shards comma-separated (repeatable)")
+                    help="one run: a bench CSV, or its shards comma-separated or as a glob (repeatable)")
     ap.add_argument("--below", type=float, default=0.97, help="the ratio a shape is behind below")
     ap.add_argument("--timers", default="graph,chain", help="comma-separated: graph, chain")
     ap.add_argument("--per-layout", action="store_true", help="each layout against auto-tuning of that layout")

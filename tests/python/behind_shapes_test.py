@@ -92,6 +92,10 @@ class BehindShapes(unittest.TestCase):
         first = self.write("a.csv.gz", rows(A, (12, 12), (10, 10)) + rows(C, (12, 12), (10, 10)))
         second = self.write("b.csv.gz", rows(A, (10, 10), (10, 10)))
         self.assertEqual(self.listing("--run", f"{first},{second}", "--below", "0.97", "--timers", "graph"), [C])
+        shards = os.path.join(self.tmp.name, "[ab].csv.gz")  # a glob, sorted: a.csv.gz, then b.csv.gz
+        self.assertEqual(self.listing("--run", shards, "--below", "0.97", "--timers", "graph"), [C])
+        self.assertEqual(sorted(self.listing("--run", f"{second},{first}", "--below", "0.97", "--timers", "graph")),
+                         sorted([A, C]))
 
     def test_compiled_entries_are_left_out(self):
         run = self.write("r.csv.gz", rows(A, (12, 12), (10, 10)) + rows(B, (12, 12), (10, 10)))

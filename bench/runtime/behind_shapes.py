@@ -5,21 +5,22 @@ furthest behind first: the shape list of a confirmation (bench/runtime/confirm_c
   python3 bench/runtime/behind_shapes.py --run SHARDS.csv.xz[,MORE.csv.xz] [--run ...] --below 0.985 \\
       [--timers graph,chain] [--per-layout] [--interval-below 0.99] [--min-runs 2] [--skip-compiled TABLE]
 
-A run is one or more bench CSVs (bench/runtime/grid_shards.sh writes a grid as shards, sometimes over
-two device calls: name them comma-separated or as a glob; a shape in several takes the last one's rows). Per shape
-and timer (and mode: offline runs read graph and chain, server runs graph), the ratio is auto-tuning's
-best of NN/TN over the runtime's best of NN/TN, ratio of medians, as summarize_runtime.py prints it:
+A run is one or more bench CSVs (bench/runtime/grid_shards.sh writes a grid as shards, sometimes
+over two device calls: name them comma-separated or as a glob; a shape in several takes the last
+one's rows). Per shape and timer (and mode: offline runs read graph and chain, server runs graph),
+the ratio is auto-tuning's best of NN/TN over the runtime's best of NN/TN, ratio of medians, as
+summarize_runtime.py prints it:
 - a shape is behind in a run when that ratio is below --below under any of --timers;
 - --per-layout: a (shape, layout) pair is behind when runtime-LAYOUT runs below --below times
   cublaslt-autotune-LAYOUT (a caller whose data has that layout); the shape is listed once;
 - --interval-below X instead: when the upper end of the paired ratio's 95% interval (the bench's
   paired_hi, the runtime's faster layout; docs/measuring.md) is below X, behind beyond the rounds'
   spread, which a server-mode run needs (noise alone puts a tenth of its shapes below 0.97).
---min-runs N keeps what is behind in at least N of the runs under the same layout (--per-layout), mode
-and timer: a noise loser rarely repeats. --skip-compiled TABLE leaves out shapes whose entry in TABLE (either layout) is a
-compiled kernel of ours: a back-to-back confirmation times cuBLASLt configurations, and a job that
-does not time an entry drops it. --build names the runtime slot (runtime, runtime-b, runtime-c).
-Standard library only.
+--min-runs N keeps what is behind in at least N of the runs under the same layout (--per-layout),
+mode and timer: a noise loser rarely repeats. --skip-compiled TABLE leaves out shapes whose entry in
+TABLE (either layout) is a compiled kernel of ours: a back-to-back confirmation times cuBLASLt
+configurations, and a job that does not time an entry drops it. --build names the runtime slot
+(runtime, runtime-b, runtime-c). Standard library only.
 """
 import argparse
 import json

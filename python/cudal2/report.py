@@ -32,6 +32,7 @@ import gzip
 import html
 import io
 import json
+import lzma
 import math
 import os
 import sys
@@ -90,10 +91,11 @@ def read_csvs(arg):
             raise ReportError(f"cannot read {path}: " + ("not a regular file" if os.path.exists(path)
                                                          else "no such file"))
         try:
-            # Committed runs are often gzipped (bench/results/*/*.csv.gz).
-            with (gzip.open(path, "rt", newline="") if path.endswith(".gz") else open(path, newline="")) as f:
+            # Committed runs are gzipped (bench/results/*/*.csv.gz), the whole-grid ones xz-compressed.
+            opener = gzip.open if path.endswith(".gz") else lzma.open if path.endswith(".xz") else open
+            with opener(path, "rt", newline="") as f:
                 text = f.read(MAX_CSV_CHARS + 1)
-        except (OSError, EOFError, UnicodeDecodeError) as e:
+        except (OSError, EOFError, UnicodeDecodeError, lzma.LZMAError) as e:
             raise ReportError(f"cannot read {path}: {getattr(e, 'strerror', None) or e}")
         if len(text) > MAX_CSV_CHARS:
             raise ReportError(f"--csv '{path}' is larger than {MAX_CSV_CHARS >> 20} MiB")

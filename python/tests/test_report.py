@@ -63,18 +63,20 @@ def test_committed_results(tmp_path):
     assert "torch-matmul" in page and "cublaslt-heuristic" in page
 
 
-def test_gzipped_csv_and_a_subject_per_section(tmp_path):
-    # The runtime's committed runs are .csv.gz; each section may have its own subject (the runtime
-    # in one, auto-tuning among the baselines in the next).
+@pytest.mark.parametrize("ext", [".gz", ".xz"])
+def test_compressed_csv_and_a_subject_per_section(tmp_path, ext):
+    # The runtime's committed runs are .csv.gz, the whole-grid ones .csv.xz; each section may have
+    # its own subject (the runtime in one, auto-tuning among the baselines in the next).
     import gzip
+    import lzma
 
     lines = sample_lines()
     rows = [l.replace(",cublas-nn,", ",runtime-nn,").replace(",cublas-tn,", ",runtime-tn,")
             for l in lines if ",cublas-nn," in l or ",cublas-tn," in l]
-    gz = tmp_path / "rt.csv.gz"
-    with gzip.open(gz, "wt") as f:
+    packed = tmp_path / ("rt.csv" + ext)
+    with (gzip.open if ext == ".gz" else lzma.open)(packed, "wt") as f:
         f.write("\n".join(lines + rows) + "\n")
-    rc, out, err = report("--csv", str(gz), "--section-subject", "runtime", "--csv", os.path.join(H100, "sample.csv"),
+    rc, out, err = report("--csv", str(packed), "--section-subject", "runtime", "--csv", os.path.join(H100, "sample.csv"),
                           "--section-subject", "cublaslt-autotune", "--out", str(tmp_path / "out"))
     assert rc == 0, err
     page = (tmp_path / "out" / "index.html").read_text()
@@ -82,6 +84,13 @@ def test_gzipped_csv_and_a_subject_per_section(tmp_path):
     assert "Subject: <b>runtime</b>" in first
     assert "torch-matmul" in first.split("Subject")[1]  # every baseline of the run is the runtime's
     assert "Subject: <b>cublaslt-autotune</b>" in second
+
+
+def test_a_corrupt_xz_is_one_error_line(tmp_path):
+    bad = tmp_path / "bad.csv.xz"
+    bad.write_bytes(b"not xz at all")
+    rc, out, err = report("--csv", str(bad), "--out", str(tmp_path / "out"))
+    assert rc == 2 and "cannot read" in err and "Traceback" not in err
 
 
 @pytest.mark.parametrize("content", ["", "# only comments\n", "# cudal2 bench\n" + HEADER + "\n"])

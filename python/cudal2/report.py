@@ -4,7 +4,7 @@
     cudal2 report --csv 'bench/results/h100/grid*.csv.gz' --csv bench/results/h100/sample.csv --out docs/report
     python3 python/cudal2/report.py --db tune.db --out report/
 
-Each --csv argument is one data set (a section of the page): a file (.csv or .csv.gz), a glob or a
+Each --csv argument is one data set (a section of the page): a file (.csv, .csv.gz or .csv.xz), a glob or a
 comma-separated list, whose rows are concatenated (e.g. the shards of one grid run). Each --db is a results store
 (SQLite): per shape, the fastest ok measurement becomes method `cudal2-<layout>` and the baselines
 timed in the same job (its baseline_json) come with it. Rows: tidy long format of

@@ -29,46 +29,33 @@ import sys
 from collections import defaultdict
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # bench/: _analysis
-from _analysis import expand, load  # noqa: E402  (a comma list or glob of files; a bench CSV, .gz/.xz or not)
-
-
-def read_run(paths):
-    """The rows of one run given as CSVs (comma-separated, globs sorted); a shape in several files takes
-    the last one's."""
-    rows = []
-    for path in expand(paths):
-        extra = load(path)
-        shapes = {(r["m"], r["n"], r["k"]) for r in extra}
-        rows = [r for r in rows if (r["m"], r["n"], r["k"]) not in shapes] + extra
-    return rows
+from _analysis import best_of_layouts, expand, load_last_wins, paired_intervals, times  # noqa: E402
 
 
 def ratios(rows, build, timers, per_layout, interval):
     """(m, n, k, layout or None, mode, timer) -> that shape's ratio in this run."""
-    t = defaultdict(dict)  # (m, n, k, mode, timer) -> method -> (median, paired_hi)
-    for r in rows:
-        if r["timer"] in timers and r["status"] == "ok" and r["median_us"]:
-            hi = r.get("paired_hi") or ""
-            t[(int(r["m"]), int(r["n"]), int(r["k"]), r["mode"], r["timer"])][r["method"]] = (
-                float(r["median_us"]), float(hi) if hi else None)
+    # the paired interval's upper end per (m, n, k, mode, timer) and method
+    his = {(k[0], k[1], k[2], k[4], k[5]): v for k, v in paired_intervals(rows).items()} if interval else {}
     out = {}
-    for (m, n, k, mode, timer), ms in t.items():
-        rt = {lay: ms.get(f"{build}-{lay}") for lay in ("nn", "tn")}
-        at = {lay: ms.get(f"cublaslt-autotune-{lay}") for lay in ("nn", "tn")}
-        if per_layout:
-            for lay in ("nn", "tn"):
-                if rt[lay] and at[lay]:
-                    out[(m, n, k, lay, mode, timer)] = at[lay][0] / rt[lay][0]
-            continue
-        have_rt = [x for x in rt.values() if x]
-        have_at = [x[0] for x in at.values() if x]
-        if not have_rt or not have_at:
-            continue
-        fast = min(have_rt, key=lambda x: x[0])
-        if not interval:
-            out[(m, n, k, None, mode, timer)] = min(have_at) / fast[0]
-        elif fast[1] is not None:
-            out[(m, n, k, None, mode, timer)] = fast[1]
+    for mode in sorted({r["mode"] for r in rows}):
+        for timer in sorted(timers):
+            for (m, n, k), ms in times(rows, mode, timer).items():
+                if per_layout:
+                    for lay in ("nn", "tn"):
+                        rt, at = ms.get(f"{build}-{lay}"), ms.get(f"cublaslt-autotune-{lay}")
+                        if rt and at:
+                            out[(m, n, k, lay, mode, timer)] = at / rt
+                    continue
+                rt, at = best_of_layouts(ms, build), best_of_layouts(ms, "cublaslt-autotune")
+                if rt is None or at is None:
+                    continue
+                if not interval:
+                    out[(m, n, k, None, mode, timer)] = at / rt
+                    continue
+                fast = min((x for x in (f"{build}-nn", f"{build}-tn") if x in ms), key=ms.get)
+                hi = his.get((m, n, k, mode, timer), {}).get(fast)
+                if hi:
+                    out[(m, n, k, None, mode, timer)] = hi[1]
     return out
 
 
@@ -112,7 +99,7 @@ def main():
         ap.error(f"--min-runs is 1 to the number of runs ({len(a.run)})")
     if a.interval_below is not None and a.per_layout:
         ap.error("--interval-below reads the faster layout's interval: not with --per-layout")
-    runs = [ratios(read_run(p), a.build, timers, a.per_layout, a.interval_below is not None) for p in a.run]
+    runs = [ratios(load_last_wins(expand(p)), a.build, timers, a.per_layout, a.interval_below is not None) for p in a.run]
     if not any(runs):
         sys.exit(f"behind_shapes: no shape with {a.build}-nn/tn and auto-tuning measured"
                  + (" (and paired_hi: a bench from before the interval?)" if a.interval_below is not None else ""))

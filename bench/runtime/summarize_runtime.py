@@ -46,7 +46,7 @@ import sys
 from collections import defaultdict
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # bench/: _analysis
-from _analysis import (CLASSES, best_of_layouts, gmean, load, paired_intervals, paired_ratios, read_shapes,  # noqa: E402
+from _analysis import (CLASSES, best_of_layouts, gmean, load_last_wins, paired_intervals, paired_ratios, read_shapes,  # noqa: E402
                        write_rows)
 
 
@@ -136,11 +136,7 @@ def main():
     a = ap.parse_args()
     keep = {s for path in a.shapes for s in read_shapes(path)}
     rt_nn, rt_tn = a.runtime + "-nn", a.runtime + "-tn"
-    rows = load(a.csv)
-    for more in a.more:
-        extra = load(more)
-        shapes = {(r["m"], r["n"], r["k"]) for r in extra}
-        rows = [r for r in rows if (r["m"], r["n"], r["k"]) not in shapes] + extra
+    rows = load_last_wins([a.csv] + a.more)
     t = defaultdict(dict)  # (m,n,k,class,mode,timer) -> method -> us
     path = {}
     specs = {}  # ((m,n,k,class,mode,timer), method) -> the configuration it ran (runtime and auto-tuning)

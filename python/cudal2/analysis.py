@@ -27,7 +27,7 @@ except ImportError:  # loaded as a file (bench/_analysis.py, the installed repor
 
 StoreError = store_csv.StoreError
 
-__all__ = ["CLASSES", "shape_class", "row_class", "load", "expand", "load_many", "gmean", "family",
+__all__ = ["CLASSES", "shape_class", "row_class", "load", "expand", "load_many", "load_last_wins", "gmean", "family",
            "best_of_layouts", "add_best_of_layouts", "times", "paired_ratios", "paired_intervals",
            "StoreError", "store_measurements",
            "best_store_measurements", "offline_graph_rows", "best_spec_times", "spec_measurements", "measured_shapes", "llm_turns", "measurement_counts",
@@ -96,6 +96,17 @@ def load_many(*specs):
     for spec in specs:
         for path in expand(str(spec)):
             rows += load(path)
+    return rows
+
+
+def load_last_wins(paths):
+    """The rows of several CSVs of one grid (shards, or a run and its re-runs) where a shape in several
+    takes the last file's rows, all of them: a shape's methods never mix two processes."""
+    rows = []
+    for path in paths:
+        extra = load(path)
+        shapes = {(r["m"], r["n"], r["k"]) for r in extra}
+        rows = [r for r in rows if (r["m"], r["n"], r["k"]) not in shapes] + extra
     return rows
 
 

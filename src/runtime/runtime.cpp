@@ -286,9 +286,9 @@ const KernelCall& entry_call(const cudal2_context* h, const Entry* e) {
 // the table has the shape but its kernel could not be planned (a table shape on cuBLASLt stays on
 // cuBLASLt). *held (optional): whether the table chose cuBLASLt's heuristic for the shape itself,
 // having measured it ahead of the configurations its job tried. Such a shape is not tuned again:
-// on the H200 table's 180 such (shape, layout) pairs, the runtime's own ranking moved 47 to another
-// configuration, which ran 0.4-0.5% behind auto-tuning back to back and 2.4% behind it cold, where
-// the heuristic ran 0.4% and 0.8% ahead (one process; bench/results/h200/floor/README.md).
+// on the 180 such (shape, layout) pairs the H200 table then had, the runtime's own ranking moved 47
+// to another configuration, which ran 0.4-0.5% behind auto-tuning back to back and 2.4% behind it
+// cold, where the heuristic ran 0.4% and 0.8% ahead (one process; bench/results/h200/floor/README.md).
 const Entry* table_entry(const cudal2_context* h, int accum, int layout, int64_t m, int64_t n, int64_t k,
                          bool* neighbours, bool* held = nullptr) {
   *neighbours = true;

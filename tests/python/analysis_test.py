@@ -126,6 +126,10 @@ class Csv(unittest.TestCase):
         self.assertEqual([r["median_us"] for r in rows], ["5.0", "6.0", "7.0", "5.0", "6.0", "7.0"])
         with self.assertRaises(ValueError):
             A.load_many(self.p("nothing*.csv"))
+        # a shape in several files takes the last one's rows, all of them
+        b = write(self.p("rerun.csv"), [HEADER, "128,128,128,small,cublas-nn,nn,offline,graph,9.0,,ok"])
+        rows = A.load_last_wins([a, self.p("run1.csv.gz"), b])
+        self.assertEqual([(r["m"], r["median_us"]) for r in rows], [("64", "5.0"), ("128", "9.0")])
 
     def test_times_and_paired_ratios(self):
         path = write(self.p("paired.csv"), [

@@ -45,8 +45,8 @@ void ShapeRun::time_mode(Mode mode, const InputDistribution& timing_inputs) {
   cfg.settle = opt.settle;  // trusted methods only: an untrusted one's batches start on fresh inputs
   std::vector<std::unique_ptr<SampleTimer>> timers(runners.size());
   // Set up (warm-up calls, graphs instantiated) in a shuffled order too: in server mode, one
-  // library in two slots measured 1-2% slower in the slot set up first (H200, the same table),
-  // so no method may keep one place in every shape.
+  // library in two or three slots measured up to 1.6% slower in the slot set up first (H200;
+  // docs/measuring.md), so no method may keep one place in every shape.
   std::vector<size_t> setup_order = live;
   std::shuffle(setup_order.begin(), setup_order.end(), rng);
   for (size_t i : setup_order) {

@@ -243,9 +243,6 @@ TEST(Timing, ChainTimesEveryMethodLessItsInterludes) {
 namespace cudal2 {
 namespace {
 
-// The per-shape read ceiling (cudal2 read-ceiling): one launch's read of 256 MiB streams no faster
-// than the whole-GPU rate allows (a little noise aside) and not absurdly slower; cold it takes at
-// least the cold empty kernel's time.
 // Records, for each shape, the order in which the bench sets its methods up (their timers made,
 // graphs instantiated), and otherwise runs cuBLAS.
 class SetupOrderRecorder final : public Method {
@@ -268,7 +265,7 @@ class SetupOrderRecorder final : public Method {
   MethodPtr inner_;
 };
 
-// In server mode one library in two slots measured 1-2% slower in the slot set up first (H200):
+// In server mode one library in two slots measured up to 1.6% slower in the slot set up first (H200):
 // no method may be set up in the same place in every shape. Over 12 shapes, a fair shuffle puts
 // each of two methods first at least once but for a chance of 2 in 4096.
 TEST(Timing, MethodsAreSetUpInAnOrderShuffledPerShape) {
@@ -292,6 +289,9 @@ TEST(Timing, MethodsAreSetUpInAnOrderShuffledPerShape) {
   EXPECT_LT(first_led, static_cast<int>(shapes.size())) << "'first' was set up first in every shape";
 }
 
+// The per-shape read ceiling (cudal2 read-ceiling): one launch's read of 256 MiB streams no faster
+// than the whole-GPU rate allows (a little noise aside) and not absurdly slower; cold it takes at
+// least the cold empty kernel's time.
 TEST(ReadLimit, ShapeReadsSitBelowTheWholeGpuRate) {
   cudaStream_t s = nullptr;
   ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);

@@ -27,7 +27,7 @@ args+=(--csv "$R/runtime-lat/runtime-grid.csv.gz,$R/runtime-lat/runtime-grid-ser
        --csv "$R/sample.csv" --section-subject cublaslt-autotune --section-title
        "H100: the 16-shape sample grid, cuBLASLt auto-tuning vs every baseline, offline and server"
        --csv "$F/grid-s19.csv.xz,$F/grid-s19b.csv.xz,$F/server-s19.csv.xz" --section-subject runtime --section-title
-       "H200: the paper's 1000-shape grid, libcudal2_runtime (tables/h200-f32.json after store19, best of NN/TN) vs cuBLASLt auto-tuning, offline and server (bench/results/h200/floor/, section 7)"
+       "H200: the paper's 1000-shape grid, libcudal2_runtime (tables/h200-f32.json after store19, best of NN/TN) vs cuBLASLt auto-tuning, offline and server (bench/results/h200/floor/, section 7; the runtime was set up first in every shape, which cold cost it up to ~1.5% on small shapes: section 8)"
        --csv "$F/readme-sample-s18.csv.gz" --section-subject runtime --section-title
        "H200: the 16-shape sample grid (the README's main command), libcudal2_runtime vs every baseline, offline")
 rm -f docs/report/*.png

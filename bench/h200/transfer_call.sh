@@ -24,7 +24,7 @@ if [ -n "${LIST:-}" ]; then
   cp "$LIST" "$OUT/list$call.txt"
 else
   python3 bench/runtime/confirm_candidates.py \
-    --runtime-csv bench/results/h200/runtime-grid/runtime-h200-grid.csv.gz --below 9 --build runtime \
+    --runtime-csv bench/results/h200/runtime-grid/runtime-h200-grid.csv.xz --below 9 --build runtime \
     --table tables/h200-f32.json --table tables/h100-f32.json --compiled \
     --store bench/results/h100/grid-cublaslt/store --top 2 "${excl[@]}" > "$OUT/list$call.txt"
 fi

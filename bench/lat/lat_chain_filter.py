@@ -12,7 +12,7 @@ deletes the lat measurements of that (shape, layout) from the given confirmation
 imported with python/cudal2/store_csv.py), so that `cudal2 export` picks the best cuBLASLt candidate
 measured in the same job there instead.
 
-  python3 bench/lat/lat_chain_filter.py --runtime-csv runtime-small.csv.gz --table tables/h100-f32.json \
+  python3 bench/lat/lat_chain_filter.py --runtime-csv runtime-small.csv.xz --table tables/h100-f32.json \
       --store confirm1.db --store confirm2.db --store confirm3.db
 
 Or, to repeat a filtering from its committed log alone, --drop-list reads the (shape, layout) entries

@@ -19,10 +19,10 @@ if [ $# -ge 1 ]; then
   args+=(--csv "$1" --section-subject runtime --section-title
          "The paper's 1000-shape grid: libcudal2_runtime vs every baseline (cuBLAS, cuBLASLt heuristic and auto-tuning, torch.matmul), offline and server, one process")
 fi
-args+=(--csv "$R/runtime-lat/runtime-grid.csv.gz,$R/runtime-lat/runtime-grid-server.csv.gz"
+args+=(--csv "$R/runtime-lat/runtime-grid.csv.xz,$R/runtime-lat/runtime-grid-server.csv.xz"
        --section-subject runtime --section-title
        "H100: the paper's 1000-shape grid, libcudal2_runtime (tables/h100-f32.json, best of NN/TN) vs cuBLASLt auto-tuning and heuristic, offline and server (one process per mode)"
-       --csv "$R/grid*.csv.gz" --section-subject cublaslt-autotune --section-title
+       --csv "$R/grid*.csv.xz" --section-subject cublaslt-autotune --section-title
        "H100: the paper's 1000-shape grid, cuBLASLt auto-tuning (best of NN/TN) vs cuBLAS, offline"
        --csv "$R/sample.csv" --section-subject cublaslt-autotune --section-title
        "H100: the 16-shape sample grid, cuBLASLt auto-tuning vs every baseline, offline and server"

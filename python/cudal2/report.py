@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """`cudal2 report`: an HTML page with the paper's figures, from `cudal2 bench`/`eval` CSVs and stores.
 
-    cudal2 report --csv 'bench/results/h100/grid*.csv.gz' --csv bench/results/h100/sample.csv --out docs/report
+    cudal2 report --csv 'bench/results/h100/grid*.csv.xz' --csv bench/results/h100/sample.csv --out docs/report
     python3 python/cudal2/report.py --db tune.db --out report/
 
 Each --csv argument is one data set (a section of the page): a file (.csv, .csv.gz or .csv.xz), a glob or a
@@ -91,7 +91,7 @@ def read_csvs(arg):
             raise ReportError(f"cannot read {path}: " + ("not a regular file" if os.path.exists(path)
                                                          else "no such file"))
         try:
-            # Committed runs are gzipped (bench/results/*/*.csv.gz), the whole-grid ones xz-compressed.
+            # Committed runs are gzipped (.csv.gz) or, above 100 KB, xz-compressed (.csv.xz).
             opener = gzip.open if path.endswith(".gz") else lzma.open if path.endswith(".xz") else open
             with opener(path, "rt", newline="") as f:
                 text = f.read(MAX_CSV_CHARS + 1)

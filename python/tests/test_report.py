@@ -49,7 +49,7 @@ def sample_lines():
 
 
 def test_committed_results(tmp_path):
-    rc, out, err = report("--csv", os.path.join(H100, "grid0.csv.gz"), "--csv", os.path.join(H100, "sample.csv"),
+    rc, out, err = report("--csv", os.path.join(H100, "grid0.csv.xz"), "--csv", os.path.join(H100, "sample.csv"),
                           "--out", str(tmp_path))
     assert rc == 0, err
     page = (tmp_path / "index.html").read_text()
@@ -209,7 +209,7 @@ CHECK_JS = """<script>window.addEventListener('load', function () {
 def test_page_in_headless_chromium(tmp_path):
     browser = chromium()
     out = tmp_path / "report"
-    rc, _, err = report("--csv", os.path.join(H100, "grid*.csv.gz"), "--csv", os.path.join(H100, "sample.csv"),
+    rc, _, err = report("--csv", os.path.join(H100, "grid*.csv.xz"), "--csv", os.path.join(H100, "sample.csv"),
                         "--out", str(out))
     assert rc == 0, err
     flags = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",

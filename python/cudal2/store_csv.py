@@ -2,6 +2,7 @@
 """A cudal2 results store (SQLite) as plain files, and back (stdlib only).
 
   python3 python/cudal2/store_csv.py export STORE.db DIR   # DIR/schema.sql + one CSV per table (.csv.gz if > 16 KiB)
+  (import also reads a table recompressed to .csv.xz: the committed stores' largest, bench/results/README.md)
   python3 python/cudal2/store_csv.py import DIR STORE.db   # a store `cudal2 export/show/tune --db` opens as it was
 
 Results are committed as DIR (text that diffs and reviews), never as SQLite files. NULL is written
@@ -14,6 +15,7 @@ check of what a store is (application_id, schema version) is made in one place.
 """
 import csv
 import gzip
+import lzma
 import os
 import sqlite3
 import sys
@@ -181,7 +183,7 @@ def export(db, out):
             w.writerow([d[0] for d in cur.description])
             for row in cur:
                 w.writerow([NULL if v is None else repr(v) if isinstance(v, float) else v for v in row])
-        for old in (path + ".gz",):
+        for old in (path + ".gz", path + ".xz"):
             if os.path.exists(old):
                 os.remove(old)
         if os.path.getsize(path) > GZIP_ABOVE:
@@ -191,7 +193,13 @@ def export(db, out):
 
 
 def open_csv(path):
-    return gzip.open(path + ".gz", "rt", newline="") if os.path.exists(path + ".gz") else open(path, newline="")
+    """Table file `path` (x.csv) as exported (x.csv.gz), recompressed by hand to save room
+    (x.csv.xz: the committed stores' largest tables) or plain."""
+    if os.path.exists(path + ".gz"):
+        return gzip.open(path + ".gz", "rt", newline="")
+    if os.path.exists(path + ".xz"):
+        return lzma.open(path + ".xz", "rt", newline="")
+    return open(path, newline="")
 
 
 def load(src, db):
@@ -202,7 +210,7 @@ def load(src, db):
     c.executescript(open(os.path.join(src, "schema.sql")).read())
     for t in tables(c):
         path = os.path.join(src, t + ".csv")
-        if not (os.path.exists(path) or os.path.exists(path + ".gz")):
+        if not any(os.path.exists(path + ext) for ext in ("", ".gz", ".xz")):
             continue
         with open_csv(path) as f:
             r = csv.reader(f)

@@ -478,9 +478,10 @@ def section_tuners(e):
             f"{code} after {secs:.1f} s, {n} rows (want {want}), {dup} measured twice: {short(err[-300:])}")
 
     # SIGTERM to a tuner: it stops after the job in flight, finishes its run rows and exits 143;
-    # the same command then resumes to exactly a clean run's rows.
+    # the same command then resumes to exactly a clean run's rows. Paced, so that the signal comes
+    # while jobs are left: unpaced, all 6 replayed jobs could end between two polls (exit 0).
     stopped = e.path("sigterm.db")
-    p = subprocess.Popen([e.cli] + e.tune_args(stopped), env=env, cwd=e.work, stdout=subprocess.DEVNULL,
+    p = subprocess.Popen([e.cli] + e.tune_args(stopped), env=paced, cwd=e.work, stdout=subprocess.DEVNULL,
                          stderr=subprocess.PIPE, start_new_session=True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and p.poll() is None:

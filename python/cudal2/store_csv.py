@@ -2,8 +2,9 @@
 """A cudal2 results store (SQLite) as plain files, and back (stdlib only).
 
   python3 python/cudal2/store_csv.py export STORE.db DIR   # DIR/schema.sql + one CSV per table (.csv.gz if > 16 KiB)
-  (import also reads a table recompressed to .csv.xz: the committed stores' largest, bench/results/README.md)
   python3 python/cudal2/store_csv.py import DIR STORE.db   # a store `cudal2 export/show/tune --db` opens as it was
+
+import also reads a table recompressed to .csv.xz (the committed stores' largest: bench/results/README.md).
 
 Results are committed as DIR (text that diffs and reviews), never as SQLite files. NULL is written
 as \\N, so it stays distinct from the empty string. The import recreates the exact schema (with the

@@ -28,6 +28,9 @@ TABLE_ORDER = ["specs", "runs", "builds", "measurements", "best"]
 # Tables above this many bytes are written gzipped (mtime 0: the same bytes every export); the
 # committed results stay small enough for the device tool to carry the tree.
 GZIP_ABOVE = 16 << 10
+# How a table file x.csv may be stored: as exported (x.csv.gz), recompressed by hand to save room
+# (x.csv.xz: the committed stores' largest tables), or plain; looked for in this order.
+COMPRESSED = {".gz": gzip.open, ".xz": lzma.open}
 # What a cudal2 store is: src/store/schema.hpp's kApplicationId and the newest schema version its
 # migrations reach (tests/unit/store_test.cpp keeps both in step). A store of a newer schema is
 # refused, as cudal2 refuses it: a later schema may change what these readers' queries mean.
@@ -184,23 +187,23 @@ def export(db, out):
             w.writerow([d[0] for d in cur.description])
             for row in cur:
                 w.writerow([NULL if v is None else repr(v) if isinstance(v, float) else v for v in row])
-        for old in (path + ".gz", path + ".xz"):
-            if os.path.exists(old):
-                os.remove(old)
+        for ext in COMPRESSED:
+            if os.path.exists(path + ext):
+                os.remove(path + ext)
         if os.path.getsize(path) > GZIP_ABOVE:
             with open(path, "rb") as src, gzip.GzipFile(path + ".gz", "wb", mtime=0) as dst:
                 dst.write(src.read())
             os.remove(path)
 
 
+def table_file(path):
+    """The file holding table file `path` (x.csv); None when there is none."""
+    return next((path + ext for ext in [*COMPRESSED, ""] if os.path.exists(path + ext)), None)
+
+
 def open_csv(path):
-    """Table file `path` (x.csv) as exported (x.csv.gz), recompressed by hand to save room
-    (x.csv.xz: the committed stores' largest tables) or plain."""
-    if os.path.exists(path + ".gz"):
-        return gzip.open(path + ".gz", "rt", newline="")
-    if os.path.exists(path + ".xz"):
-        return lzma.open(path + ".xz", "rt", newline="")
-    return open(path, newline="")
+    name = table_file(path) or path
+    return COMPRESSED.get(os.path.splitext(name)[1], open)(name, "rt", newline="")
 
 
 def load(src, db):
@@ -211,7 +214,7 @@ def load(src, db):
     c.executescript(open(os.path.join(src, "schema.sql")).read())
     for t in tables(c):
         path = os.path.join(src, t + ".csv")
-        if not any(os.path.exists(path + ext) for ext in ("", ".gz", ".xz")):
+        if table_file(path) is None:
             continue
         with open_csv(path) as f:
             r = csv.reader(f)

@@ -4,6 +4,9 @@
 //   "wgmma_swapab tn f32 tile=16x128x64 stages=8 | splits=4"
 //   tile     M 8, 16, 32 or 64 (wgmma's N) x N 64 or 128 (64 per consumer warpgroup) x K 64
 //   stages   2..16 K tiles in flight, as many as fit in 227 KB beside the reduction tile
+//   cluster  2x1: neighbouring M tiles share the B tile, 1x2 (tile M >= 16): neighbouring N tiles
+//            share the A tile (each CTA loads half and multicasts it); written only when not 1x1,
+//            takes splits auto or 1. Valid from spec lists; not enumerated.
 //   splits   runtime knob: 1, 2, 4 or 8 CTAs of a cluster share the tile's K; auto (0) picks the
 //            fewest that cover the SMs (wgmma_swapab_plan.h)
 // Runs any M, N with K % 8 == 0 (and N % 8 == 0 for nn) and 16-byte-aligned A and B (TMA rows);
@@ -27,7 +30,7 @@ namespace plan = cudal2_swapab_plan;
 constexpr int64_t kMaxSearchM = 256;
 
 const std::vector<std::string>& swapab_fields() {
-  static const std::vector<std::string> f{"tile", "stages", "splits"};
+  static const std::vector<std::string> f{"tile", "cluster", "stages", "splits"};
   return f;
 }
 
@@ -41,8 +44,10 @@ KernelSpec swapab_default_spec() {
 }
 
 std::string swapab_compile_text(const KernelSpec& s) {
-  return fmt::format("{} {} {} tile={}x{}x{} stages={}", s.family, to_string(s.layout), to_string(s.accum), s.tile_m,
-                     s.tile_n, s.tile_k, s.stages);
+  const std::string cluster =
+      s.cluster_m == 1 && s.cluster_n == 1 ? "" : fmt::format(" cluster={}x{}", s.cluster_m, s.cluster_n);
+  return fmt::format("{} {} {} tile={}x{}x{}{} stages={}", s.family, to_string(s.layout), to_string(s.accum),
+                     s.tile_m, s.tile_n, s.tile_k, cluster, s.stages);
 }
 
 std::string swapab_text(const KernelSpec& s) {
@@ -64,7 +69,12 @@ std::string invalid_reason_swapab(const KernelSpec& s) {
   if (s.stages < 2 || s.stages > plan::max_stages(s.tile_m, s.tile_n))
     return fmt::format("stages must be 2..{} for tile {}x{} (shared memory)", plan::max_stages(s.tile_m, s.tile_n),
                        s.tile_m, s.tile_n);
-  if (s.cluster_m != 1 || s.cluster_n != 1) return "wgmma_swapab has no cluster field (splits sizes its clusters)";
+  if (!plan::cluster_ok(s.cluster_m, s.cluster_n))
+    return fmt::format("cluster {}x{} not one of 1x1, 2x1, 1x2", s.cluster_m, s.cluster_n);
+  if (!plan::cluster_tile_ok(s.cluster_m, s.cluster_n, s.tile_m))
+    return "cluster 1x2 needs tile M >= 16 (each CTA loads half of the A tile, a whole swizzle atom)";
+  if (s.cluster_m * s.cluster_n > 1 && s.splits > 1)
+    return "a wgmma_swapab cluster shares an operand: splits must be auto or 1";
   if (s.warps_m || s.warps_n || s.warps_k) return "wgmma_swapab has no warps fields";
   if (auto why = splits_only_knobs_reason(s); !why.empty()) return why;
   if (s.splits != 0 && !plan::splits_ok(s.splits)) return "splits must be auto, 1, 2, 4 or 8";
@@ -103,13 +113,18 @@ std::string swapab_shape_refusal(const KernelSpec& s, const Shape& shape) {
 }
 
 // The configuration by name, the fields of cudal2_wgmma_swapab::Config (src/kernels/wgmma_swapab.cuh).
+// The cluster fields only for a pair: a configuration without one keeps its source.
 std::string generate_swapab_source(const KernelSpec& s) {
-  return named_config_source(swapab_compile_text(s), "wgmma_swapab.cuh", "cudal2_wgmma_swapab::Gemm",
-                             {{"kLayoutTN", s.layout == Layout::TN},
-                              {"kAccumF16", s.accum == Accum::F16},
-                              {"kTileM", s.tile_m},
-                              {"kTileN", s.tile_n},
-                              {"kStages", s.stages}});
+  std::vector<ConfigField> fields{{"kLayoutTN", s.layout == Layout::TN},
+                                  {"kAccumF16", s.accum == Accum::F16},
+                                  {"kTileM", s.tile_m},
+                                  {"kTileN", s.tile_n},
+                                  {"kStages", s.stages}};
+  if (s.cluster_m * s.cluster_n > 1) {
+    fields.emplace_back("kClusterM", s.cluster_m);
+    fields.emplace_back("kClusterN", s.cluster_n);
+  }
+  return named_config_source(swapab_compile_text(s), "wgmma_swapab.cuh", "cudal2_wgmma_swapab::Gemm", fields);
 }
 
 }  // namespace

@@ -12,6 +12,10 @@
 //    each sums its own K range into a fp32 tile in its shared memory, and after a cluster barrier
 //    CTA r adds up rows r*kTileM/splits.. of all of them, read through distributed shared memory
 //    (ld.shared::cluster), in split order (the same bits whichever CTA finishes first).
+//  - Or, without split-K, a cluster of 2 CTAs that share an operand: "cluster=2x1" pairs
+//    neighbouring M tiles (the B tile: on skinny shapes such as 4096x64xK every CTA reads all of B),
+//    "cluster=1x2" neighbouring N tiles (the A tile). Each CTA loads half of the shared tile and
+//    multicasts it to both, and a stage is refilled once both CTAs' consumers are done with it.
 //  - Epilogue from that shared tile, stored with M-major rows (N contiguous): each warp writes
 //    whole runs of a row of C, masked at the edges.
 // One configuration is the type cudal2_wgmma_swapab::Gemm<Cfg>, Cfg any type with Config's named
@@ -53,13 +57,24 @@ using cudal2_tma::encoder;
 namespace plan = cudal2_swapab_plan;
 
 // One compile-time configuration by position; codegen/family_wgmma_swapab.cpp writes the same
-// constants by name (a struct of its own) from a spec.
-template <bool LayoutTN, bool AccumF16, int TileM, int TileN, int Stages>
+// constants by name (a struct of its own) from a spec, kClusterM / kClusterN only when one is 2.
+template <bool LayoutTN, bool AccumF16, int TileM, int TileN, int Stages, int ClusterM = 1, int ClusterN = 1>
 struct Config {
   static constexpr bool kLayoutTN = LayoutTN;           // B stored as N rows of K
   static constexpr bool kAccumF16 = AccumF16;           // fp16 accumulators
   static constexpr int kTileM = TileM, kTileN = TileN;  // tile of C: kTileM rows (wgmma N), kTileN columns
   static constexpr int kStages = Stages;
+  static constexpr int kClusterM = ClusterM, kClusterN = ClusterN;  // an operand-sharing pair
+};
+
+// Cfg::kClusterM / kClusterN where Cfg names them, else 1 (configurations without a pair).
+template <class Cfg, class = void>
+struct ClusterOf {
+  static constexpr int m = 1, n = 1;
+};
+template <class Cfg>
+struct ClusterOf<Cfg, std::void_t<decltype(Cfg::kClusterM), decltype(Cfg::kClusterN)>> {
+  static constexpr int m = Cfg::kClusterM, n = Cfg::kClusterN;
 };
 
 struct Params {
@@ -77,6 +92,13 @@ struct Tile {
   static constexpr int kTileM = Cfg::kTileM, kTileN = Cfg::kTileN, kTileK = plan::kTileK, kStages = Cfg::kStages;
   static_assert(plan::tile_m_ok(kTileM), "tile M is 8, 16, 32 or 64");
   static_assert(plan::tile_n_ok(kTileN), "tile N is 64 or 128");
+  static constexpr int kClusterM = ClusterOf<Cfg>::m, kClusterN = ClusterOf<Cfg>::n;
+  static constexpr int kPair = kClusterM * kClusterN;  // CTAs sharing an operand: 1 or 2
+  static_assert(plan::cluster_tile_ok(kClusterM, kClusterN, kTileM), "cluster 1x1, 2x1, or 1x2 with tile M >= 16");
+  // The box each CTA loads: A's rows (halved when a 1x2 pair shares A), B's rows (N rows for tn,
+  // K rows for nn; halved when a 2x1 pair shares B). Halves start on a swizzle atom (1024 bytes).
+  static constexpr int kABoxRows = kTileM / kClusterN;
+  static constexpr int kBBoxRows = (kLayoutTN ? kTileN : kTileK) / kClusterM;
   static constexpr int kConsumers = plan::consumers(kTileN), kThreads = plan::threads(kTileN);
   static constexpr int kABytes = kTileM * kTileK * 2, kBBytes = kTileN * kTileK * 2;
   static constexpr int kPitch = plan::red_pitch(kTileN);
@@ -100,17 +122,31 @@ struct Tile {
 
   using Ring = StageRing<kStages>;
 
-  // The producer thread: the K tiles of this CTA's range.
+  // The producer thread: the K tiles of this CTA's range. In a pair, CTA `rank` loads half `rank`
+  // of the shared tile into both CTAs (the same offset in each) and its own other operand.
   static __device__ __forceinline__ void produce(const Smem& sm, const CUtensorMap& map_a, const CUtensorMap& map_b,
                                                  int m0, int n0, plan::KRange kr) {
     Ring ring;
+    const int rank = kPair > 1 ? static_cast<int>(cluster_rank()) : 0;
     produce_stages<kTileK>(sm, ring, kr.begin, kr.end, [&](int s, int k0, uint32_t full) {
-      tma_load(sm.a(s), &map_a, full, k0, m0);
+      if constexpr (kClusterN == 2)
+        tma_load_multicast(sm.a(s) + rank * kABoxRows * 128, &map_a, full, k0, m0 + rank * kABoxRows, 0x3);
+      else
+        tma_load(sm.a(s), &map_a, full, k0, m0);
       if constexpr (kLayoutTN) {
-        tma_load(sm.b(s), &map_b, full, k0, n0);
+        if constexpr (kClusterM == 2)
+          tma_load_multicast(sm.b(s) + rank * kBBoxRows * 128, &map_b, full, k0, n0 + rank * kBBoxRows, 0x3);
+        else
+          tma_load(sm.b(s), &map_b, full, k0, n0);
       } else {
 #pragma unroll
-        for (int c = 0; c < kConsumers; ++c) tma_load(sm.b(s) + c * 64 * kTileK * 2, &map_b, full, n0 + c * 64, k0);
+        for (int c = 0; c < kConsumers; ++c) {
+          const uint32_t dst = sm.b(s) + c * 64 * kTileK * 2;
+          if constexpr (kClusterM == 2)  // the block's K rows halved: rows rank*32.. of each
+            tma_load_multicast(dst + rank * kBBoxRows * 128, &map_b, full, n0 + c * 64, k0 + rank * kBBoxRows, 0x3);
+          else
+            tma_load(dst, &map_b, full, n0 + c * 64, k0);
+        }
       }
     });
   }
@@ -140,8 +176,14 @@ struct Tile {
         }
       };
     };
+    // A pair's stage is refilled by both producers: each consumer warpgroup hands it back to both
+    // CTAs (thread q arrives on CTA q, one instruction for the warp).
     auto release = [&](int s) {
-      if (tid == 0) mbar_arrive(sm.empty(s));
+      if constexpr (kPair == 1) {
+        if (tid == 0) mbar_arrive(sm.empty(s));
+      } else {
+        if (tid < kPair) mbar_arrive_cluster(sm.empty(s), tid);
+      }
     };
     Ring ring;
     consume_stages(sm, ring, kr.begin, kr.end, fence_acc, stage_mma, release);
@@ -241,7 +283,7 @@ __global__ void __launch_bounds__(Tile<Cfg>::kThreads)
   using T = Tile<Cfg>;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const typename T::Smem sm{{align_1024(smem_raw)}};
-  const plan::Cta at = plan::cta_of(blockIdx.x, p.grid);
+  const plan::Cta at = plan::cta_of(blockIdx.x, p.grid, T::kClusterN);
   const int splits = p.grid.splits;
   const plan::KRange kr = plan::k_range(p.k_tiles, splits, at.split);
 
@@ -250,11 +292,15 @@ __global__ void __launch_bounds__(Tile<Cfg>::kThreads)
     prefetch_map(&map_b);
     for (int s = 0; s < T::kStages; ++s) {
       mbar_init(sm.full(s), 1);               // the producer's expect_tx arrival (+ the bytes)
-      mbar_init(sm.empty(s), T::kConsumers);  // one arrival per consumer warpgroup
+      mbar_init(sm.empty(s), T::kConsumers * T::kPair);  // one arrival per consumer warpgroup (of the pair)
     }
     fence_barrier_init();
   }
-  __syncthreads();
+  // A pair's peer loads into this CTA and arrives on its barriers: they are initialized first.
+  if constexpr (T::kPair > 1)
+    cluster_sync();
+  else
+    __syncthreads();
   // PDL (wgmma_ptx.cuh): global memory only from here on. With split-K clusters the next grid may
   // launch once every CTA of this one has started (H100: 3-15% faster back to back); without, an
   // early trigger was up to 40% slower where the grid left SMs idle or shared them (72 CTAs of
@@ -269,8 +315,9 @@ __global__ void __launch_bounds__(Tile<Cfg>::kThreads)
   } else {
     T::consume(sm, wg, threadIdx.x % 128, kr);
   }
-  // Every reduction tile written (and, in a cluster, visible to the peers), then the sum.
-  if (splits > 1)
+  // Every reduction tile written (and, in a cluster, visible to the peers), then the sum. A pair
+  // meets here too: after it, neither CTA's barriers or shared memory are touched by the other.
+  if (splits > 1 || T::kPair > 1)
     cluster_sync();
   else
     __syncthreads();
@@ -305,6 +352,7 @@ struct Gemm {
     if (a.decomposition != 0 && a.decomposition != 2)
       return "wgmma_swapab takes decomposition 0 (heuristic) or 2 (split-K across a cluster)";
     if (a.splits != 0 && !plan::splits_ok(a.splits)) return "splits must be 0 (auto), 1, 2, 4 or 8";
+    if (T::kPair > 1 && a.splits > 1) return "a wgmma_swapab cluster shares an operand: splits must be 0 (auto) or 1";
     if (a.splits > plan::k_tiles(a.k)) return "splits must not exceed the K tiles (ceil(K/64))";
     if (!plan::tma_rows_ok(a.n, a.k, T::kLayoutTN))
       return T::kLayoutTN ? "TMA needs 16-byte rows: K must be a multiple of 8"
@@ -321,8 +369,8 @@ struct Gemm {
     if (!encoder()) return "cuTensorMapEncodeTiled not found in the driver";
     CUtensorMap map_a, map_b;
     const bool ok =
-        encode(&map_a, a.A, a.m, a.k, T::kTileM) &&
-        (T::kLayoutTN ? encode(&map_b, a.B, a.n, a.k, T::kTileN) : encode(&map_b, a.B, a.k, a.n, T::kTileK));
+        encode(&map_a, a.A, a.m, a.k, T::kABoxRows) &&
+        (T::kLayoutTN ? encode(&map_b, a.B, a.n, a.k, T::kBBoxRows) : encode(&map_b, a.B, a.k, a.n, T::kBBoxRows));
     if (!ok) return "cuTensorMapEncodeTiled refused the operands";
     static const cudaError_t prepared =
         cudaFuncSetAttribute(swapab_kernel<Cfg>, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmem);
@@ -334,14 +382,14 @@ struct Gemm {
     p.m = a.m, p.n = a.n;
     p.k_tiles = plan::k_tiles(a.k);
     const auto one = plan::grid(a.m, a.n, T::kTileM, T::kTileN, 1);
-    const int splits = plan::resolve_splits(a.splits, one.ctas(), p.k_tiles, count);
-    p.grid = plan::grid(a.m, a.n, T::kTileM, T::kTileN, splits);
+    const int splits = plan::resolve_splits(a.splits, one.ctas(), p.k_tiles, count, T::kPair > 1);
+    p.grid = plan::grid(a.m, a.n, T::kTileM, T::kTileN, splits, T::kClusterM, T::kClusterN);
     p.c_vec = a.n % 4 == 0 && reinterpret_cast<uintptr_t>(a.C) % 8 == 0;
     if (p.grid.ctas() > INT32_MAX) return "too many tiles for one launch";
     cudaLaunchConfig_t cfg{};
     cudaLaunchAttribute at[2]{};
     unsigned n_at = 0;
-    if (splits > 1) add_cluster_attribute(at, n_at, static_cast<unsigned>(splits));
+    if (splits * T::kPair > 1) add_cluster_attribute(at, n_at, static_cast<unsigned>(splits * T::kPair));
     add_pdl_attribute(at, n_at);  // the kernel's prologue overlaps the previous one
     cfg.gridDim = dim3(unsigned(p.grid.ctas())), cfg.blockDim = dim3(T::kThreads), cfg.dynamicSmemBytes = T::kSmem;
     cfg.stream = static_cast<cudaStream_t>(stream);

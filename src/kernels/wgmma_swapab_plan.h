@@ -25,6 +25,12 @@ constexpr int kMaxSplits = 8;
 constexpr bool tile_m_ok(int bm) { return bm == 8 || bm == 16 || bm == 32 || bm == 64; }
 constexpr bool tile_n_ok(int bn) { return bn == 64 || bn == 128; }
 constexpr bool splits_ok(int s) { return s == 1 || s == 2 || s == 4 || s == 8; }
+// A cluster of 2 CTAs that share an operand instead of K: "2x1" pairs neighbouring M tiles, which
+// read the same B tile (each loads half of it and multicasts it to both); "1x2" pairs neighbouring
+// N tiles, which share the A tile (halves of at least 8 rows: one 1024-byte swizzle atom each).
+// Without split-K: a cluster is either a split group or an operand pair.
+constexpr bool cluster_ok(int cm, int cn) { return (cm == 1 && cn == 1) || (cm == 2 && cn == 1) || (cm == 1 && cn == 2); }
+constexpr bool cluster_tile_ok(int cm, int cn, int bm) { return cluster_ok(cm, cn) && (cn == 1 || bm >= 16); }
 constexpr int consumers(int bn) { return bn / 64; }
 // The consumer warpgroups, then one producer warp.
 constexpr int threads(int bn) { return consumers(bn) * 128 + 32; }
@@ -46,17 +52,24 @@ struct Grid {
   int64_t m_tiles = 0, n_tiles = 0;
   int splits = 1;
   // CTAs: split fastest (a cluster is `splits` consecutive CTAs), then M tiles (the CTAs that read
-  // the same B tile run side by side, so B comes from L2 after the first), then N tiles.
+  // the same B tile run side by side, so B comes from L2 after the first), then N tiles. A 2x1 pair
+  // is two consecutive M tiles; a 1x2 pair two consecutive CTAs on N tiles 2j and 2j+1.
   constexpr int64_t ctas() const { return m_tiles * n_tiles * splits; }
 };
-constexpr Grid grid(int64_t m, int64_t n, int bm, int bn, int splits) {
-  return {ceil_div(m, bm), ceil_div(n, bn), splits};
+// An operand pair's (cm x cn, splits 1) tile counts are rounded up to even.
+constexpr Grid grid(int64_t m, int64_t n, int bm, int bn, int splits, int cm = 1, int cn = 1) {
+  return {ceil_div(ceil_div(m, bm), cm) * cm, ceil_div(ceil_div(n, bn), cn) * cn, splits};
 }
 struct Cta {
   int64_t tile_m = 0, tile_n = 0;
   int split = 0;
 };
-constexpr Cta cta_of(int64_t block, const Grid& g) {
+// cn: the cluster's extent along N (a compile-time constant in the kernel).
+constexpr Cta cta_of(int64_t block, const Grid& g, int cn = 1) {
+  if (cn == 2) {
+    const int64_t pair = block / 2;
+    return {pair % g.m_tiles, pair / g.m_tiles * 2 + block % 2, 0};
+  }
   return {(block / g.splits) % g.m_tiles, block / g.splits / g.m_tiles, static_cast<int>(block % g.splits)};
 }
 
@@ -79,8 +92,8 @@ constexpr int auto_splits(int64_t tiles, int64_t k_tiles, int sms) {
   while (s < kMaxSplits && tiles * s * 2 <= sms && k_tiles >= int64_t{8} * s) s *= 2;
   return s;
 }
-constexpr int resolve_splits(int requested, int64_t tiles, int64_t k_tiles, int sms) {
-  return requested > 0 ? requested : auto_splits(tiles, k_tiles, sms);
+constexpr int resolve_splits(int requested, int64_t tiles, int64_t k_tiles, int sms, bool pair = false) {
+  return requested > 0 ? requested : pair ? 1 : auto_splits(tiles, k_tiles, sms);
 }
 
 // TMA addresses rows of 16-byte multiples: A's rows are K long, B's K ("tn") or N ("nn").

@@ -59,6 +59,29 @@ TEST(WgmmaSwapabGpu, OddShapesVerifyFp16Accumulate) {
   expect_all_ok(run_odd({"wgmma_swapab nn f16 tile=8x128x64 stages=8 | splits=8"}, kNnSplitShapes, Accum::F16));
 }
 
+// Operand pairs (cluster=2x1 shares B between neighbouring M tiles, 1x2 shares A between
+// neighbouring N tiles): odd tile counts leave a padding CTA in the last pair, which must still load
+// its half of the shared tile; short K gives one-stage rings.
+TEST(WgmmaSwapabGpu, OddShapesVerifyOperandPairs) {
+  expect_all_ok(run_odd({"wgmma_swapab tn f32 tile=32x64x64 cluster=2x1 stages=12 | splits=1",
+                         "wgmma_swapab tn f32 tile=8x128x64 cluster=2x1 stages=8 | splits=auto",
+                         "wgmma_swapab tn f32 tile=16x64x64 cluster=1x2 stages=8 | splits=1",
+                         "wgmma_swapab tn f32 tile=64x128x64 cluster=1x2 stages=4 | splits=auto"},
+                        kTnSplitShapes, Accum::F32));
+  expect_all_ok(run_odd({"wgmma_swapab nn f32 tile=32x64x64 cluster=2x1 stages=16 | splits=1",
+                         "wgmma_swapab nn f32 tile=16x128x64 cluster=2x1 stages=8 | splits=1",
+                         "wgmma_swapab nn f32 tile=64x64x64 cluster=1x2 stages=8 | splits=auto",
+                         "wgmma_swapab nn f32 tile=32x128x64 cluster=1x2 stages=4 | splits=1"},
+                        kNnSplitShapes, Accum::F32));
+  expect_all_ok(run_odd({"wgmma_swapab nn f32 tile=32x64x64 cluster=2x1 stages=16 | splits=1",
+                         "wgmma_swapab nn f32 tile=16x64x64 cluster=1x2 stages=8 | splits=1"},
+                        kNnShortK, Accum::F32));
+  expect_all_ok(run_odd({"wgmma_swapab tn f16 tile=32x64x64 cluster=2x1 stages=8 | splits=1"}, kTnSplitShapes,
+                        Accum::F16));
+  expect_all_ok(run_odd({"wgmma_swapab nn f16 tile=16x64x64 cluster=1x2 stages=8 | splits=1"}, kNnSplitShapes,
+                        Accum::F16));
+}
+
 // LLM decode shapes beside cuBLASLt auto-tuning (graph timer); only correctness is asserted.
 TEST(WgmmaSwapabGpu, DecodeShapesBesideCublasLt) {
   BenchOptions o;

@@ -381,6 +381,7 @@ TEST(Codegen, GoldenSources) {
       {"wgmma_tn_f32_pingpong", "wgmma tn f32 tile=128x128x64 stages=6 mainloop=pingpong | raster=along_n swizzle=8"},
       {"wgmma_swapab_tn_f32_default", "wgmma_swapab tn f32"},
       {"wgmma_swapab_nn_f16_8x64", "wgmma_swapab nn f16 tile=8x64x64 stages=12 | splits=8"},
+      {"wgmma_swapab_nn_f32_cluster2x1", "wgmma_swapab nn f32 tile=32x64x64 cluster=2x1 stages=16 | splits=1"},
       {"cublaslt_tn_f32", "cublaslt tn f32 algo=66 tile=20 stages=35 reduction=2 swizzle=1 cluster=2x1 | splits=4"},
   };
   const std::string refresh =

@@ -35,6 +35,48 @@ TEST(SwapabPlan, EveryCtaHasOneTileAndSplitAndClustersAreConsecutive) {
   }
 }
 
+TEST(SwapabPlan, PairsAreTwoConsecutiveCtasOnNeighbouringTilesOfTheSharedOperand) {
+  for (auto [m, n, bm, bn, cm, cn] : {std::tuple{4096, 64, 32, 64, 2, 1}, std::tuple{65, 1000, 16, 64, 2, 1},
+                                      std::tuple{64, 4096, 64, 64, 1, 2}, std::tuple{7, 4097, 16, 128, 1, 2}}) {
+    const auto g = plan::grid(m, n, bm, bn, 1, cm, cn);
+    // Odd tile counts are rounded up: the pair's padding CTA loads its half and stores nothing.
+    EXPECT_EQ(g.m_tiles % cm, 0);
+    EXPECT_EQ(g.n_tiles % cn, 0);
+    EXPECT_GE(g.m_tiles * bm, m);
+    EXPECT_LT(g.m_tiles * bm, m + bm * cm);
+    EXPECT_GE(g.n_tiles * bn, n);
+    EXPECT_LT(g.n_tiles * bn, n + bn * cn);
+    std::set<std::tuple<int64_t, int64_t>> seen;
+    for (int64_t b = 0; b < g.ctas(); ++b) {
+      const auto c = plan::cta_of(b, g, cn);
+      ASSERT_LT(c.tile_m, g.m_tiles);
+      ASSERT_LT(c.tile_n, g.n_tiles);
+      EXPECT_EQ(c.split, 0);
+      seen.insert({c.tile_m, c.tile_n});
+      if (b % 2 == 0) continue;
+      // Cluster rank b % 2: the pair shares B (same N tile, M tiles 2i, 2i+1) or A (the converse).
+      const auto first = plan::cta_of(b - 1, g, cn);
+      if (cm == 2) {
+        EXPECT_EQ(c.tile_n, first.tile_n);
+        EXPECT_EQ(c.tile_m, first.tile_m + 1);
+        EXPECT_EQ(first.tile_m % 2, 0);
+      } else {
+        EXPECT_EQ(c.tile_m, first.tile_m);
+        EXPECT_EQ(c.tile_n, first.tile_n + 1);
+        EXPECT_EQ(first.tile_n % 2, 0);
+      }
+    }
+    EXPECT_EQ(static_cast<int64_t>(seen.size()), g.ctas());
+  }
+  // A pair runs without split-K: the auto count is 1 there.
+  EXPECT_EQ(plan::resolve_splits(0, 64, 64, 132, true), 1);
+  EXPECT_EQ(plan::resolve_splits(0, 64, 64, 132, false), 2);
+  EXPECT_TRUE(plan::cluster_tile_ok(2, 1, 8));
+  EXPECT_FALSE(plan::cluster_tile_ok(1, 2, 8));  // half of 8 rows is no whole swizzle atom
+  EXPECT_TRUE(plan::cluster_tile_ok(1, 2, 16));
+  EXPECT_FALSE(plan::cluster_tile_ok(2, 2, 32));
+}
+
 TEST(SwapabPlan, SplitsCoverKInOrderWithoutOverlap) {
   for (int64_t kt : {1, 2, 3, 7, 64, 256})
     for (int splits : {1, 2, 4, 8}) {
@@ -94,6 +136,18 @@ TEST(SwapabSpec, TextRoundTripsAndAutoSplits) {
       << src;
   EXPECT_NE(src.find("using cudal2_kernel = cudal2_wgmma_swapab::Gemm<cudal2_config>;"), std::string::npos) << src;
   EXPECT_NE(src.find("#include \"wgmma_swapab.cuh\""), std::string::npos);
+  // Without a pair the source names no cluster (configurations stored before pairs keep theirs).
+  EXPECT_EQ(src.find("kCluster"), std::string::npos) << src;
+  const auto pair = parse_spec("wgmma_swapab nn f32 tile=32x64x64 cluster=2x1 stages=16 | splits=1");
+  EXPECT_EQ(pair.text(), "wgmma_swapab nn f32 tile=32x64x64 cluster=2x1 stages=16 | splits=1");
+  EXPECT_EQ(parse_spec(pair.text()).text(), pair.text());
+  EXPECT_NE(generate_source(pair).find("  static constexpr int kClusterM = 2;\n"
+                                       "  static constexpr int kClusterN = 1;\n"),
+            std::string::npos);
+  EXPECT_EQ(parse_spec("wgmma_swapab tn f32 tile=16x64x64 cluster=1x2 stages=8").text(),
+            "wgmma_swapab tn f32 tile=16x64x64 cluster=1x2 stages=8 | splits=auto");
+  EXPECT_EQ(parse_spec("wgmma_swapab tn f32 tile=16x64x64 cluster=1x1 stages=8").text(),
+            "wgmma_swapab tn f32 tile=16x64x64 stages=8 | splits=auto");
 }
 
 TEST(SwapabSpec, InvalidSpecsAreRefusedWithTheReason) {
@@ -109,7 +163,10 @@ TEST(SwapabSpec, InvalidSpecsAreRefusedWithTheReason) {
   EXPECT_NE(why("wgmma_swapab tn f32 tile=16x256x64").find("tile N 256"), std::string::npos);
   EXPECT_NE(why("wgmma_swapab tn f32 tile=64x128x64 stages=12").find("stages must be 2..8"), std::string::npos);
   EXPECT_NE(why("wgmma_swapab tn f32 | splits=3").find("splits must be auto, 1, 2, 4 or 8"), std::string::npos);
-  EXPECT_NE(why("wgmma_swapab tn f32 cluster=2x1").find("unknown"), std::string::npos);
+  EXPECT_NE(why("wgmma_swapab tn f32 cluster=2x2").find("cluster 2x2 not one of"), std::string::npos);
+  EXPECT_NE(why("wgmma_swapab tn f32 tile=8x64x64 cluster=1x2").find("tile M >= 16"), std::string::npos);
+  EXPECT_NE(why("wgmma_swapab tn f32 cluster=2x1 | splits=2").find("splits must be auto or 1"), std::string::npos);
+  EXPECT_NE(why("wgmma_swapab tn f32 warps=1x1").find("unknown"), std::string::npos);
 }
 
 TEST(SwapabSpec, ShapeRulesOfTheSearch) {

@@ -46,8 +46,8 @@ KernelSpec swapab_default_spec() {
 std::string swapab_compile_text(const KernelSpec& s) {
   const std::string cluster =
       s.cluster_m == 1 && s.cluster_n == 1 ? "" : fmt::format(" cluster={}x{}", s.cluster_m, s.cluster_n);
-  return fmt::format("{} {} {} tile={}x{}x{}{} stages={}", s.family, to_string(s.layout), to_string(s.accum),
-                     s.tile_m, s.tile_n, s.tile_k, cluster, s.stages);
+  return fmt::format("{} {} {} tile={}x{}x{}{} stages={}", s.family, to_string(s.layout), to_string(s.accum), s.tile_m,
+                     s.tile_n, s.tile_k, cluster, s.stages);
 }
 
 std::string swapab_text(const KernelSpec& s) {

@@ -291,7 +291,7 @@ __global__ void __launch_bounds__(Tile<Cfg>::kThreads)
     prefetch_map(&map_a);
     prefetch_map(&map_b);
     for (int s = 0; s < T::kStages; ++s) {
-      mbar_init(sm.full(s), 1);               // the producer's expect_tx arrival (+ the bytes)
+      mbar_init(sm.full(s), 1);                          // the producer's expect_tx arrival (+ the bytes)
       mbar_init(sm.empty(s), T::kConsumers * T::kPair);  // one arrival per consumer warpgroup (of the pair)
     }
     fence_barrier_init();

@@ -29,7 +29,9 @@ constexpr bool splits_ok(int s) { return s == 1 || s == 2 || s == 4 || s == 8; }
 // read the same B tile (each loads half of it and multicasts it to both); "1x2" pairs neighbouring
 // N tiles, which share the A tile (halves of at least 8 rows: one 1024-byte swizzle atom each).
 // Without split-K: a cluster is either a split group or an operand pair.
-constexpr bool cluster_ok(int cm, int cn) { return (cm == 1 && cn == 1) || (cm == 2 && cn == 1) || (cm == 1 && cn == 2); }
+constexpr bool cluster_ok(int cm, int cn) {
+  return (cm == 1 && cn == 1) || (cm == 2 && cn == 1) || (cm == 1 && cn == 2);
+}
 constexpr bool cluster_tile_ok(int cm, int cn, int bm) { return cluster_ok(cm, cn) && (cn == 1 || bm >= 16); }
 constexpr int consumers(int bn) { return bn / 64; }
 // The consumer warpgroups, then one producer warp.

@@ -76,10 +76,10 @@ TEST(WgmmaSwapabGpu, OddShapesVerifyOperandPairs) {
   expect_all_ok(run_odd({"wgmma_swapab nn f32 tile=32x64x64 cluster=2x1 stages=16 | splits=1",
                          "wgmma_swapab nn f32 tile=16x64x64 cluster=1x2 stages=8 | splits=1"},
                         kNnShortK, Accum::F32));
-  expect_all_ok(run_odd({"wgmma_swapab tn f16 tile=32x64x64 cluster=2x1 stages=8 | splits=1"}, kTnSplitShapes,
-                        Accum::F16));
-  expect_all_ok(run_odd({"wgmma_swapab nn f16 tile=16x64x64 cluster=1x2 stages=8 | splits=1"}, kNnSplitShapes,
-                        Accum::F16));
+  expect_all_ok(
+      run_odd({"wgmma_swapab tn f16 tile=32x64x64 cluster=2x1 stages=8 | splits=1"}, kTnSplitShapes, Accum::F16));
+  expect_all_ok(
+      run_odd({"wgmma_swapab nn f16 tile=16x64x64 cluster=1x2 stages=8 | splits=1"}, kNnSplitShapes, Accum::F16));
 }
 
 // LLM decode shapes beside cuBLASLt auto-tuning (graph timer); only correctness is asserted.
